@@ -1,0 +1,661 @@
+/**
+ * The Drover agent core: enroll, long-poll for work, heartbeat, decommission.
+ *
+ * One Agent is one device. The CLI (main.ts) runs one with a file state store and the
+ * host's real resource readings; the simulator (simulate.ts) runs thousands in one process
+ * with in-memory stores and synthetic health. Everything with a side effect comes in
+ * through AgentOptions.
+ *
+ * Loops never die of one failed iteration (STYLE.md "The agent"): network errors, 5xx and
+ * unexpected answers are logged and retried with exponential backoff and full jitter
+ * (1 s → 30 s); 429 waits for Retry-After. Only a decision that retrying cannot change ends
+ * the run: the credential revoked (401/403), the name taken (409 on enrollment), the
+ * device decommissioned, or stop().
+ */
+import { randomBytes } from "node:crypto";
+import type { Logger } from "pino";
+import type { DeviceRole, RenderedSpec, StatusReport } from "../lib/protocol";
+import { IgnoringExecutor, type ActionExecutor } from "./actions";
+import { InvalidResponseError, ProtocolClient, ProtocolError, TransportError } from "./client";
+import type { HealthSource, Resources } from "./health";
+import { PersistingSpecApplier, readAppliedSpec, type SpecApplier } from "./spec";
+import { IdentityDocument, StateError, type AppliedSpecDocument, type StateStore } from "./state";
+import { Backoff, jittered, sleep, Waker, type BackoffOptions } from "./timing";
+
+export interface DeviceIdentity {
+  name: string;
+  labels: Record<string, string>;
+  platform: string;
+  role: DeviceRole;
+  agentVersion: string;
+}
+
+export interface AgentTiming {
+  /** `wait` of the enrollment decision long-poll (the protocol caps it at 60). */
+  enrollWaitSeconds: number;
+  /** `wait` of the work long-poll. */
+  pollWaitSeconds: number;
+  /** Backoff after network errors, 5xx and unexpected answers. */
+  retry: Omit<BackoffOptions, "random">;
+  /** Backoff between re-asks after an enrollment was denied. */
+  denied: Omit<BackoffOptions, "random">;
+  /** Pause before polling again when the answer held only actions this agent does not take. */
+  ignoredWorkDelayMs: number;
+  /** An empty answer faster than this means the server is not holding polls: back off. */
+  fastAnswerMs: number;
+  /** ± share of jitter on each heartbeat interval (0 = exact). */
+  heartbeatJitter: number;
+}
+
+export const DEFAULT_TIMING: AgentTiming = {
+  enrollWaitSeconds: 30,
+  pollWaitSeconds: 60,
+  retry: { baseMs: 1_000, capMs: 30_000 },
+  denied: { baseMs: 5_000, capMs: 5 * 60_000 },
+  ignoredWorkDelayMs: 5_000,
+  fastAnswerMs: 500,
+  heartbeatJitter: 0,
+};
+
+export type Applications = StatusReport["applications"];
+
+export interface AgentOptions {
+  identity: DeviceIdentity;
+  client: ProtocolClient;
+  store: StateStore;
+  health: HealthSource;
+  logger: Logger;
+  timing?: Partial<AgentTiming>;
+  /** Applications to report; none by default. The simulator reports synthetic ones. */
+  applications?: (applied: AppliedSpecDocument | null) => Applications;
+  executor?: ActionExecutor;
+  specApplier?: SpecApplier;
+  now?: () => number;
+  random?: () => number;
+}
+
+export type AgentOutcome =
+  | { kind: "stopped" }
+  | { kind: "decommissioned"; state: "Completed" | "Error"; info?: string }
+  /** The state directory says this device was decommissioned before. */
+  | { kind: "already-decommissioned" }
+  | { kind: "revoked"; status: number; message: string }
+  | { kind: "enrollment-conflict"; message: string }
+  | { kind: "enrollment-rejected"; message: string }
+  /** Approved, but the one answer that carried the token never reached the disk. */
+  | { kind: "token-lost"; enrollmentId: string }
+  | { kind: "state-error"; message: string };
+
+/** How the CLI exits for each outcome. */
+export function exitCodeFor(outcome: AgentOutcome): number {
+  switch (outcome.kind) {
+    case "stopped":
+    case "decommissioned":
+    case "already-decommissioned":
+      return 0;
+    default:
+      return 1;
+  }
+}
+
+export type AgentPhase = "idle" | "enrolling" | "pending" | "denied" | "polling" | "decommissioning" | "done";
+
+export interface AgentStats {
+  enrollmentsRequested: number;
+  polls: number;
+  specsApplied: number;
+  heartbeats: number;
+  errors: number;
+}
+
+type Decision = { kind: "retry"; delayMs: number } | { kind: "fatal"; outcome: AgentOutcome };
+
+export class Agent {
+  phase: AgentPhase = "idle";
+  readonly stats: AgentStats = { enrollmentsRequested: 0, polls: 0, specsApplied: 0, heartbeats: 0, errors: 0 };
+
+  private readonly timing: AgentTiming;
+  private readonly log: Logger;
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly executor: ActionExecutor;
+  private readonly specApplier: SpecApplier;
+  private readonly stopController = new AbortController();
+  private readonly heartbeatWaker = new Waker();
+
+  private identity: IdentityDocument | null = null;
+  private applied: AppliedSpecDocument | null = null;
+  private running: Promise<AgentOutcome> | null = null;
+  /** A fatal outcome found by the heartbeat loop, to end the poll loop with. */
+  private fatal: AgentOutcome | null = null;
+  private silentUntil = 0;
+  private pollController: AbortController | null = null;
+
+  constructor(private readonly options: AgentOptions) {
+    this.timing = { ...DEFAULT_TIMING, ...options.timing };
+    this.log = options.logger;
+    this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
+    this.executor = options.executor ?? new IgnoringExecutor(options.logger);
+    this.specApplier = options.specApplier ?? new PersistingSpecApplier(options.store);
+  }
+
+  /** Starts the agent in the background; resolves with how it ended. */
+  start(): Promise<AgentOutcome> {
+    this.running ??= this.run();
+    return this.running;
+  }
+
+  /** Stops: aborts the long-poll in flight, lets state writes finish. */
+  async stop(): Promise<AgentOutcome | null> {
+    this.stopController.abort();
+    return this.running ? await this.running : null;
+  }
+
+  get appliedVersion(): number {
+    return this.applied?.renderedVersion ?? 0;
+  }
+
+  get appliedSpec(): AppliedSpecDocument | null {
+    return this.applied;
+  }
+
+  get hasToken(): boolean {
+    return this.identity?.token !== undefined;
+  }
+
+  get isSilent(): boolean {
+    return this.now() < this.silentUntil;
+  }
+
+  /** Simulator: neither poll nor heartbeat for `ms` (the in-flight poll is dropped). */
+  silence(ms: number): void {
+    this.silentUntil = this.now() + ms;
+    this.pollController?.abort();
+  }
+
+  private get stopped(): boolean {
+    return this.stopController.signal.aborted;
+  }
+
+  private async run(): Promise<AgentOutcome> {
+    try {
+      const outcome = await this.runPhases();
+      this.logOutcome(outcome);
+      return outcome;
+    } catch (error) {
+      // Only state-store failures get here: everything on the network is retried.
+      const outcome: AgentOutcome = { kind: "state-error", message: error instanceof Error ? error.message : String(error) };
+      this.logOutcome(outcome);
+      return outcome;
+    } finally {
+      this.phase = "done";
+      await this.executor.stop().catch(() => undefined);
+    }
+  }
+
+  private async runPhases(): Promise<AgentOutcome> {
+    const { identity: device, store } = this.options;
+    let identity = await store.read("identity", IdentityDocument);
+    if (identity && identity.deviceName !== device.name) {
+      return {
+        kind: "state-error",
+        message: `the state directory belongs to device "${identity.deviceName}", not "${device.name}"`,
+      };
+    }
+    if (identity?.decommissioned) return { kind: "already-decommissioned" };
+    this.applied = await readAppliedSpec(store);
+
+    if (identity?.token === undefined) {
+      const enrolled = await this.enroll(identity);
+      if ("kind" in enrolled) return enrolled;
+      identity = enrolled;
+    } else {
+      this.log.info({ event: "resumed", enrollmentId: identity.enrollmentId, renderedVersion: this.appliedVersion }, "resuming with the stored credential");
+    }
+    this.identity = identity;
+    return this.operate();
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Enrollment
+
+  private async enroll(existing: IdentityDocument | null): Promise<IdentityDocument | AgentOutcome> {
+    const { identity: device, client } = this.options;
+    const signal = this.stopController.signal;
+    const retry = new Backoff({ ...this.timing.retry, random: this.random });
+    const deniedBackoff = new Backoff({ ...this.timing.denied, random: this.random });
+    let identity: IdentityDocument = existing ?? {
+      version: 1,
+      deviceName: device.name,
+      decommissioning: false,
+      decommissioned: false,
+    };
+
+    while (!this.stopped) {
+      // The secret is on disk before it is ever sent: a crash after the POST re-sends the
+      // same name and secret, which the server answers with the same request.
+      let enrollment = identity.enrollment;
+      if (!enrollment) {
+        enrollment = { secret: newSecret(), requestedAt: new Date(this.now()).toISOString() };
+        identity = { ...identity, enrollment };
+        await this.saveIdentity(identity);
+      }
+
+      if (enrollment.id === undefined) {
+        this.phase = "enrolling";
+        try {
+          const created = await client.createEnrollment(
+            {
+              deviceName: device.name,
+              labels: device.labels,
+              platform: device.platform,
+              role: device.role,
+              agentVersion: device.agentVersion,
+              secret: enrollment.secret,
+            },
+            signal,
+          );
+          this.stats.enrollmentsRequested++;
+          identity = { ...identity, enrollment: { ...enrollment, id: created.enrollmentId } };
+          await this.saveIdentity(identity);
+          retry.reset();
+          this.log.info({ event: "enrolled", enrollmentId: created.enrollmentId, status: created.status }, "enrollment requested");
+        } catch (error) {
+          if (this.stopped) break;
+          if (error instanceof ProtocolError && error.status === 409) {
+            return { kind: "enrollment-conflict", message: error.message };
+          }
+          if (error instanceof ProtocolError && (error.status === 400 || error.status === 413)) {
+            return { kind: "enrollment-rejected", message: error.message };
+          }
+          await this.retryAfter(error, retry, "enrollment request failed", signal);
+        }
+        continue;
+      }
+
+      this.phase = "pending";
+      const started = this.now();
+      try {
+        const decision = await client.getEnrollment(enrollment.id, enrollment.secret, this.timing.enrollWaitSeconds, signal);
+        retry.reset();
+        if (decision.status === "Approved") {
+          if (decision.token === undefined) return { kind: "token-lost", enrollmentId: enrollment.id };
+          const approved: IdentityDocument = {
+            version: 1,
+            deviceName: device.name,
+            enrollmentId: enrollment.id,
+            token: decision.token,
+            decommissioning: false,
+            decommissioned: false,
+          };
+          await this.saveIdentity(approved);
+          this.log.info({ event: "approved", enrollmentId: enrollment.id }, "enrollment approved; credential stored");
+          return approved;
+        }
+        if (decision.status === "Denied") {
+          this.phase = "denied";
+          const delayMs = deniedBackoff.next();
+          this.log.warn({ event: "denied", enrollmentId: enrollment.id, retryInMs: delayMs }, "enrollment denied; asking again later");
+          await sleep(delayMs, signal);
+          // Ask again. The same name and secret would get the same denied request back; a
+          // denied name that asks with a new secret puts its request back to Pending.
+          identity = { ...identity, enrollment: undefined };
+          continue;
+        }
+        // Pending after the wait. A fast Pending means the server is not holding: slow down.
+        if (this.now() - started < this.timing.fastAnswerMs) await sleep(retry.next(), signal);
+      } catch (error) {
+        if (this.stopped) break;
+        if (error instanceof ProtocolError && error.status === 404) {
+          // The server no longer knows the request (e.g. a database reset): ask again.
+          this.log.warn({ event: "enrollment.unknown", enrollmentId: enrollment.id }, "server does not know the enrollment request; requesting again");
+          identity = { ...identity, enrollment: { secret: enrollment.secret, requestedAt: enrollment.requestedAt } };
+          continue;
+        }
+        if (error instanceof ProtocolError && (error.status === 401 || error.status === 403)) {
+          // The server does not accept our secret for this request: start over with a new one.
+          this.log.warn({ event: "enrollment.secret-rejected", enrollmentId: enrollment.id, code: error.code }, "enrollment secret not accepted; requesting again");
+          identity = { ...identity, enrollment: undefined };
+          await sleep(retry.next(), signal);
+          continue;
+        }
+        await this.retryAfter(error, retry, "waiting for enrollment decision failed", signal);
+      }
+    }
+    return { kind: "stopped" };
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Operation: the work long-poll and the heartbeat, side by side
+
+  private async operate(): Promise<AgentOutcome> {
+    this.phase = "polling";
+    // `life` ends both loops: on stop(), or when the heartbeat finds the credential revoked.
+    const life = new AbortController();
+    const onStop = () => life.abort();
+    this.stopController.signal.addEventListener("abort", onStop, { once: true });
+    const heartbeat = new AbortController();
+    const onLifeEnd = () => heartbeat.abort();
+    life.signal.addEventListener("abort", onLifeEnd, { once: true });
+    const heartbeats = this.heartbeatLoop(heartbeat.signal, life);
+    const stopHeartbeats = async () => {
+      heartbeat.abort();
+      await heartbeats;
+    };
+    try {
+      return await this.pollLoop(life.signal, stopHeartbeats);
+    } finally {
+      await stopHeartbeats();
+      this.stopController.signal.removeEventListener("abort", onStop);
+      life.signal.removeEventListener("abort", onLifeEnd);
+    }
+  }
+
+  private async pollLoop(life: AbortSignal, stopHeartbeats: () => Promise<void>): Promise<AgentOutcome> {
+    const token = this.token();
+    const retry = new Backoff({ ...this.timing.retry, random: this.random });
+    while (!life.aborted) {
+      if (this.isSilent) {
+        await sleep(this.silentUntil - this.now(), life);
+        continue;
+      }
+      const controller = new AbortController();
+      this.pollController = controller;
+      const started = this.now();
+      let work;
+      try {
+        this.stats.polls++;
+        work = await this.options.client.getWork(token, this.appliedVersion, this.timing.pollWaitSeconds, AbortSignal.any([life, controller.signal]));
+      } catch (error) {
+        if (life.aborted) break;
+        if (controller.signal.aborted) continue; // silenced
+        const decision = this.decide(error, retry);
+        if (decision.kind === "fatal") return this.fatalOutcome(decision.outcome);
+        this.stats.errors++;
+        this.log.warn({ event: "poll.failed", err: errorInfo(error), retryInMs: decision.delayMs }, "work poll failed");
+        await sleep(decision.delayMs, life);
+        continue;
+      } finally {
+        this.pollController = null;
+      }
+
+      if (work.decommission) return this.decommission(life, stopHeartbeats);
+
+      let tookWork = false;
+      if (work.spec && work.spec.renderedVersion !== this.appliedVersion) {
+        try {
+          await this.applySpec(work.spec);
+          tookWork = true;
+        } catch (error) {
+          this.stats.errors++;
+          const delayMs = retry.next();
+          this.log.error({ event: "spec.failed", renderedVersion: work.spec.renderedVersion, err: errorInfo(error), retryInMs: delayMs }, "applying spec failed");
+          await sleep(delayMs, life);
+          continue;
+        }
+      }
+      const offered = work.actions.length > 0 || (work.cancel?.length ?? 0) > 0;
+      let delayMs = (work.pollAfterSeconds ?? 0) * 1000;
+      if (offered) {
+        const took = await this.executor.offer(work.actions, work.cancel ?? []);
+        // Offered actions stay offered until reported: without this pause, an agent that
+        // does not take them would ask again at once, forever.
+        if (took) tookWork = true;
+        else if (!tookWork) delayMs = Math.max(delayMs, this.timing.ignoredWorkDelayMs);
+      }
+      if (!tookWork && !offered && this.now() - started < this.timing.fastAnswerMs) {
+        delayMs = Math.max(delayMs, retry.next());
+      } else {
+        retry.reset();
+      }
+      if (delayMs > 0) await sleep(delayMs, life);
+    }
+    return this.fatal ?? { kind: "stopped" };
+  }
+
+  private async applySpec(spec: RenderedSpec): Promise<void> {
+    const from = this.appliedVersion;
+    this.applied = await this.specApplier.apply(spec, async () => undefined);
+    this.stats.specsApplied++;
+    this.log.info(
+      { event: "spec.applied", renderedVersion: spec.renderedVersion, previous: from, templateVersion: spec.templateVersion, version: spec.version },
+      "spec applied",
+    );
+    this.heartbeatWaker.wake();
+  }
+
+  private async heartbeatLoop(signal: AbortSignal, life: AbortController): Promise<void> {
+    const retry = new Backoff({ ...this.timing.retry, random: this.random });
+    let delayMs = 0; // the first heartbeat goes out at once
+    while (!signal.aborted) {
+      if (delayMs > 0) await this.heartbeatWaker.sleep(delayMs, signal);
+      if (signal.aborted) break;
+      if (this.isSilent) {
+        delayMs = this.silentUntil - this.now();
+        continue;
+      }
+      try {
+        const answer = await this.sendStatus({}, signal);
+        retry.reset();
+        delayMs = jittered(answer.heartbeatSeconds * 1000, this.timing.heartbeatJitter, this.random);
+      } catch (error) {
+        if (signal.aborted) break;
+        const decision = this.decide(error, retry);
+        if (decision.kind === "fatal") {
+          this.fatal = decision.outcome;
+          life.abort();
+          break;
+        }
+        this.stats.errors++;
+        this.log.warn({ event: "heartbeat.failed", err: errorInfo(error), retryInMs: decision.delayMs }, "heartbeat failed");
+        delayMs = decision.delayMs;
+      }
+    }
+  }
+
+  private async sendStatus(extra: Pick<StatusReport, "decommissioning">, signal: AbortSignal) {
+    const answer = await this.options.client.postStatus(
+      this.token(),
+      {
+        resources: await this.resources(),
+        applications: this.options.applications?.(this.applied) ?? [],
+        conditions: { rebooting: false },
+        config: { renderedVersion: this.appliedVersion },
+        actions: this.executor.queue(),
+        ...extra,
+      },
+      signal,
+    );
+    this.stats.heartbeats++;
+    this.log.debug({ event: "heartbeat", heartbeatSeconds: answer.heartbeatSeconds }, "status reported");
+    return answer;
+  }
+
+  private async resources(): Promise<Resources> {
+    try {
+      return await this.options.health.resources();
+    } catch (error) {
+      this.log.warn({ event: "health.failed", err: errorInfo(error) }, "reading resource health failed");
+      return { cpu: "Error", memory: "Error", disk: "Error" };
+    }
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Decommission
+
+  private async decommission(life: AbortSignal, stopHeartbeats: () => Promise<void>): Promise<AgentOutcome> {
+    this.phase = "decommissioning";
+    this.log.info({ event: "decommission.requested" }, "decommission requested by the server");
+    // A periodic heartbeat without `decommissioning` must not race the reports below.
+    await stopHeartbeats();
+    const identity = this.requireIdentity();
+    if (!identity.decommissioning) await this.saveIdentity({ ...identity, decommissioning: true });
+
+    if (!(await this.reportDecommissioning({ state: "Started" }, life))) return { kind: "stopped" };
+    this.log.info({ event: "decommission.started" }, "decommissioning started");
+
+    let result: { state: "Completed" | "Error"; info?: string } = { state: "Completed" };
+    const steps: [string, () => Promise<void>][] = [
+      ["stop actions", () => this.executor.stop()],
+      ["remove applied spec", () => this.options.store.remove("spec")],
+    ];
+    for (const [step, run] of steps) {
+      try {
+        await run();
+        this.log.info({ event: "decommission.step", step }, `decommission step done: ${step}`);
+      } catch (error) {
+        result = { state: "Error", info: `${step}: ${error instanceof Error ? error.message : String(error)}` };
+        this.log.error({ event: "decommission.step.failed", step, err: errorInfo(error) }, `decommission step failed: ${step}`);
+        break;
+      }
+    }
+    this.applied = null;
+
+    if (!(await this.reportDecommissioning(result, life))) return { kind: "stopped" };
+    this.log.info({ event: `decommission.${result.state.toLowerCase()}`, info: result.info }, `decommissioning ${result.state}`);
+    await this.wipeCredential();
+    return { kind: "decommissioned", ...result };
+  }
+
+  /**
+   * Sends a decommissioning report, retrying until the server has it. 401/403 means the
+   * server already revoked the credential (it has seen the end): nothing more to tell.
+   * Returns false only when the agent was stopped first.
+   */
+  private async reportDecommissioning(decommissioning: NonNullable<StatusReport["decommissioning"]>, life: AbortSignal): Promise<boolean> {
+    const retry = new Backoff({ ...this.timing.retry, random: this.random });
+    while (!life.aborted) {
+      try {
+        await this.sendStatus({ decommissioning }, life);
+        return true;
+      } catch (error) {
+        if (life.aborted) break;
+        if (error instanceof ProtocolError && (error.status === 401 || error.status === 403)) {
+          this.log.warn({ event: "decommission.report.refused", state: decommissioning.state, code: error.code }, "server no longer accepts this device's reports");
+          return true;
+        }
+        const decision = this.decide(error, retry);
+        const delayMs = decision.kind === "retry" ? decision.delayMs : retry.next();
+        this.stats.errors++;
+        this.log.warn({ event: "decommission.report.failed", state: decommissioning.state, err: errorInfo(error), retryInMs: delayMs }, "decommission report failed");
+        await sleep(delayMs, life);
+      }
+    }
+    return false;
+  }
+
+  private async wipeCredential(): Promise<void> {
+    const identity = this.requireIdentity();
+    const wiped: IdentityDocument = {
+      version: 1,
+      deviceName: identity.deviceName,
+      ...(identity.enrollmentId === undefined ? {} : { enrollmentId: identity.enrollmentId }),
+      decommissioning: false,
+      decommissioned: true,
+      decommissionedAt: new Date(this.now()).toISOString(),
+    };
+    await this.saveIdentity(wiped);
+    this.log.info({ event: "decommission.credential-wiped" }, "credential wiped; the agent stops");
+  }
+
+  /** 401/403 on /work or /status. After a crash mid-decommission that is the end we wanted. */
+  private async fatalOutcome(outcome: AgentOutcome): Promise<AgentOutcome> {
+    if (outcome.kind === "revoked" && this.identity?.decommissioning) {
+      this.log.info({ event: "decommission.resumed" }, "credential revoked during decommissioning; finishing");
+      await this.options.store.remove("spec");
+      await this.wipeCredential();
+      return { kind: "decommissioned", state: "Completed" };
+    }
+    return outcome;
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Helpers
+
+  /** What to do after a failed /work or /status request. */
+  private decide(error: unknown, retry: Backoff): Decision {
+    if (error instanceof ProtocolError) {
+      if (error.status === 401 || error.status === 403) {
+        return { kind: "fatal", outcome: { kind: "revoked", status: error.status, message: error.message } };
+      }
+      if (error.status === 429) {
+        const wait = error.retryAfterMs;
+        if (wait !== undefined) return { kind: "retry", delayMs: wait + Math.floor(this.random() * Math.min(1_000, wait * 0.1 + 100)) };
+      }
+      return { kind: "retry", delayMs: retry.next() };
+    }
+    if (error instanceof TransportError || error instanceof InvalidResponseError || error instanceof StateError) {
+      return { kind: "retry", delayMs: retry.next() };
+    }
+    return { kind: "retry", delayMs: retry.next() };
+  }
+
+  private async retryAfter(error: unknown, retry: Backoff, message: string, signal: AbortSignal): Promise<void> {
+    const decision = this.decide(error, retry);
+    const delayMs = decision.kind === "retry" ? decision.delayMs : retry.next();
+    this.stats.errors++;
+    this.log.warn({ event: "enrollment.failed", err: errorInfo(error), retryInMs: delayMs }, message);
+    await sleep(delayMs, signal);
+  }
+
+  private async saveIdentity(identity: IdentityDocument): Promise<void> {
+    await this.options.store.write("identity", identity);
+    this.identity = identity;
+  }
+
+  private requireIdentity(): IdentityDocument {
+    if (!this.identity) throw new StateError("no identity loaded");
+    return this.identity;
+  }
+
+  private token(): string {
+    const token = this.identity?.token;
+    if (token === undefined) throw new StateError("no credential");
+    return token;
+  }
+
+  private logOutcome(outcome: AgentOutcome): void {
+    switch (outcome.kind) {
+      case "stopped":
+        this.log.info({ event: "stopped" }, "agent stopped");
+        return;
+      case "decommissioned":
+        this.log.info({ event: "decommissioned", state: outcome.state, info: outcome.info }, "device decommissioned");
+        return;
+      case "already-decommissioned":
+        this.log.info({ event: "decommissioned" }, "this device was decommissioned; clear the state directory to enroll again");
+        return;
+      case "revoked":
+        this.log.error({ event: "revoked", status: outcome.status, message: outcome.message }, "the server revoked this device's credential");
+        return;
+      case "enrollment-conflict":
+        this.log.error({ event: "enrollment.conflict", message: outcome.message }, `device name "${this.options.identity.name}" is taken`);
+        return;
+      case "enrollment-rejected":
+        this.log.error({ event: "enrollment.rejected", message: outcome.message }, "the server rejected the enrollment request");
+        return;
+      case "token-lost":
+        this.log.error(
+          { event: "token.lost", enrollmentId: outcome.enrollmentId },
+          "enrollment was approved but the credential never reached the state directory; ask an operator to remove the device and enroll again",
+        );
+        return;
+      case "state-error":
+        this.log.error({ event: "state.error", message: outcome.message }, "state directory problem");
+        return;
+    }
+  }
+}
+
+/** 32 random bytes, base64url (43 characters), as the protocol asks. */
+export function newSecret(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+function errorInfo(error: unknown): Record<string, unknown> {
+  if (error instanceof ProtocolError) return { type: error.name, status: error.status, code: error.code, message: error.message };
+  if (error instanceof InvalidResponseError) return { type: error.name, status: error.status, message: error.message };
+  if (error instanceof Error) return { type: error.name, message: error.message };
+  return { message: String(error) };
+}

@@ -1,0 +1,261 @@
+/**
+ * Command lines of the agent and the simulator, read with node:util parseArgs and
+ * validated once with zod (STYLE.md: environment read in one validated module).
+ * Bad input throws ArgsError; the entry points print it with the usage and exit 2.
+ */
+import os from "node:os";
+import path from "node:path";
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { z } from "zod";
+import { DeviceName, DeviceRole, LabelsSchema, Platform, describeZodError } from "../lib/protocol";
+import { parseLabels, SelectorError } from "../lib/label-selector";
+
+export class ArgsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ArgsError";
+  }
+}
+
+export const AGENT_VERSION: string = (() => {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version?: unknown };
+    return typeof pkg.version === "string" ? pkg.version : "0.0.0";
+  } catch {
+    return "0.0.0";
+  }
+})();
+
+const ARCH: Record<string, string> = { x64: "amd64", arm64: "arm64", arm: "arm", riscv64: "riscv64" };
+const OS: Record<string, string> = { linux: "linux", win32: "windows", darwin: "darwin" };
+
+/** This host as `os-arch` (linux-amd64, darwin-arm64, ...). */
+export function hostPlatform(): string {
+  return `${OS[os.platform()] ?? os.platform()}-${ARCH[os.arch()] ?? os.arch()}`;
+}
+
+const ServerUrl = z
+  .string({ error: "is required" })
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return url.protocol === "http:" || url.protocol === "https:";
+    } catch {
+      return false;
+    }
+  }, "must be an http:// or https:// URL")
+  .transform((value) => value.replace(/\/+$/, ""));
+
+const Labels = z
+  .string()
+  .default("")
+  .transform((value, ctx) => {
+    try {
+      return parseLabels(value);
+    } catch (error) {
+      ctx.addIssue({ code: "custom", message: error instanceof SelectorError ? error.message : String(error) });
+      return z.NEVER;
+    }
+  })
+  .pipe(LabelsSchema);
+
+const LogLevel = z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]);
+
+const Share = z.coerce.number().min(0, "must be between 0 and 1").max(1, "must be between 0 and 1");
+
+// ---------------------------------------------------------------------------------------
+// Agent
+
+export const AGENT_USAGE = `Usage: npm run agent -- --server URL --name NAME --state-dir DIR [options]
+
+Runs the Drover device agent: enrolls, waits for approval, long-polls for work and reports
+status. A restart with the same --state-dir resumes with the stored credential.
+
+Options:
+  --server URL         Drover server, e.g. http://localhost:3000 (required)
+  --name NAME          device name: lowercase letters, digits, '-' and '.' (required)
+  --state-dir DIR      where the credential and applied spec are kept (required)
+  --labels k=v,...     device labels, e.g. site=lab,env=dev
+  --platform OS-ARCH   e.g. linux-amd64 (default: this host, ${hostPlatform()})
+  --role ROLE          worker or controller (default: worker)
+  --log-level LEVEL    trace, debug, info, warn, error, fatal or silent (default: info)
+  -h, --help           show this help
+
+Exit status: 0 stopped by a signal or decommissioned; 1 credential revoked, name taken or
+another fatal error; 2 bad arguments.`;
+
+const AgentArgs = z.object({
+  server: ServerUrl,
+  name: DeviceName,
+  stateDir: z.string().min(1, "is required").transform((dir) => path.resolve(dir)),
+  labels: Labels,
+  platform: Platform.default(hostPlatform),
+  role: DeviceRole.default("worker"),
+  logLevel: LogLevel.default("info"),
+});
+export type AgentConfig = z.infer<typeof AgentArgs>;
+
+export function parseAgentArgs(argv: string[]): AgentConfig | "help" {
+  const values = readArgs(argv, {
+    server: { type: "string" },
+    name: { type: "string" },
+    "state-dir": { type: "string" },
+    labels: { type: "string" },
+    platform: { type: "string" },
+    role: { type: "string" },
+    "log-level": { type: "string" },
+    help: { type: "boolean", short: "h" },
+  });
+  if (values.help) return "help";
+  return validate(AgentArgs, {
+    server: values.server,
+    name: values.name,
+    stateDir: values["state-dir"],
+    labels: values.labels,
+    platform: values.platform,
+    role: values.role,
+    logLevel: values["log-level"],
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Simulator
+
+export const SIMULATE_USAGE = `Usage: npm run simulate -- --server URL --agents N [options]
+
+Runs N virtual Drover agents in one process, with the real agent core and protocol client.
+Approve them in the console, or start the server with DROVER_AUTO_APPROVE matching --labels.
+
+Options:
+  --server URL           Drover server (required)
+  --agents N             how many agents (required)
+  --prefix P             device names are P-00001 ... (default: sim)
+  --labels k=v,...       labels of every agent (default: simulated=true)
+  --platform OS-ARCH     platform reported (default: linux-amd64)
+  --role ROLE            worker or controller (default: worker)
+  --degraded SHARE       share of agents reporting a Degraded resource (default: 0.1)
+  --error SHARE          share of agents reporting an Error or Critical resource (default: 0.02)
+  --restarts SHARE       share of agents whose applications keep restarting (default: 0.05)
+  --flap SHARE           share of agents whose resources flap Healthy <-> Degraded (default: 0.01)
+  --silent SHARE         share of agents that go silent now and then (default: 0.01)
+  --silent-seconds S     how long a silent spell lasts (default: 360, past the default
+                         disconnection timeout of 300 s, so the device shows Offline)
+  --heartbeat-jitter     spread each heartbeat interval by +-20%
+  --rate N               agents started per second during ramp-up (default: 200)
+  --state-dir DIR        keep each agent's state under DIR/NAME (default: in memory)
+  --seed N               seed of the random choices, for repeatable runs
+  --summary-seconds S    how often to print the one-line JSON summary (default: 5)
+  --log-level LEVEL      log level of the agents' own logs, on stderr (default: warn)
+  -h, --help             show this help`;
+
+const SimulateArgs = z
+  .object({
+    server: ServerUrl,
+    agents: z.coerce.number().int("must be a whole number").min(1).max(100_000),
+    prefix: z
+      .string()
+      .default("sim")
+      .pipe(DeviceName)
+      .refine((p) => p.length <= 50, "must be at most 50 characters"),
+    labels: Labels.default({ simulated: "true" }),
+    platform: Platform.default("linux-amd64"),
+    role: DeviceRole.default("worker"),
+    degraded: Share.default(0.1),
+    error: Share.default(0.02),
+    restarts: Share.default(0.05),
+    flap: Share.default(0.01),
+    silent: Share.default(0.01),
+    silentSeconds: z.coerce.number().positive().default(360),
+    heartbeatJitter: z.boolean().default(false),
+    rate: z.coerce.number().positive().default(200),
+    stateDir: z
+      .string()
+      .min(1)
+      .optional()
+      .transform((dir) => (dir === undefined ? undefined : path.resolve(dir))),
+    seed: z.coerce.number().int().optional(),
+    summarySeconds: z.coerce.number().positive().default(5),
+    logLevel: LogLevel.default("warn"),
+  })
+  .refine((o) => o.degraded + o.error <= 1, { message: "--degraded and --error together must not exceed 1", path: ["degraded"] });
+export type SimulateConfig = z.infer<typeof SimulateArgs>;
+
+export function parseSimulateArgs(argv: string[]): SimulateConfig | "help" {
+  const values = readArgs(argv, {
+    server: { type: "string" },
+    agents: { type: "string" },
+    prefix: { type: "string" },
+    labels: { type: "string" },
+    platform: { type: "string" },
+    role: { type: "string" },
+    degraded: { type: "string" },
+    error: { type: "string" },
+    restarts: { type: "string" },
+    flap: { type: "string" },
+    silent: { type: "string" },
+    "silent-seconds": { type: "string" },
+    "heartbeat-jitter": { type: "boolean" },
+    rate: { type: "string" },
+    "state-dir": { type: "string" },
+    seed: { type: "string" },
+    "summary-seconds": { type: "string" },
+    "log-level": { type: "string" },
+    help: { type: "boolean", short: "h" },
+  });
+  if (values.help) return "help";
+  return validate(SimulateArgs, {
+    server: values.server,
+    agents: values.agents,
+    prefix: values.prefix,
+    labels: values.labels,
+    platform: values.platform,
+    role: values.role,
+    degraded: values.degraded,
+    error: values.error,
+    restarts: values.restarts,
+    flap: values.flap,
+    silent: values.silent,
+    silentSeconds: values["silent-seconds"],
+    heartbeatJitter: values["heartbeat-jitter"],
+    rate: values.rate,
+    stateDir: values["state-dir"],
+    seed: values.seed,
+    summarySeconds: values["summary-seconds"],
+    logLevel: values["log-level"],
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+
+type OptionSpec = Record<string, { type: "string" | "boolean"; short?: string }>;
+
+function readArgs<T extends OptionSpec>(argv: string[], options: T) {
+  try {
+    return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    throw new ArgsError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+const FLAG: Record<string, string> = {
+  stateDir: "--state-dir",
+  logLevel: "--log-level",
+  silentSeconds: "--silent-seconds",
+  heartbeatJitter: "--heartbeat-jitter",
+  summarySeconds: "--summary-seconds",
+};
+
+function validate<S extends z.ZodType>(schema: S, input: Record<string, unknown>): z.output<S> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const message = parsed.error.issues
+    .map((issue) => {
+      const key = String(issue.path[0] ?? "");
+      const flag = FLAG[key] ?? `--${key}`;
+      const missing = issue.code === "invalid_type" && input[key] === undefined;
+      return `${flag}: ${missing ? "is required" : issue.message}`;
+    })
+    .join("; ");
+  throw new ArgsError(message || describeZodError(parsed.error));
+}

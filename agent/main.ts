@@ -1,0 +1,89 @@
+/**
+ * `npm run agent -- --server URL --name NAME --state-dir DIR [--labels k=v,...]`
+ * The Drover device agent as a process: one Agent, a file state store, this host's health.
+ * Logs are JSON lines on stdout (pino). See env.ts for the options and exit statuses.
+ */
+import pino from "pino";
+import { Agent, exitCodeFor } from "./agent";
+import { ProtocolClient } from "./client";
+import { AGENT_USAGE, AGENT_VERSION, ArgsError, parseAgentArgs, type AgentConfig } from "./env";
+import { HostHealthSource } from "./health";
+import { FileStateStore } from "./state";
+
+/** How long a stop may take before the process exits anyway. */
+const STOP_GRACE_MS = 3_000;
+
+export async function main(argv: string[]): Promise<number> {
+  let config: AgentConfig;
+  try {
+    const parsed = parseAgentArgs(argv);
+    if (parsed === "help") {
+      process.stdout.write(AGENT_USAGE + "\n");
+      return 0;
+    }
+    config = parsed;
+  } catch (error) {
+    if (!(error instanceof ArgsError)) throw error;
+    process.stderr.write(`drover-agent: ${error.message}\n\n${AGENT_USAGE}\n`);
+    return 2;
+  }
+
+  const logger = pino(
+    {
+      level: config.logLevel,
+      base: { device: config.name, pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    pino.destination({ dest: 1, sync: true }),
+  );
+
+  let store: FileStateStore;
+  try {
+    store = await FileStateStore.open(config.stateDir);
+  } catch (error) {
+    logger.fatal({ event: "state.error", stateDir: config.stateDir, err: String(error) }, "cannot open the state directory");
+    return 1;
+  }
+
+  const agent = new Agent({
+    identity: {
+      name: config.name,
+      labels: config.labels,
+      platform: config.platform,
+      role: config.role,
+      agentVersion: AGENT_VERSION,
+    },
+    client: new ProtocolClient({ serverUrl: config.server, userAgent: `drover-agent/${AGENT_VERSION}` }),
+    store,
+    health: new HostHealthSource(config.stateDir),
+    logger,
+  });
+
+  const onSignal = (signal: NodeJS.Signals) => {
+    logger.info({ event: "signal", signal }, "stopping");
+    const timer = setTimeout(() => {
+      logger.error({ event: "stop.timeout" }, "did not stop in time; exiting");
+      process.exit(1);
+    }, STOP_GRACE_MS);
+    timer.unref();
+    void agent.stop();
+  };
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
+
+  logger.info(
+    { event: "start", server: config.server, stateDir: config.stateDir, labels: config.labels, platform: config.platform, role: config.role, version: AGENT_VERSION },
+    "drover agent starting",
+  );
+  const outcome = await agent.start();
+  await store.close();
+  return exitCodeFor(outcome);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`drover-agent: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,300 @@
+/**
+ * A small in-process server speaking the agent protocol, for the agent's own tests: it
+ * follows the real server's rules (server/enrollments, server/devices) closely enough to
+ * drive every branch of the agent, and it can inject failures (5xx, 429, dropped
+ * connections). End-to-end behaviour against the real server is agent.process.test.ts.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { randomBytes, randomUUID } from "node:crypto";
+import {
+  AGENT_API_BASE,
+  EnrollmentRequestBody,
+  StatusReport,
+  WorkQuery,
+  WaitQuery,
+  type ErrorCode,
+  type RenderedSpec,
+  type WorkResponse,
+} from "../../lib/protocol";
+
+export interface FakeDevice {
+  name: string;
+  enrollmentId: string;
+  secret: string;
+  labels: Record<string, string>;
+  status: "Pending" | "Approved" | "Denied";
+  token?: string;
+  tokenIssued: boolean;
+  revoked: boolean;
+  spec?: RenderedSpec;
+  decommission: boolean;
+  reports: StatusReport[];
+  enrollPosts: number;
+}
+
+export interface Failure {
+  method?: string;
+  /** Matched against the path below the API base, e.g. "/work". */
+  path: RegExp;
+  status: number;
+  code?: ErrorCode;
+  retryAfter?: string;
+  /** Destroy the socket instead of answering. */
+  drop?: boolean;
+  times: number;
+}
+
+export interface LoggedRequest {
+  method: string;
+  path: string;
+  status: number;
+  at: number;
+}
+
+const STATUS_CODE: Record<number, ErrorCode> = {
+  400: "INVALID_REQUEST",
+  401: "UNAUTHENTICATED",
+  403: "FORBIDDEN",
+  404: "NOT_FOUND",
+  409: "CONFLICT",
+  429: "RATE_LIMITED",
+  500: "INTERNAL",
+  503: "INTERNAL",
+};
+
+export class FakeServer {
+  readonly devices = new Map<string, FakeDevice>();
+  readonly requests: LoggedRequest[] = [];
+  heartbeatSeconds = 1;
+  autoApprove = false;
+  /** Caps `wait` of long-polls (tests keep them short). */
+  maxWaitSeconds = 60;
+  private failures: Failure[] = [];
+  private waiters = new Set<() => void>();
+
+  private constructor(
+    private readonly server: http.Server,
+    readonly url: string,
+  ) {}
+
+  static async start(): Promise<FakeServer> {
+    let fake: FakeServer | null = null;
+    const server = http.createServer((req, res) => {
+      void fake?.handle(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    fake = new FakeServer(server, `http://127.0.0.1:${port}`);
+    return fake;
+  }
+
+  async close(): Promise<void> {
+    for (const wake of this.waiters) wake();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  fail(failure: Omit<Failure, "times"> & { times?: number }): void {
+    this.failures.push({ times: 1, ...failure });
+  }
+
+  device(name: string): FakeDevice {
+    const device = this.devices.get(name);
+    if (!device) throw new Error(`no device ${name}`);
+    return device;
+  }
+
+  approve(name: string): void {
+    this.device(name).status = "Approved";
+    this.notify();
+  }
+
+  deny(name: string): void {
+    this.device(name).status = "Denied";
+    this.notify();
+  }
+
+  setSpec(name: string, renderedVersion: number): void {
+    this.device(name).spec = {
+      renderedVersion,
+      templateVersion: `t${renderedVersion}`,
+      version: `1.${renderedVersion}.0`,
+      config: { answer: renderedVersion },
+      applications: [],
+      hooks: {},
+    };
+    this.notify();
+  }
+
+  decommission(name: string): void {
+    this.device(name).decommission = true;
+    this.notify();
+  }
+
+  revoke(name: string): void {
+    this.device(name).revoked = true;
+    this.notify();
+  }
+
+  count(method: string, path: RegExp): number {
+    return this.requests.filter((r) => r.method === method && path.test(r.path)).length;
+  }
+
+  private notify(): void {
+    for (const wake of [...this.waiters]) wake();
+  }
+
+  /** Waits until `ready()` is true, a change is notified, or `seconds` pass. */
+  private async hold(seconds: number, ready: () => boolean, req: http.IncomingMessage): Promise<void> {
+    const deadline = Date.now() + Math.min(seconds, this.maxWaitSeconds) * 1000;
+    while (!ready() && Date.now() < deadline && !req.destroyed) {
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          this.waiters.delete(wake);
+          req.off("close", wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, deadline - Date.now());
+        this.waiters.add(wake);
+        req.once("close", wake);
+      });
+    }
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", this.url);
+    const path = url.pathname.startsWith(AGENT_API_BASE) ? url.pathname.slice(AGENT_API_BASE.length) : url.pathname;
+    const method = req.method ?? "GET";
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      this.requests.push({ method, path, status, at: Date.now() });
+      if (res.destroyed) return;
+      res.writeHead(status, { "content-type": "application/json", ...headers });
+      res.end(JSON.stringify(body));
+    };
+    const error = (status: number, message: string, headers: Record<string, string> = {}) =>
+      send(status, { error: { code: STATUS_CODE[status] ?? "INTERNAL", message } }, headers);
+
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString("utf8");
+
+    const failure = this.failures.find((f) => f.times > 0 && (f.method === undefined || f.method === method) && f.path.test(path));
+    if (failure) {
+      failure.times--;
+      if (failure.drop) {
+        this.requests.push({ method, path, status: 0, at: Date.now() });
+        req.socket.destroy();
+        return;
+      }
+      return send(
+        failure.status,
+        { error: { code: failure.code ?? STATUS_CODE[failure.status] ?? "INTERNAL", message: "injected failure" } },
+        failure.retryAfter ? { "retry-after": failure.retryAfter } : {},
+      );
+    }
+
+    const authed = (): FakeDevice | null => {
+      const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "")?.[1];
+      const device = [...this.devices.values()].find((d) => d.token !== undefined && d.token === token);
+      if (!device || device.revoked) {
+        error(401, device ? "credential revoked" : "unknown token");
+        return null;
+      }
+      return device;
+    };
+
+    if (method === "POST" && path === "/enrollments") {
+      const parsed = EnrollmentRequestBody.safeParse(JSON.parse(text || "null"));
+      if (!parsed.success) return error(400, parsed.error.message);
+      const body = parsed.data;
+      const existing = this.devices.get(body.deviceName);
+      if (existing) {
+        existing.enrollPosts++;
+        if (existing.secret === body.secret) return send(201, { enrollmentId: existing.enrollmentId, status: existing.status });
+        if (existing.status !== "Denied") return error(409, `device name "${body.deviceName}" is taken`);
+        existing.secret = body.secret;
+        existing.status = "Pending";
+        return send(201, { enrollmentId: existing.enrollmentId, status: "Pending" });
+      }
+      const device: FakeDevice = {
+        name: body.deviceName,
+        enrollmentId: randomUUID(),
+        secret: body.secret,
+        labels: body.labels,
+        status: this.autoApprove ? "Approved" : "Pending",
+        tokenIssued: false,
+        revoked: false,
+        decommission: false,
+        reports: [],
+        enrollPosts: 1,
+      };
+      this.devices.set(device.name, device);
+      return send(201, { enrollmentId: device.enrollmentId, status: device.status });
+    }
+
+    const enrollment = /^\/enrollments\/([^/]+)$/.exec(path);
+    if (method === "GET" && enrollment) {
+      const device = [...this.devices.values()].find((d) => d.enrollmentId === enrollment[1]);
+      if (!device) return error(404, "enrollment not found");
+      if (req.headers["x-enrollment-secret"] !== device.secret) return error(401, "wrong enrollment secret");
+      const { wait } = WaitQuery.parse(Object.fromEntries(url.searchParams));
+      await this.hold(wait, () => device.status !== "Pending", req);
+      if (device.status === "Approved" && !device.tokenIssued) {
+        device.tokenIssued = true;
+        device.token = `tok_${randomBytes(16).toString("hex")}`;
+        return send(200, { status: "Approved", token: device.token });
+      }
+      return send(200, { status: device.status });
+    }
+
+    if (method === "GET" && path === "/work") {
+      const device = authed();
+      if (!device) return;
+      const { wait, specVersion } = WorkQuery.parse(Object.fromEntries(url.searchParams));
+      const work = (): WorkResponse | null => {
+        if (device.revoked) return null;
+        const answer: WorkResponse = { actions: [] };
+        let any = false;
+        if (device.spec && device.spec.renderedVersion > specVersion) {
+          answer.spec = device.spec;
+          any = true;
+        }
+        if (device.decommission) {
+          answer.decommission = true;
+          any = true;
+        }
+        return any ? answer : null;
+      };
+      await this.hold(wait, () => work() !== null || device.revoked, req);
+      if (device.revoked) return error(401, "credential revoked");
+      return send(200, work() ?? { actions: [] });
+    }
+
+    if (method === "POST" && path === "/status") {
+      const device = authed();
+      if (!device) return;
+      const parsed = StatusReport.safeParse(JSON.parse(text || "null"));
+      if (!parsed.success) return error(400, parsed.error.message);
+      device.reports.push(parsed.data);
+      const state = parsed.data.decommissioning?.state;
+      if (state === "Completed" || state === "Error") device.revoked = true;
+      this.notify();
+      return send(200, { heartbeatSeconds: this.heartbeatSeconds });
+    }
+
+    return error(404, `no route ${method} ${path}`);
+  }
+}
+
+/** Polls `check` until it returns a value other than undefined/false. */
+export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000, what = "condition"): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * Time helpers for the agent's loops: abortable sleep, a wakeable sleep, and exponential
+ * backoff with full jitter (a retrying fleet must not retry in lock-step).
+ */
+
+/** Resolves after `ms`, or at once when `signal` aborts. Never rejects. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted || ms <= 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+/**
+ * A sleep that another part of the agent can cut short: the heartbeat loop sleeps on it,
+ * and a spec change wakes it so that the new renderedVersion is reported at once.
+ */
+export class Waker {
+  private pending = false;
+  private resolveCurrent: (() => void) | null = null;
+
+  /** Sleeps up to `ms`; returns true when woken (or a wake was already pending). */
+  async sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
+    if (this.pending) {
+      this.pending = false;
+      return true;
+    }
+    let woken = false;
+    const wakeSignal = new Promise<void>((resolve) => {
+      this.resolveCurrent = () => {
+        woken = true;
+        resolve();
+      };
+    });
+    await Promise.race([sleep(ms, signal), wakeSignal]);
+    this.resolveCurrent = null;
+    this.pending = false;
+    return woken;
+  }
+
+  wake(): void {
+    if (this.resolveCurrent) this.resolveCurrent();
+    else this.pending = true;
+  }
+}
+
+export interface BackoffOptions {
+  /** First ceiling, in ms. */
+  baseMs: number;
+  /** Largest ceiling, in ms. */
+  capMs: number;
+  /** Returns [0, 1); injectable for tests. */
+  random?: () => number;
+}
+
+/**
+ * Exponential backoff with "full jitter": attempt n waits a uniform random time in
+ * [0, min(cap, base * 2^n)]. Reset after a success.
+ */
+export class Backoff {
+  private attempt = 0;
+  private readonly random: () => number;
+
+  constructor(private readonly options: BackoffOptions) {
+    this.random = options.random ?? Math.random;
+  }
+
+  /** The ceiling of the next delay (before jitter). */
+  ceiling(attempt = this.attempt): number {
+    // 2^attempt overflows to Infinity long after it passed any sane cap; clamp the exponent.
+    return Math.min(this.options.capMs, this.options.baseMs * 2 ** Math.min(attempt, 40));
+  }
+
+  /** The delay to wait before the next try; grows the ceiling for the one after. */
+  next(): number {
+    const delay = Math.floor(this.random() * this.ceiling());
+    this.attempt++;
+    return delay;
+  }
+
+  get attempts(): number {
+    return this.attempt;
+  }
+
+  reset(): void {
+    this.attempt = 0;
+  }
+}
+
+/** Adds ±`fraction` uniform jitter to `ms` (heartbeat spreading). */
+export function jittered(ms: number, fraction: number, random: () => number = Math.random): number {
+  if (fraction <= 0) return ms;
+  return Math.max(0, Math.round(ms * (1 + fraction * (2 * random() - 1))));
+}

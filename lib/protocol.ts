@@ -1,0 +1,155 @@
+/**
+ * The agent protocol v1 (../shared/AGENT_PROTOCOL.md) as zod schemas: one contract, used by
+ * the server's handlers, the agent, the simulator and the OpenAPI document.
+ */
+import { z } from "zod";
+import {
+  APPLICATION_STATUSES,
+  DECOMMISSIONING_STATES,
+  REPORTED_UPDATE_STATES,
+  RESOURCE_STATUSES,
+} from "./device-status";
+import { isValidLabelKey, isValidLabelValue } from "./label-selector";
+
+export const AGENT_API_BASE = "/api/agent/v1";
+export const MAX_BODY_BYTES = 1024 * 1024;
+export const MAX_WAIT_SECONDS = 60;
+
+export const ERROR_CODES = [
+  "INVALID_REQUEST",
+  "UNAUTHENTICATED",
+  "FORBIDDEN",
+  "NOT_FOUND",
+  "CONFLICT",
+  "TOO_LARGE",
+  "RATE_LIMITED",
+  "INTERNAL",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export const ErrorBody = z.object({
+  error: z.object({ code: z.enum(ERROR_CODES), message: z.string() }),
+});
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+export const DeviceName = z
+  .string()
+  .min(1)
+  .max(63)
+  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, "lowercase letters, digits, '-' and '.', starting and ending alphanumeric");
+
+export const LabelsSchema = z
+  .record(z.string(), z.string())
+  .refine((l) => Object.keys(l).length <= 64, "at most 64 labels")
+  .refine((l) => Object.keys(l).every(isValidLabelKey), "invalid label key")
+  .refine((l) => Object.values(l).every(isValidLabelValue), "invalid label value");
+
+export const PLATFORMS = ["linux-amd64", "linux-arm64", "linux-arm", "linux-riscv64", "windows-amd64", "darwin-arm64", "darwin-amd64"] as const;
+export const Platform = z.string().regex(/^[a-z0-9]+-[a-z0-9]+$/, "os-arch, e.g. linux-amd64");
+export const DeviceRole = z.enum(["controller", "worker"]);
+export type DeviceRole = z.infer<typeof DeviceRole>;
+
+/** 32+ random bytes, base64url: at least 43 characters. */
+export const EnrollmentSecret = z.string().regex(/^[A-Za-z0-9_-]{43,256}$/, "32 or more random bytes, base64url");
+
+export const EnrollmentRequestBody = z.object({
+  deviceName: DeviceName,
+  labels: LabelsSchema.default({}),
+  platform: Platform,
+  role: DeviceRole,
+  agentVersion: z.string().min(1).max(64),
+  secret: EnrollmentSecret,
+});
+export type EnrollmentRequestBody = z.infer<typeof EnrollmentRequestBody>;
+
+export const ENROLLMENT_STATUSES = ["Pending", "Approved", "Denied"] as const;
+export const EnrollmentStatus = z.enum(ENROLLMENT_STATUSES);
+export type EnrollmentStatus = z.infer<typeof EnrollmentStatus>;
+
+export const EnrollmentCreated = z.object({ enrollmentId: z.string(), status: EnrollmentStatus });
+export const EnrollmentDecision = z.object({ status: EnrollmentStatus, token: z.string().optional() });
+export type EnrollmentDecision = z.infer<typeof EnrollmentDecision>;
+
+export const WaitQuery = z.object({
+  wait: z.coerce.number().int().min(0).default(0).transform((w) => Math.min(w, MAX_WAIT_SECONDS)),
+});
+export const WorkQuery = WaitQuery.extend({
+  specVersion: z.coerce.number().int().min(0).default(0),
+});
+
+export const ApplicationSpec = z.object({
+  name: z.string(),
+  image: z.string().optional(),
+  env: z.record(z.string(), z.string()).optional(),
+});
+export const RenderedSpec = z.object({
+  renderedVersion: z.number().int(),
+  templateVersion: z.string(),
+  version: z.string(),
+  artifact: z.object({ url: z.string(), sha256: z.string() }).optional(),
+  config: z.record(z.string(), z.unknown()).default({}),
+  applications: z.array(ApplicationSpec).default([]),
+  hooks: z.record(z.string(), z.unknown()).default({}),
+});
+export type RenderedSpec = z.infer<typeof RenderedSpec>;
+
+export const ActionKind = z.string().min(1).max(64).regex(/^[a-z][a-z0-9-]*$/, "lowercase kind, e.g. exec");
+export const OfferedAction = z.object({
+  id: z.uuid(),
+  kind: ActionKind,
+  args: z.record(z.string(), z.unknown()),
+  createdAt: z.string(),
+});
+export type OfferedAction = z.infer<typeof OfferedAction>;
+
+export const WorkResponse = z.object({
+  spec: RenderedSpec.optional(),
+  actions: z.array(OfferedAction),
+  cancel: z.array(z.uuid()).optional(),
+  decommission: z.literal(true).optional(),
+  pollAfterSeconds: z.number().optional(),
+});
+export type WorkResponse = z.infer<typeof WorkResponse>;
+
+export const AGENT_ACTION_STATES = ["NEW", "RUNNING", "DONE", "FAILED", "CANCELLED"] as const;
+export const ActionReport = z.object({
+  state: z.enum(AGENT_ACTION_STATES),
+  output: z.string().max(256 * 1024).optional(),
+  error: z.string().max(16 * 1024).optional(),
+  kind: ActionKind.optional(),
+  args: z.record(z.string(), z.unknown()).optional(),
+});
+export type ActionReport = z.infer<typeof ActionReport>;
+
+export const ResourceStatusSchema = z.enum(RESOURCE_STATUSES);
+export const StatusReport = z.object({
+  resources: z.object({ cpu: ResourceStatusSchema, memory: ResourceStatusSchema, disk: ResourceStatusSchema }),
+  applications: z
+    .array(z.object({ name: z.string().min(1).max(128), status: z.enum(APPLICATION_STATUSES), restarts: z.number().int().min(0) }))
+    .max(256)
+    .default([]),
+  conditions: z
+    .object({
+      updating: z
+        .object({ status: z.boolean(), reason: z.enum(REPORTED_UPDATE_STATES).optional(), info: z.string().max(4096).optional() })
+        .optional(),
+      rebooting: z.boolean().optional(),
+    })
+    .default({}),
+  config: z.object({ renderedVersion: z.number().int().min(0) }),
+  decommissioning: z
+    .object({ state: z.enum(DECOMMISSIONING_STATES), info: z.string().max(4096).optional() })
+    .optional(),
+  actions: z.array(z.object({ id: z.uuid(), state: z.enum(AGENT_ACTION_STATES) })).max(1000).default([]),
+});
+export type StatusReport = z.infer<typeof StatusReport>;
+export const StatusResponse = z.object({ heartbeatSeconds: z.number().int().positive() });
+export type StatusResponse = z.infer<typeof StatusResponse>;
+
+/** "the message names the field": a zod error as one readable line. */
+export function describeZodError(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((i) => `${i.path.length ? i.path.join(".") : "body"}: ${i.message}`)
+    .join("; ");
+}

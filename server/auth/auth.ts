@@ -1,0 +1,120 @@
+/**
+ * Accounts and sessions with better-auth (username + password, scrypt, httpOnly session
+ * cookies, origin checks on its own mutations). Drover adds roles, the first admin, and
+ * operator API tokens (stored as SHA-256 hashes) for scripts and the CLI.
+ */
+import { randomBytes } from "node:crypto";
+import { betterAuth } from "better-auth";
+import { prismaAdapter } from "better-auth/adapters/prisma";
+import { username } from "better-auth/plugins";
+import type { Db } from "../db";
+import type { Logger } from "../logger";
+import { newToken, sha256 } from "../lib/crypto";
+import { AppError, unauthenticated } from "../errors";
+import { asRole, type Principal, type Role } from "./roles";
+
+export const OPERATOR_TOKEN_PREFIX = "drvo";
+const TOKEN_TTL_DAYS = 30;
+
+export function createAuth(db: Db, secret: string) {
+  return betterAuth({
+    secret,
+    basePath: "/api/auth",
+    database: prismaAdapter(db, { provider: "sqlite" }),
+    emailAndPassword: { enabled: true, disableSignUp: true, minPasswordLength: 8 },
+    user: { additionalFields: { role: { type: "string", defaultValue: "viewer", input: false } } },
+    plugins: [username()],
+    // The console is served by this same process under whatever host the operator uses.
+    trustedOrigins: (request) => {
+      const host = request?.headers.get("host");
+      return host ? [`http://${host}`, `https://${host}`] : [];
+    },
+    telemetry: { enabled: false },
+    logger: { disabled: process.env.NODE_ENV === "test" },
+  });
+}
+export type Auth = ReturnType<typeof createAuth>;
+
+/** The session-signing secret: from the environment, else generated once and kept. */
+export async function authSecret(db: Db, fromEnv: string | undefined): Promise<string> {
+  if (fromEnv) return fromEnv;
+  const row = await db.serverState.findUnique({ where: { key: "authSecret" } });
+  if (row) return row.value;
+  const value = randomBytes(32).toString("base64url");
+  await db.serverState.upsert({ where: { key: "authSecret" }, create: { key: "authSecret", value }, update: {} });
+  return (await db.serverState.findUniqueOrThrow({ where: { key: "authSecret" } })).value;
+}
+
+export async function createUser(auth: Auth, db: Db, input: { username: string; password: string; role: Role; name?: string }) {
+  const ctx = await auth.$context;
+  if (input.password.length < 8) throw new AppError("INVALID_REQUEST", "password: at least 8 characters");
+  const name = input.username.toLowerCase();
+  if (await db.user.findUnique({ where: { username: name }, select: { id: true } })) {
+    throw new AppError("CONFLICT", `user "${name}" already exists`);
+  }
+  const user = await ctx.internalAdapter.createUser({
+    email: `${name}@users.drover.local`,
+    name: input.name ?? name,
+    emailVerified: true,
+    username: name,
+    displayUsername: input.username,
+    role: input.role,
+  }, { method: "admin" });
+  await ctx.internalAdapter.linkAccount({
+    userId: user.id,
+    providerId: "credential",
+    accountId: user.id,
+    password: await ctx.password.hash(input.password),
+  });
+  return { id: user.id, username: name, role: input.role };
+}
+
+/** First start: the `admin` user, with DROVER_ADMIN_PASSWORD or a generated password printed once. */
+export async function ensureAdmin(auth: Auth, db: Db, password: string | undefined, log: Logger): Promise<void> {
+  if ((await db.user.count()) > 0) return;
+  const chosen = password ?? randomBytes(12).toString("base64url");
+  await createUser(auth, db, { username: "admin", password: chosen, role: "admin", name: "Administrator" });
+  if (password) {
+    log.info({ username: "admin" }, "created the admin user with DROVER_ADMIN_PASSWORD");
+  } else {
+    // Printed once, to the terminal, never logged as a field.
+    process.stdout.write(`\n  Drover admin account created.\n  username: admin\n  password: ${chosen}\n  (shown once: keep it, or set DROVER_ADMIN_PASSWORD on a fresh database)\n\n`);
+  }
+}
+
+export async function verifyPassword(auth: Auth, db: Db, usernameInput: string, password: string) {
+  const ctx = await auth.$context;
+  const user = await db.user.findUnique({
+    where: { username: usernameInput.toLowerCase() },
+    select: { id: true, username: true, role: true, accounts: { where: { providerId: "credential" }, select: { password: true } } },
+  });
+  const hash = user?.accounts[0]?.password;
+  // Verify against a dummy hash when the user is unknown, so timing does not tell.
+  const ok = await ctx.password.verify({ hash: hash ?? DUMMY_HASH, password });
+  if (!user || !hash || !ok) throw unauthenticated("wrong username or password");
+  return { userId: user.id, username: user.username ?? usernameInput, role: asRole(user.role) };
+}
+const DUMMY_HASH = "00000000000000000000000000000000:" + "0".repeat(128);
+
+export async function issueOperatorToken(db: Db, userId: string, now: Date) {
+  const token = newToken(OPERATOR_TOKEN_PREFIX);
+  const expiresAt = new Date(now.getTime() + TOKEN_TTL_DAYS * 86_400_000);
+  await db.apiToken.create({ data: { tokenHash: sha256(token), userId, expiresAt } });
+  return { token, expiresAt };
+}
+
+export async function principalFromToken(db: Db, token: string, now: Date): Promise<Principal | null> {
+  const row = await db.apiToken.findUnique({
+    where: { tokenHash: sha256(token) },
+    select: { id: true, expiresAt: true, user: { select: { id: true, username: true, role: true } } },
+  });
+  if (!row || row.expiresAt <= now) return null;
+  return { userId: row.user.id, username: row.user.username ?? row.user.id, role: asRole(row.user.role), via: "token" };
+}
+
+export async function principalFromSession(auth: Auth, headers: Headers): Promise<Principal | null> {
+  const session = await auth.api.getSession({ headers });
+  if (!session) return null;
+  const user = session.user as { id: string; username?: string | null; role?: string | null };
+  return { userId: user.id, username: user.username ?? user.id, role: asRole(user.role), via: "session" };
+}

@@ -1,0 +1,38 @@
+/**
+ * The in-process event bus (DESIGN.md §1): reports, approvals and spec changes wake the
+ * controllers and the parked long-polls that care. Topics are strings such as
+ * `device:<id>` (work may be waiting for that device) or `enrollment:<id>`.
+ * With PostgreSQL this is where LISTEN/NOTIFY plugs in; callers do not change.
+ */
+import { EventEmitter } from "node:events";
+
+export type Listener<T = unknown> = (payload: T) => void;
+
+export class Bus {
+  private readonly emitter = new EventEmitter();
+
+  constructor() {
+    // One listener per parked long-poll: 10,000+ is normal, not a leak.
+    this.emitter.setMaxListeners(0);
+  }
+
+  publish<T>(topic: string, payload?: T): void {
+    this.emitter.emit(topic, payload);
+  }
+
+  subscribe<T>(topic: string, listener: Listener<T>): () => void {
+    this.emitter.on(topic, listener as Listener);
+    return () => this.emitter.off(topic, listener as Listener);
+  }
+
+  listenerCount(topic: string): number {
+    return this.emitter.listenerCount(topic);
+  }
+}
+
+export const topics = {
+  device: (deviceId: string) => `device:${deviceId}`,
+  enrollment: (enrollmentId: string) => `enrollment:${enrollmentId}`,
+  /** Every persisted event, for live console updates. */
+  events: "events",
+} as const;

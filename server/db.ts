@@ -1,0 +1,33 @@
+/**
+ * The database: Prisma 6.19 on embedded SQLite through better-sqlite3 (../shared/STACK.md).
+ * Only server/ imports this.
+ */
+import path from "node:path";
+import fs from "node:fs";
+import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
+import { PrismaClient, Prisma } from "./generated/prisma/client";
+
+export { Prisma };
+export type Db = PrismaClient;
+export type Tx = Prisma.TransactionClient;
+
+/** `file:./x.db` is relative to the working directory; make sure its folder exists. */
+export function sqlitePath(url: string): string | null {
+  if (!url.startsWith("file:")) return null;
+  return path.resolve(url.slice("file:".length).split("?")[0] ?? "");
+}
+
+export async function openDb(url: string): Promise<Db> {
+  const file = sqlitePath(url);
+  if (file) fs.mkdirSync(path.dirname(file), { recursive: true });
+  const db = new PrismaClient({ adapter: new PrismaBetterSQLite3({ url }) });
+  if (file) {
+    // WAL lets readers go on while the heartbeat path writes; NORMAL sync is durable across
+    // process crashes (not power loss mid-checkpoint), the usual trade for a server.
+    await db.$queryRawUnsafe("PRAGMA journal_mode = WAL");
+    await db.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
+    await db.$queryRawUnsafe("PRAGMA busy_timeout = 5000");
+    await db.$queryRawUnsafe("PRAGMA foreign_keys = ON");
+  }
+  return db;
+}

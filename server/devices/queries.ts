@@ -1,0 +1,179 @@
+/**
+ * Read models for devices: the list (label selector and status filters, keyset pages),
+ * one device in full, and counts per status axis for the overview.
+ */
+import { parseSelector, type LabelSelector } from "../../lib/label-selector";
+import type { ServerContext } from "../context";
+import type { Prisma } from "../db";
+import { notFound } from "../errors";
+import { parseReported } from "./status";
+
+export function selectorWhere(selector: LabelSelector): Prisma.DeviceWhereInput[] {
+  return selector.map((r): Prisma.DeviceWhereInput => {
+    switch (r.op) {
+      case "=":
+        return { labels: { some: { key: r.key, value: r.values[0] } } };
+      case "!=":
+        return { labels: { none: { key: r.key, value: r.values[0] } } };
+      case "in":
+        return { labels: { some: { key: r.key, value: { in: r.values } } } };
+      case "notin":
+        return { labels: { none: { key: r.key, value: { in: r.values } } } };
+      case "exists":
+        return { labels: { some: { key: r.key } } };
+      case "!exists":
+        return { labels: { none: { key: r.key } } };
+    }
+  });
+}
+
+export interface DeviceFilter {
+  labelSelector?: string | undefined;
+  summary?: string[] | undefined;
+  updated?: string[] | undefined;
+  applicationSummary?: string[] | undefined;
+  lifecycle?: string[] | undefined;
+  /** Substring of the name. */
+  search?: string | undefined;
+}
+
+export function deviceWhere(filter: DeviceFilter): Prisma.DeviceWhereInput {
+  const and: Prisma.DeviceWhereInput[] = selectorWhere(parseSelector(filter.labelSelector ?? ""));
+  if (filter.summary?.length) and.push({ summary: { in: filter.summary } });
+  if (filter.updated?.length) and.push({ updatedStatus: { in: filter.updated } });
+  if (filter.applicationSummary?.length) and.push({ applicationSummary: { in: filter.applicationSummary } });
+  if (filter.lifecycle?.length) and.push({ lifecycle: { in: filter.lifecycle } });
+  if (filter.search) and.push({ name: { contains: filter.search } });
+  return { AND: and };
+}
+
+const listSelect = {
+  id: true,
+  name: true,
+  platform: true,
+  role: true,
+  lastSeen: true,
+  summary: true,
+  updatedStatus: true,
+  updatingReason: true,
+  applicationSummary: true,
+  lifecycle: true,
+  labels: { select: { key: true, value: true } },
+} satisfies Prisma.DeviceSelect;
+
+function labelsObject(labels: { key: string; value: string }[]): Record<string, string> {
+  return Object.fromEntries(labels.map((l) => [l.key, l.value]));
+}
+
+/** Devices by name, a page at a time: `cursor` is the last name of the previous page. */
+export async function listDevices(ctx: ServerContext, filter: DeviceFilter, page: { limit: number; cursor?: string | undefined }) {
+  const where = deviceWhere(filter);
+  const [rows, total] = await Promise.all([
+    ctx.db.device.findMany({
+      where: page.cursor ? { AND: [where, { name: { gt: page.cursor } }] } : where,
+      orderBy: { name: "asc" },
+      take: page.limit + 1,
+      select: listSelect,
+    }),
+    ctx.db.device.count({ where }),
+  ]);
+  const items = rows.slice(0, page.limit).map((d) => ({ ...d, labels: labelsObject(d.labels) }));
+  const nextCursor = rows.length > page.limit ? (items[items.length - 1]?.name ?? null) : null;
+  return { items, total, nextCursor };
+}
+export type DeviceListItem = Awaited<ReturnType<typeof listDevices>>["items"][number];
+
+export async function getDevice(ctx: ServerContext, name: string) {
+  const d = await ctx.db.device.findUnique({
+    where: { name },
+    select: {
+      ...listSelect,
+      agentVersion: true,
+      owner: true,
+      renderedVersion: true,
+      templateVersion: true,
+      spec: true,
+      reported: true,
+      conflictPaused: true,
+      decommissionRequestedAt: true,
+      decommissionRequestedBy: true,
+      decommissioning: true,
+      credentialRevokedAt: true,
+      createdAt: true,
+      enrollmentId: true,
+    },
+  });
+  if (!d) throw notFound(`device "${name}"`);
+  const reported = parseReported(d.reported);
+  const decommissionReport = reported?.decommissioning;
+  return {
+    ...d,
+    labels: labelsObject(d.labels),
+    spec: d.spec ? (JSON.parse(d.spec) as unknown) : null,
+    reported,
+    conditions: conditionsOf(d, reported),
+    decommissionInfo: decommissionReport?.info ?? null,
+  };
+}
+export type DeviceDetail = Awaited<ReturnType<typeof getDevice>>;
+
+/** Kubernetes-style conditions (DESIGN.md §1) from what the agent reported. */
+function conditionsOf(
+  d: { decommissioning: string | null; lastSeen: Date | null; summary: string },
+  reported: ReturnType<typeof parseReported>,
+) {
+  const at = d.lastSeen?.toISOString() ?? null;
+  const conditions: { type: string; status: "True" | "False" | "Unknown"; reason: string; message: string; lastTransitionTime: string | null }[] = [];
+  const updating = reported?.conditions.updating;
+  conditions.push({
+    type: "Updating",
+    status: reported === null ? "Unknown" : updating?.status ? "True" : "False",
+    reason: updating?.reason ?? "",
+    message: updating?.info ?? "",
+    lastTransitionTime: at,
+  });
+  conditions.push({
+    type: "Rebooting",
+    status: reported === null ? "Unknown" : reported.conditions.rebooting ? "True" : "False",
+    reason: reported?.conditions.rebooting ? "Rebooting" : "",
+    message: "",
+    lastTransitionTime: at,
+  });
+  if (d.decommissioning) {
+    conditions.push({
+      type: "DeviceDecommissioning",
+      status: "True",
+      reason: d.decommissioning,
+      message: reported?.decommissioning?.info ?? "",
+      lastTransitionTime: at,
+    });
+  }
+  return conditions;
+}
+
+export const STATUS_AXES = {
+  summary: "summary",
+  updated: "updatedStatus",
+  applicationSummary: "applicationSummary",
+  lifecycle: "lifecycle",
+} as const;
+
+/** Counts per value of every status axis: four GROUP BYs on indexed columns. */
+export async function deviceCounts(ctx: ServerContext) {
+  const [summary, updated, applicationSummary, lifecycle, total, pendingEnrollments] = await Promise.all([
+    ctx.db.device.groupBy({ by: ["summary"], _count: { _all: true } }),
+    ctx.db.device.groupBy({ by: ["updatedStatus"], _count: { _all: true } }),
+    ctx.db.device.groupBy({ by: ["applicationSummary"], _count: { _all: true } }),
+    ctx.db.device.groupBy({ by: ["lifecycle"], _count: { _all: true } }),
+    ctx.db.device.count(),
+    ctx.db.enrollmentRequest.count({ where: { status: "Pending" } }),
+  ]);
+  return {
+    total,
+    pendingEnrollments,
+    summary: Object.fromEntries(summary.map((g) => [g.summary, g._count._all])),
+    updated: Object.fromEntries(updated.map((g) => [g.updatedStatus, g._count._all])),
+    applicationSummary: Object.fromEntries(applicationSummary.map((g) => [g.applicationSummary, g._count._all])),
+    lifecycle: Object.fromEntries(lifecycle.map((g) => [g.lifecycle, g._count._all])),
+  } as { total: number; pendingEnrollments: number } & Record<keyof typeof STATUS_AXES, Record<string, number>>;
+}

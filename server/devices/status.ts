@@ -1,0 +1,119 @@
+/**
+ * Bridges stored device rows and the pure derivations of lib/device-status: builds the
+ * facts, derives, and says which axes changed (each change is an event).
+ */
+import {
+  deriveDeviceStatus,
+  summaryMachine,
+  updatedMachine,
+  applicationSummaryMachine,
+  lifecycleMachine,
+  updateStateMachine,
+  decommissioningMachine,
+  type DerivedStatus,
+  type DeviceFacts,
+  type ReportedStatus,
+  type StatusSettings,
+} from "../../lib/device-status";
+import { canTransition, isState, type StateMachine } from "../../lib/state-machine";
+import type { NewEvent } from "../events/events";
+import type { Prisma } from "../db";
+
+/** The columns the derivation reads. */
+export const deviceFactsSelect = {
+  id: true,
+  name: true,
+  reported: true,
+  lastSeen: true,
+  renderedVersion: true,
+  templateVersion: true,
+  owner: true,
+  enrollmentId: true,
+  decommissionRequestedAt: true,
+  conflictPaused: true,
+  summary: true,
+  updatedStatus: true,
+  updatingReason: true,
+  applicationSummary: true,
+  lifecycle: true,
+  decommissioning: true,
+} satisfies Prisma.DeviceSelect;
+export type DeviceFactsRow = Prisma.DeviceGetPayload<{ select: typeof deviceFactsSelect }>;
+
+export function parseReported(json: string | null): ReportedStatus | null {
+  return json === null ? null : (JSON.parse(json) as ReportedStatus);
+}
+
+export function factsOf(row: DeviceFactsRow, fleetTemplateVersion: string | null = null): DeviceFacts {
+  return {
+    reported: parseReported(row.reported),
+    lastSeen: row.lastSeen,
+    renderedVersion: row.renderedVersion,
+    templateVersion: row.templateVersion,
+    owner: row.owner,
+    fleetTemplateVersion,
+    // A Device row exists only once its EnrollmentRequest was approved.
+    enrollmentCompleted: row.enrollmentId !== null,
+    decommissionRequested: row.decommissionRequestedAt !== null,
+    conflictPaused: row.conflictPaused,
+  };
+}
+
+export function storedStatus(row: DeviceFactsRow): DerivedStatus {
+  return {
+    summary: row.summary as DerivedStatus["summary"],
+    updated: row.updatedStatus as DerivedStatus["updated"],
+    updatingReason: row.updatingReason as DerivedStatus["updatingReason"],
+    applicationSummary: row.applicationSummary as DerivedStatus["applicationSummary"],
+    lifecycle: row.lifecycle as DerivedStatus["lifecycle"],
+    decommissioning: row.decommissioning as DerivedStatus["decommissioning"],
+  };
+}
+
+export function statusColumns(s: DerivedStatus) {
+  return {
+    summary: s.summary,
+    updatedStatus: s.updated,
+    updatingReason: s.updatingReason,
+    applicationSummary: s.applicationSummary,
+    lifecycle: s.lifecycle,
+    decommissioning: s.decommissioning,
+  } satisfies Prisma.DeviceUpdateInput;
+}
+
+const AXES = [
+  { key: "summary", machine: summaryMachine, type: "SummaryChanged" },
+  { key: "updated", machine: updatedMachine, type: "UpdatedStatusChanged" },
+  { key: "updatingReason", machine: updateStateMachine, type: "UpdateStateChanged" },
+  { key: "applicationSummary", machine: applicationSummaryMachine, type: "ApplicationSummaryChanged" },
+  { key: "lifecycle", machine: lifecycleMachine, type: "LifecycleChanged" },
+  { key: "decommissioning", machine: decommissioningMachine, type: "DecommissioningChanged" },
+] as const satisfies readonly { key: keyof DerivedStatus; machine: StateMachine<string>; type: string }[];
+
+/**
+ * One event per axis that changed. Derived statuses are observations, so a move the table
+ * does not list is recorded (flagged in the message) rather than refused.
+ */
+export function statusChangeEvents(deviceName: string, before: DerivedStatus, after: DerivedStatus, actor: string): NewEvent[] {
+  const events: NewEvent[] = [];
+  for (const axis of AXES) {
+    const from = before[axis.key];
+    const to = after[axis.key];
+    if (from === to || to === null) continue;
+    const m = axis.machine as StateMachine<string>;
+    const listed = from === null || (isState(m, from) && isState(m, to) && canTransition(m, from, to));
+    events.push({
+      objectKind: "Device",
+      objectName: deviceName,
+      type: axis.type,
+      reason: to,
+      message: `${axis.key}: ${from ?? "none"} → ${to}${listed ? "" : " (not in the state table)"}`,
+      actor,
+    });
+  }
+  return events;
+}
+
+export function derive(row: DeviceFactsRow, now: Date, settings: StatusSettings): DerivedStatus {
+  return deriveDeviceStatus(factsOf(row), now, settings);
+}

@@ -1,0 +1,56 @@
+/**
+ * The server's environment, read and validated once (../shared/OPERATOR_API.md).
+ */
+import { z } from "zod";
+import { parseSelector, SelectorError } from "../lib/label-selector";
+
+const selector = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    if (value === undefined || value.trim() === "") return null;
+    try {
+      return { text: value, requirements: parseSelector(value) };
+    } catch (e) {
+      ctx.addIssue({ code: "custom", message: e instanceof SelectorError ? e.message : String(e) });
+      return z.NEVER;
+    }
+  });
+
+const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default("0.0.0.0"),
+  DATABASE_URL: z.string().default("file:./data/drover.db"),
+  DROVER_ADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
+  DROVER_DISCONNECTION_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(300),
+  /** Heartbeat interval told to agents; never more than a third of the disconnection timeout. */
+  DROVER_HEARTBEAT_SECONDS: z.coerce.number().int().positive().default(30),
+  DROVER_AUTO_APPROVE: selector,
+  DROVER_EXCLUDE_FROM_PLANS: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? "").split(",").map((s) => s.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(["controller", "worker"]))),
+  /** How often the safety sweep runs (DESIGN.md §1). */
+  DROVER_SWEEP_SECONDS: z.coerce.number().positive().default(2),
+  /** Secret for signing session cookies; generated and kept in the database when unset. */
+  DROVER_AUTH_SECRET: z.string().min(32).optional(),
+  /** Public URL of the console, for cookie and origin checks; defaults to the request's host. */
+  DROVER_PUBLIC_URL: z.string().url().optional(),
+  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export function readEnv(source: NodeJS.ProcessEnv = process.env): Env {
+  const parsed = EnvSchema.safeParse(source);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n");
+    throw new Error(`Invalid environment:\n${lines}`);
+  }
+  return parsed.data;
+}
+
+export function heartbeatSeconds(env: Pick<Env, "DROVER_HEARTBEAT_SECONDS" | "DROVER_DISCONNECTION_TIMEOUT_SECONDS">): number {
+  return Math.max(1, Math.min(env.DROVER_HEARTBEAT_SECONDS, Math.floor(env.DROVER_DISCONNECTION_TIMEOUT_SECONDS / 3)));
+}
