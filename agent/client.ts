@@ -101,7 +101,7 @@ export class ProtocolClient {
   }
 
   /** POST /enrollments → {enrollmentId, status}. */
-  createEnrollment(body: EnrollmentRequestInput, signal?: AbortSignal) {
+  async createEnrollment(body: EnrollmentRequestInput, signal?: AbortSignal) {
     return this.request(EnrollmentCreated, "POST", "/enrollments", {
       body: EnrollmentRequestBody.parse(body),
       signal,
@@ -109,7 +109,7 @@ export class ProtocolClient {
   }
 
   /** GET /enrollments/{id}?wait= → {status, token?}. Waits up to `waitSeconds` for a decision. */
-  getEnrollment(enrollmentId: string, secret: string, waitSeconds: number, signal?: AbortSignal) {
+  async getEnrollment(enrollmentId: string, secret: string, waitSeconds: number, signal?: AbortSignal) {
     return this.request(EnrollmentDecision, "GET", `/enrollments/${encodeURIComponent(enrollmentId)}?wait=${waitSeconds}`, {
       headers: { "x-enrollment-secret": secret },
       waitSeconds,
@@ -118,7 +118,7 @@ export class ProtocolClient {
   }
 
   /** GET /work?specVersion=&wait= : the long-poll. */
-  getWork(token: string, specVersion: number, waitSeconds: number, signal?: AbortSignal) {
+  async getWork(token: string, specVersion: number, waitSeconds: number, signal?: AbortSignal) {
     return this.request(WorkResponse, "GET", `/work?specVersion=${specVersion}&wait=${waitSeconds}`, {
       token,
       waitSeconds,
@@ -127,12 +127,12 @@ export class ProtocolClient {
   }
 
   /** POST /status : the heartbeat. */
-  postStatus(token: string, report: StatusReportInput, signal?: AbortSignal) {
+  async postStatus(token: string, report: StatusReportInput, signal?: AbortSignal) {
     return this.request(StatusResponse, "POST", "/status", { token, body: StatusReport.parse(report), signal });
   }
 
   /** PUT /actions/{id} : an action report (used by the action executor). */
-  putAction(token: string, actionId: string, report: ActionReportInput, signal?: AbortSignal) {
+  async putAction(token: string, actionId: string, report: ActionReportInput, signal?: AbortSignal) {
     // The answer is "the action as the server now records it"; the agent only needs the 200.
     return this.request(null, "PUT", `/actions/${encodeURIComponent(actionId)}`, {
       token,

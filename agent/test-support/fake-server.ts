@@ -14,6 +14,7 @@ import {
   WorkQuery,
   WaitQuery,
   type ErrorCode,
+  type OfferedAction,
   type RenderedSpec,
   type WorkResponse,
 } from "../../lib/protocol";
@@ -31,6 +32,8 @@ export interface FakeDevice {
   decommission: boolean;
   reports: StatusReport[];
   enrollPosts: number;
+  /** Actions offered on every poll (the agent does not take them yet). */
+  actions: OfferedAction[];
 }
 
 export interface Failure {
@@ -48,6 +51,7 @@ export interface Failure {
 export interface LoggedRequest {
   method: string;
   path: string;
+  query: string;
   status: number;
   at: number;
 }
@@ -68,6 +72,8 @@ export class FakeServer {
   readonly requests: LoggedRequest[] = [];
   heartbeatSeconds = 1;
   autoApprove = false;
+  /** Every (re-)request goes straight to Denied. */
+  autoDeny = false;
   /** Caps `wait` of long-polls (tests keep them short). */
   maxWaitSeconds = 60;
   private failures: Failure[] = [];
@@ -132,6 +138,11 @@ export class FakeServer {
     this.notify();
   }
 
+  offerAction(name: string, kind = "exec"): void {
+    this.device(name).actions.push({ id: randomUUID(), kind, args: {}, createdAt: new Date().toISOString() });
+    this.notify();
+  }
+
   revoke(name: string): void {
     this.device(name).revoked = true;
     this.notify();
@@ -146,19 +157,20 @@ export class FakeServer {
   }
 
   /** Waits until `ready()` is true, a change is notified, or `seconds` pass. */
-  private async hold(seconds: number, ready: () => boolean, req: http.IncomingMessage): Promise<void> {
+  private async hold(seconds: number, ready: () => boolean, res: http.ServerResponse): Promise<void> {
     const deadline = Date.now() + Math.min(seconds, this.maxWaitSeconds) * 1000;
-    while (!ready() && Date.now() < deadline && !req.destroyed) {
+    // (res, not req: an IncomingMessage emits "close" as soon as its body has been read.)
+    while (!ready() && Date.now() < deadline && !res.destroyed) {
       await new Promise<void>((resolve) => {
         const wake = () => {
           clearTimeout(timer);
           this.waiters.delete(wake);
-          req.off("close", wake);
+          res.off("close", wake);
           resolve();
         };
         const timer = setTimeout(wake, deadline - Date.now());
         this.waiters.add(wake);
-        req.once("close", wake);
+        res.once("close", wake);
       });
     }
   }
@@ -168,7 +180,7 @@ export class FakeServer {
     const path = url.pathname.startsWith(AGENT_API_BASE) ? url.pathname.slice(AGENT_API_BASE.length) : url.pathname;
     const method = req.method ?? "GET";
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
-      this.requests.push({ method, path, status, at: Date.now() });
+      this.requests.push({ method, path, query: url.search, status, at: Date.now() });
       if (res.destroyed) return;
       res.writeHead(status, { "content-type": "application/json", ...headers });
       res.end(JSON.stringify(body));
@@ -184,7 +196,7 @@ export class FakeServer {
     if (failure) {
       failure.times--;
       if (failure.drop) {
-        this.requests.push({ method, path, status: 0, at: Date.now() });
+        this.requests.push({ method, path, query: url.search, status: 0, at: Date.now() });
         req.socket.destroy();
         return;
       }
@@ -215,20 +227,21 @@ export class FakeServer {
         if (existing.secret === body.secret) return send(201, { enrollmentId: existing.enrollmentId, status: existing.status });
         if (existing.status !== "Denied") return error(409, `device name "${body.deviceName}" is taken`);
         existing.secret = body.secret;
-        existing.status = "Pending";
-        return send(201, { enrollmentId: existing.enrollmentId, status: "Pending" });
+        existing.status = this.autoDeny ? "Denied" : "Pending";
+        return send(201, { enrollmentId: existing.enrollmentId, status: existing.status });
       }
       const device: FakeDevice = {
         name: body.deviceName,
         enrollmentId: randomUUID(),
         secret: body.secret,
         labels: body.labels,
-        status: this.autoApprove ? "Approved" : "Pending",
+        status: this.autoApprove ? "Approved" : this.autoDeny ? "Denied" : "Pending",
         tokenIssued: false,
         revoked: false,
         decommission: false,
         reports: [],
         enrollPosts: 1,
+        actions: [],
       };
       this.devices.set(device.name, device);
       return send(201, { enrollmentId: device.enrollmentId, status: device.status });
@@ -240,7 +253,7 @@ export class FakeServer {
       if (!device) return error(404, "enrollment not found");
       if (req.headers["x-enrollment-secret"] !== device.secret) return error(401, "wrong enrollment secret");
       const { wait } = WaitQuery.parse(Object.fromEntries(url.searchParams));
-      await this.hold(wait, () => device.status !== "Pending", req);
+      await this.hold(wait, () => device.status !== "Pending", res);
       if (device.status === "Approved" && !device.tokenIssued) {
         device.tokenIssued = true;
         device.token = `tok_${randomBytes(16).toString("hex")}`;
@@ -265,9 +278,13 @@ export class FakeServer {
           answer.decommission = true;
           any = true;
         }
+        if (device.actions.length > 0) {
+          answer.actions = device.actions;
+          any = true;
+        }
         return any ? answer : null;
       };
-      await this.hold(wait, () => work() !== null || device.revoked, req);
+      await this.hold(wait, () => work() !== null || device.revoked, res);
       if (device.revoked) return error(401, "credential revoked");
       return send(200, work() ?? { actions: [] });
     }

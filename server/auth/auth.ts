@@ -30,7 +30,7 @@ export function createAuth(db: Db, secret: string) {
       return host ? [`http://${host}`, `https://${host}`] : [];
     },
     telemetry: { enabled: false },
-    logger: { disabled: process.env.NODE_ENV === "test" },
+    logger: { disabled: process.env.NODE_ENV === "test", level: "error" },
   });
 }
 export type Auth = ReturnType<typeof createAuth>;

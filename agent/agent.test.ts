@@ -1,0 +1,354 @@
+/**
+ * The Agent core against a fake protocol server (test-support/fake-server.ts): every branch
+ * of enrollment, polling, heartbeats, failures and decommission, with short timings.
+ */
+import pino from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Agent, exitCodeFor, type AgentOptions, type AgentTiming } from "./agent";
+import { ProtocolClient } from "./client";
+import { staticHealth } from "./health";
+import { AppliedSpecDocument, IdentityDocument, MemoryStateStore, type DocumentName, type StateStore } from "./state";
+import { eventually, FakeServer } from "./test-support/fake-server";
+
+const FAST: Partial<AgentTiming> = {
+  enrollWaitSeconds: 2,
+  pollWaitSeconds: 2,
+  retry: { baseMs: 20, capMs: 200 },
+  denied: { baseMs: 100, capMs: 400 },
+  ignoredWorkDelayMs: 300,
+};
+
+let server: FakeServer;
+const running: Agent[] = [];
+
+beforeEach(async () => {
+  server = await FakeServer.start();
+  server.heartbeatSeconds = 30; // heartbeats in these tests come from events, not the clock
+});
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((a) => a.stop()));
+  await server.close();
+});
+
+interface LogLine {
+  event?: string;
+  [key: string]: unknown;
+}
+
+function makeAgent(store: StateStore, options: Partial<AgentOptions> = {}) {
+  const lines: LogLine[] = [];
+  const logger = pino({ level: "debug" }, { write: (line: string) => lines.push(JSON.parse(line) as LogLine) });
+  const agent = new Agent({
+    identity: { name: "worker-0", labels: { site: "lab" }, platform: "linux-amd64", role: "worker", agentVersion: "0.1.0" },
+    client: new ProtocolClient({ serverUrl: server.url }),
+    store,
+    health: staticHealth({ cpu: "Healthy", memory: "Degraded", disk: "Healthy" }),
+    logger,
+    timing: FAST,
+    ...options,
+  });
+  running.push(agent);
+  const events = () => lines.map((l) => l.event);
+  return { agent, lines, events };
+}
+
+async function enrolledAgent(store: StateStore = new MemoryStateStore(), options: Partial<AgentOptions> = {}) {
+  const made = makeAgent(store, options);
+  const outcome = made.agent.start();
+  await eventually(() => server.devices.get("worker-0")?.status === "Pending", 5_000, "enrollment request");
+  server.approve("worker-0");
+  await eventually(() => server.device("worker-0").reports.length > 0, 5_000, "first heartbeat");
+  return { ...made, outcome, store };
+}
+
+describe("enrollment", () => {
+  it("saves the secret before asking, waits for approval, stores the token and heartbeats at once", async () => {
+    const store = new MemoryStateStore();
+    const { agent, events } = makeAgent(store);
+    void agent.start();
+    await eventually(() => agent.phase === "pending", 5_000, "enrollment request");
+
+    const pending = await store.read("identity", IdentityDocument);
+    expect(pending?.enrollment?.secret).toBe(server.device("worker-0").secret);
+    expect(pending?.enrollment?.secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(pending?.enrollment?.id).toBe(server.device("worker-0").enrollmentId);
+    expect(pending?.token).toBeUndefined();
+    expect(server.device("worker-0").labels).toEqual({ site: "lab" });
+    expect(agent.phase).toBe("pending");
+
+    server.approve("worker-0");
+    await eventually(() => server.device("worker-0").reports.length > 0, 5_000, "first heartbeat");
+    const approved = await store.read("identity", IdentityDocument);
+    expect(approved?.token).toBe(server.device("worker-0").token);
+    expect(approved?.enrollment).toBeUndefined(); // the secret is no longer needed
+    expect(server.device("worker-0").reports[0]).toEqual({
+      resources: { cpu: "Healthy", memory: "Degraded", disk: "Healthy" },
+      applications: [],
+      conditions: { rebooting: false },
+      config: { renderedVersion: 0 },
+      actions: [],
+    });
+    expect(events()).toEqual(expect.arrayContaining(["enrolled", "approved"]));
+  });
+
+  it("a restart while pending resumes waiting on the same request", async () => {
+    const store = new MemoryStateStore();
+    const first = makeAgent(store);
+    void first.agent.start();
+    await eventually(() => first.agent.phase === "pending", 5_000, "enrollment request");
+    expect(await first.agent.stop()).toEqual({ kind: "stopped" });
+
+    const second = makeAgent(store);
+    void second.agent.start();
+    await eventually(() => second.agent.phase === "pending", 5_000, "pending again");
+    server.approve("worker-0");
+    await eventually(() => second.agent.hasToken, 5_000, "token");
+    expect(server.count("POST", /^\/enrollments$/)).toBe(1);
+  });
+
+  it("a crash between saving the secret and storing the answer re-sends the same request", async () => {
+    const store = new MemoryStateStore();
+    const first = makeAgent(store);
+    void first.agent.start();
+    await eventually(() => first.agent.phase === "pending", 5_000, "enrollment request");
+    await first.agent.stop();
+    // Forget the id, as if the process died before the answer reached the disk.
+    const identity = await store.read("identity", IdentityDocument);
+    await store.write("identity", { ...identity, enrollment: { ...identity?.enrollment, id: undefined } });
+
+    const second = makeAgent(store);
+    void second.agent.start();
+    await eventually(() => second.agent.phase === "pending", 5_000, "pending again");
+    expect(server.device("worker-0").enrollPosts).toBe(2);
+    expect((await store.read("identity", IdentityDocument))?.enrollment?.id).toBe(server.device("worker-0").enrollmentId);
+  });
+
+  it("denied: backs off, asks again with a new secret, and gets in once approved", async () => {
+    const store = new MemoryStateStore();
+    const { agent, events } = makeAgent(store, { random: () => 0.99 });
+    void agent.start();
+    await eventually(() => server.devices.get("worker-0")?.status === "Pending", 5_000, "enrollment request");
+    const firstSecret = server.device("worker-0").secret;
+    server.autoDeny = true;
+    server.deny("worker-0");
+    await eventually(() => events().filter((e) => e === "denied").length >= 3, 5_000, "three denials");
+    // Growing backoff (≈100, 200, 400 ms), not a tight loop.
+    expect(server.count("POST", /^\/enrollments$/)).toBeLessThanOrEqual(4);
+    expect(server.device("worker-0").secret).not.toBe(firstSecret);
+
+    server.autoDeny = false;
+    await eventually(() => server.device("worker-0").status === "Pending", 5_000, "asked again");
+    server.approve("worker-0");
+    await eventually(() => agent.hasToken, 5_000, "token");
+  });
+
+  it("a name already taken is a fatal error (exit 1)", async () => {
+    const other = makeAgent(new MemoryStateStore());
+    void other.agent.start();
+    await eventually(() => server.devices.get("worker-0")?.status === "Pending", 5_000, "first request");
+
+    const { agent, lines } = makeAgent(new MemoryStateStore());
+    const outcome = await agent.start();
+    expect(outcome.kind).toBe("enrollment-conflict");
+    expect(exitCodeFor(outcome)).toBe(1);
+    expect(lines.some((l) => l.event === "enrollment.conflict" && /taken/.test(String(l.msg)))).toBe(true);
+  });
+
+  it("retries the enrollment request through server errors", async () => {
+    server.fail({ method: "POST", path: /^\/enrollments$/, status: 503, times: 2 });
+    server.fail({ method: "GET", path: /^\/enrollments\//, status: 500, times: 2 });
+    const { agent } = makeAgent(new MemoryStateStore());
+    void agent.start();
+    await eventually(() => agent.phase === "pending" && server.count("GET", /^\/enrollments\//) >= 3, 5_000, "pending");
+    server.approve("worker-0");
+    await eventually(() => agent.hasToken, 5_000, "token");
+    expect(agent.stats.errors).toBe(4);
+  });
+
+  it("refuses a state directory that belongs to another device", async () => {
+    const store = new MemoryStateStore();
+    await store.write("identity", { version: 1, deviceName: "someone-else", token: "t", decommissioning: false, decommissioned: false });
+    const outcome = await makeAgent(store).agent.start();
+    expect(outcome).toMatchObject({ kind: "state-error", message: expect.stringContaining("someone-else") });
+  });
+});
+
+describe("operation", () => {
+  it("applies a newer spec, persists it and reports its renderedVersion at once", async () => {
+    const { agent, store, events } = await enrolledAgent();
+    server.setSpec("worker-0", 3);
+    await eventually(() => server.device("worker-0").reports.some((r) => r.config.renderedVersion === 3), 2_000, "report of v3");
+    expect(await store.read("spec", AppliedSpecDocument)).toMatchObject({ renderedVersion: 3, spec: { config: { answer: 3 } } });
+    expect(agent.appliedVersion).toBe(3);
+    expect(events()).toContain("spec.applied");
+    // The next poll asks for newer than 3.
+    await eventually(() => server.requests.some((r) => r.path === "/work" && r.query.includes("specVersion=3")), 5_000, "poll at v3");
+  });
+
+  it("a restart with a stored token neither enrolls again nor re-applies its spec", async () => {
+    const store = new MemoryStateStore();
+    const first = await enrolledAgent(store);
+    server.setSpec("worker-0", 2);
+    await eventually(() => first.agent.appliedVersion === 2, 5_000, "v2");
+    await first.agent.stop();
+
+    const reportsBefore = server.device("worker-0").reports.length;
+    const second = makeAgent(store);
+    void second.agent.start();
+    await eventually(() => server.device("worker-0").reports.length > reportsBefore, 5_000, "heartbeat after restart");
+    expect(server.device("worker-0").reports.at(-1)?.config.renderedVersion).toBe(2);
+    expect(second.agent.stats.specsApplied).toBe(0);
+    expect(server.count("POST", /^\/enrollments$/)).toBe(1);
+    expect(second.events()).toContain("resumed");
+  });
+
+  it("heartbeats at the interval the server asks for", async () => {
+    server.heartbeatSeconds = 1;
+    const { agent } = await enrolledAgent();
+    const started = Date.now();
+    await eventually(() => agent.stats.heartbeats >= 3, 5_000, "three heartbeats");
+    // First at once, then one a second.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_800);
+  });
+
+  it("survives dropped connections and 5xx on /work and /status, backing off", async () => {
+    const { agent } = await enrolledAgent();
+    server.fail({ path: /^\/work$/, status: 503, times: 3 });
+    server.fail({ path: /^\/work$/, status: 0, drop: true, times: 2 });
+    server.fail({ path: /^\/status$/, status: 500, times: 2 });
+    // The poll in flight brings v5; the heartbeat it wakes and the next polls fail.
+    server.setSpec("worker-0", 5);
+    await eventually(() => server.device("worker-0").reports.some((r) => r.config.renderedVersion === 5), 10_000, "v5 reported");
+    await eventually(() => agent.stats.errors >= 7, 10_000, "all injected failures met");
+    // The poll loop is still alive.
+    server.setSpec("worker-0", 6);
+    await eventually(() => agent.appliedVersion === 6, 10_000, "v6 applied after failures");
+    expect(agent.phase).toBe("polling");
+    const failed = server.requests.filter((r) => r.path === "/work" && r.status !== 200);
+    expect(failed.map((r) => r.status)).toEqual([503, 503, 503, 0, 0]);
+  });
+
+  it("honours Retry-After on 429", async () => {
+    const { agent } = await enrolledAgent();
+    server.fail({ path: /^\/work$/, status: 429, retryAfter: "1" });
+    server.setSpec("worker-0", 1); // answers the poll in flight; the next one is limited
+    await eventually(() => server.requests.some((r) => r.status === 429), 5_000, "429");
+    server.setSpec("worker-0", 2); // so the poll after the wait answers at once
+    await eventually(() => agent.appliedVersion === 2, 5_000, "v2");
+    const polls = server.requests.filter((r) => r.path === "/work");
+    const limited = polls.findIndex((r) => r.status === 429);
+    const next = polls[limited + 1];
+    expect(next).toBeDefined();
+    expect((next?.at ?? 0) - (polls[limited]?.at ?? 0)).toBeGreaterThanOrEqual(950);
+  });
+
+  it("401 on /work: the credential was revoked, the agent ends with a non-zero exit", async () => {
+    const { outcome } = await enrolledAgent();
+    server.revoke("worker-0");
+    const result = await outcome;
+    expect(result).toMatchObject({ kind: "revoked", status: 401 });
+    expect(exitCodeFor(result)).toBe(1);
+  });
+
+  it("401 on /status ends the agent too", async () => {
+    const { outcome } = await enrolledAgent();
+    server.fail({ path: /^\/status$/, status: 401 });
+    server.setSpec("worker-0", 1); // wakes a heartbeat
+    expect(await outcome).toMatchObject({ kind: "revoked", status: 401 });
+  });
+
+  it("stop() aborts the long-poll in flight at once", async () => {
+    const { agent } = await enrolledAgent(new MemoryStateStore(), { timing: { ...FAST, pollWaitSeconds: 60 } });
+    server.maxWaitSeconds = 60;
+    await eventually(() => server.count("GET", /^\/work$/) === 0 && agent.stats.polls > 0, 5_000, "poll in flight");
+    const started = Date.now();
+    expect(await agent.stop()).toEqual({ kind: "stopped" });
+    expect(Date.now() - started).toBeLessThan(500);
+  });
+
+  it("does not spin on offered actions it does not take", async () => {
+    const { agent, events } = await enrolledAgent();
+    server.offerAction("worker-0");
+    await new Promise((r) => setTimeout(r, 1_000));
+    // ignoredWorkDelayMs is 300: about 4 polls a second, not thousands.
+    const polls = server.requests.filter((r) => r.path === "/work").length;
+    expect(polls).toBeLessThanOrEqual(6);
+    expect(events().filter((e) => e === "action.ignored")).toHaveLength(1);
+    expect(agent.phase).toBe("polling");
+    expect(server.device("worker-0").reports.every((r) => r.actions.length === 0)).toBe(true);
+  });
+
+  it("silence() stops polls and heartbeats for a while, then it comes back", async () => {
+    server.heartbeatSeconds = 1;
+    const { agent } = await enrolledAgent();
+    agent.silence(1_500);
+    await new Promise((r) => setTimeout(r, 100));
+    const before = server.requests.length;
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(server.requests.length).toBe(before);
+    await eventually(() => server.requests.length > before, 3_000, "back after silence");
+  });
+});
+
+describe("decommission", () => {
+  it("reports Started then Completed, deletes the spec, wipes the token and exits 0", async () => {
+    const { agent, outcome, store, events } = await enrolledAgent();
+    server.setSpec("worker-0", 4);
+    await eventually(() => agent.appliedVersion === 4, 5_000, "v4");
+    server.decommission("worker-0");
+    const result = await outcome;
+    expect(result).toEqual({ kind: "decommissioned", state: "Completed" });
+    expect(exitCodeFor(result)).toBe(0);
+    const states = server.device("worker-0").reports.flatMap((r) => (r.decommissioning ? [r.decommissioning.state] : []));
+    expect(states).toEqual(["Started", "Completed"]);
+    expect(await store.read("spec", AppliedSpecDocument)).toBeNull();
+    const identity = await store.read("identity", IdentityDocument);
+    expect(identity).toMatchObject({ deviceName: "worker-0", decommissioned: true });
+    expect(identity?.token).toBeUndefined();
+    expect(identity?.enrollment).toBeUndefined();
+    expect(events()).toEqual(expect.arrayContaining(["decommission.requested", "decommission.started", "decommission.step", "decommission.completed", "decommission.credential-wiped"]));
+
+    // A restart with that state directory does nothing.
+    expect(await makeAgent(store).agent.start()).toEqual({ kind: "already-decommissioned" });
+  });
+
+  it("a failed step is reported as Error with its info, and the agent still stops using the token", async () => {
+    const inner = new MemoryStateStore();
+    const store: StateStore = {
+      read: (name, schema) => inner.read(name, schema),
+      write: (name, value) => inner.write(name, value),
+      remove: async (name: DocumentName) => {
+        if (name === "spec") throw new Error("disk on fire");
+        return inner.remove(name);
+      },
+      close: () => inner.close(),
+    };
+    const { outcome } = await enrolledAgent(store);
+    server.decommission("worker-0");
+    expect(await outcome).toEqual({ kind: "decommissioned", state: "Error", info: "remove applied spec: disk on fire" });
+    expect(server.device("worker-0").reports.at(-1)?.decommissioning).toEqual({ state: "Error", info: "remove applied spec: disk on fire" });
+    expect((await inner.read("identity", IdentityDocument))?.token).toBeUndefined();
+  });
+
+  it("retries the Completed report through server errors", async () => {
+    const { outcome } = await enrolledAgent();
+    server.fail({ path: /^\/status$/, status: 503, times: 3 });
+    server.decommission("worker-0");
+    expect(await outcome).toMatchObject({ kind: "decommissioned", state: "Completed" });
+    const states = server.device("worker-0").reports.flatMap((r) => (r.decommissioning ? [r.decommissioning.state] : []));
+    expect(states).toEqual(["Started", "Completed"]);
+  });
+
+  it("after a crash between Completed and the wipe, a restart finishes the wipe on 401", async () => {
+    const store = new MemoryStateStore();
+    const first = await enrolledAgent(store);
+    await first.agent.stop();
+    const identity = await store.read("identity", IdentityDocument);
+    await store.write("identity", { ...identity, decommissioning: true });
+    server.revoke("worker-0"); // the server saw Completed and revoked the credential
+
+    const outcome = await makeAgent(store).agent.start();
+    expect(outcome).toEqual({ kind: "decommissioned", state: "Completed" });
+    expect((await store.read("identity", IdentityDocument))?.decommissioned).toBe(true);
+  });
+});

@@ -1,0 +1,92 @@
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ArgsError, parseAgentArgs, parseSimulateArgs } from "./env";
+
+const base = ["--server", "http://localhost:3000", "--name", "worker-0", "--state-dir", "/tmp/drover-agent"];
+
+describe("agent command line", () => {
+  it("parses a full command line", () => {
+    const config = parseAgentArgs([...base, "--labels", "site=lab, env=dev", "--platform", "linux-arm64", "--role", "controller"]);
+    expect(config).toEqual({
+      server: "http://localhost:3000",
+      name: "worker-0",
+      stateDir: "/tmp/drover-agent",
+      labels: { site: "lab", env: "dev" },
+      platform: "linux-arm64",
+      role: "controller",
+      logLevel: "info",
+    });
+  });
+
+  it("fills defaults: no labels, this host's platform, worker", () => {
+    const config = parseAgentArgs([...base.slice(0, 4), "--state-dir", "rel/dir"]);
+    if (config === "help") throw new Error("unexpected help");
+    expect(config.labels).toEqual({});
+    expect(config.platform).toMatch(/^[a-z0-9]+-[a-z0-9]+$/);
+    expect(config.role).toBe("worker");
+    expect(config.stateDir).toBe(path.resolve("rel/dir"));
+  });
+
+  it("strips a trailing slash from the server URL", () => {
+    const config = parseAgentArgs(["--server", "https://drover.example/base/", "--name", "a", "--state-dir", "/x"]);
+    expect(config !== "help" && config.server).toBe("https://drover.example/base");
+  });
+
+  it("answers --help and -h", () => {
+    expect(parseAgentArgs(["--help"])).toBe("help");
+    expect(parseAgentArgs(["-h"])).toBe("help");
+  });
+
+  const bad: [string, string[], RegExp][] = [
+    ["no arguments", [], /--server: is required.*--name: is required.*--state-dir: is required/],
+    ["server not a URL", ["--server", "localhost", "--name", "a", "--state-dir", "/x"], /--server: must be an http/],
+    ["server not http", ["--server", "ftp://h", "--name", "a", "--state-dir", "/x"], /--server: must be an http/],
+    ["uppercase name", ["--server", "http://h", "--name", "Worker", "--state-dir", "/x"], /--name: lowercase/],
+    ["name too long", ["--server", "http://h", "--name", "a".repeat(64), "--state-dir", "/x"], /--name:/],
+    ["label without =", [...base, "--labels", "site"], /--labels: label "site" is not key=value/],
+    ["bad label value", [...base, "--labels", "site=a b"], /--labels: invalid label value/],
+    ["bad platform", [...base, "--platform", "linux"], /--platform: os-arch/],
+    ["bad role", [...base, "--role", "boss"], /--role:/],
+    ["bad log level", [...base, "--log-level", "loud"], /--log-level:/],
+    ["unknown option", [...base, "--token", "x"], /Unknown option '--token'/],
+    ["stray positional", [...base, "extra"], /positional/],
+    ["option without value", ["--server"], /--server/],
+  ];
+  it.each(bad)("rejects %s", (_name, argv, message) => {
+    expect(() => parseAgentArgs(argv)).toThrow(ArgsError);
+    expect(() => parseAgentArgs(argv)).toThrow(message);
+  });
+});
+
+describe("simulator command line", () => {
+  it("parses knobs and fills defaults", () => {
+    const config = parseSimulateArgs(["--server", "http://h:1", "--agents", "100", "--degraded", "0.2", "--heartbeat-jitter"]);
+    if (config === "help") throw new Error("unexpected help");
+    expect(config).toMatchObject({
+      agents: 100,
+      prefix: "sim",
+      labels: { simulated: "true" },
+      degraded: 0.2,
+      error: 0.02,
+      restarts: 0.05,
+      flap: 0.01,
+      silent: 0.01,
+      heartbeatJitter: true,
+      rate: 200,
+      stateDir: undefined,
+    });
+  });
+
+  const bad: [string, string[], RegExp][] = [
+    ["missing --agents", ["--server", "http://h"], /--agents: is required/],
+    ["zero agents", ["--server", "http://h", "--agents", "0"], /--agents:/],
+    ["fractional agents", ["--server", "http://h", "--agents", "1.5"], /--agents: must be a whole number/],
+    ["share above 1", ["--server", "http://h", "--agents", "5", "--flap", "1.5"], /--flap: must be between 0 and 1/],
+    ["degraded + error above 1", ["--server", "http://h", "--agents", "5", "--degraded", "0.6", "--error", "0.6"], /must not exceed 1/],
+    ["bad prefix", ["--server", "http://h", "--agents", "5", "--prefix", "Sim"], /--prefix:/],
+    ["bad rate", ["--server", "http://h", "--agents", "5", "--rate", "0"], /--rate:/],
+  ];
+  it.each(bad)("rejects %s", (_name, argv, message) => {
+    expect(() => parseSimulateArgs(argv)).toThrow(message);
+  });
+});

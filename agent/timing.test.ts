@@ -1,0 +1,84 @@
+import { describe, expect, it } from "vitest";
+import { Backoff, jittered, sleep, Waker } from "./timing";
+
+describe("Backoff (exponential, full jitter)", () => {
+  it("doubles the ceiling from base up to the cap", () => {
+    const backoff = new Backoff({ baseMs: 1_000, capMs: 30_000, random: () => 0.5 });
+    const ceilings: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      ceilings.push(backoff.ceiling());
+      backoff.next();
+    }
+    expect(ceilings).toEqual([1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000, 30_000]);
+  });
+
+  it("every delay lies in [0, ceiling], at both ends of the random range", () => {
+    for (const random of [() => 0, () => 0.999999, Math.random]) {
+      const backoff = new Backoff({ baseMs: 1_000, capMs: 30_000, random });
+      for (let attempt = 0; attempt < 50; attempt++) {
+        const ceiling = backoff.ceiling();
+        const delay = backoff.next();
+        expect(delay).toBeGreaterThanOrEqual(0);
+        expect(delay).toBeLessThanOrEqual(ceiling);
+        expect(delay).toBeLessThanOrEqual(30_000);
+      }
+    }
+  });
+
+  it("is spread out, not lock-step: many agents at the same attempt wait different times", () => {
+    const delays = new Set<number>();
+    for (let agent = 0; agent < 200; agent++) {
+      const backoff = new Backoff({ baseMs: 1_000, capMs: 30_000 });
+      for (let i = 0; i < 4; i++) backoff.next();
+      delays.add(backoff.next());
+    }
+    expect(delays.size).toBeGreaterThan(150);
+    const values = [...delays];
+    expect(Math.min(...values)).toBeLessThan(4_000);
+    expect(Math.max(...values)).toBeGreaterThan(12_000);
+  });
+
+  it("starts over after reset", () => {
+    const backoff = new Backoff({ baseMs: 100, capMs: 1_000, random: () => 0.999 });
+    for (let i = 0; i < 10; i++) backoff.next();
+    expect(backoff.ceiling()).toBe(1_000);
+    backoff.reset();
+    expect(backoff.attempts).toBe(0);
+    expect(backoff.next()).toBeLessThanOrEqual(100);
+  });
+
+  it("does not overflow after very many attempts", () => {
+    const backoff = new Backoff({ baseMs: 1_000, capMs: 30_000, random: () => 0.5 });
+    for (let i = 0; i < 5_000; i++) backoff.next();
+    expect(backoff.next()).toBe(15_000);
+  });
+});
+
+describe("jittered", () => {
+  it("stays within ±fraction", () => {
+    expect(jittered(10_000, 0.2, () => 0)).toBe(8_000);
+    expect(jittered(10_000, 0.2, () => 0.999999)).toBe(12_000);
+    expect(jittered(10_000, 0, () => 0)).toBe(10_000);
+  });
+});
+
+describe("sleep and Waker", () => {
+  it("sleep ends early on abort", async () => {
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort(), 20);
+    await sleep(10_000, controller.signal);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it("a wake cuts the sleep short; a wake with nobody asleep is kept for the next sleep", async () => {
+    const waker = new Waker();
+    setTimeout(() => waker.wake(), 20);
+    expect(await waker.sleep(10_000)).toBe(true);
+    waker.wake();
+    const started = Date.now();
+    expect(await waker.sleep(10_000)).toBe(true);
+    expect(Date.now() - started).toBeLessThan(100);
+    expect(await waker.sleep(10)).toBe(false);
+  });
+});

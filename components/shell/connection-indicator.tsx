@@ -1,0 +1,23 @@
+"use client";
+
+import { useLive } from "../live/live-updates";
+import { cx } from "../ui/cx";
+
+export function ConnectionIndicator() {
+  const { state } = useLive();
+  const label = state === "live" ? "Live" : state === "connecting" ? "Connecting…" : "Reconnecting…";
+  return (
+    <span
+      className="inline-flex items-center gap-1.5 text-xs text-slate-500"
+      data-testid="live-indicator"
+      data-state={state}
+      title={state === "live" ? "Receiving live updates" : "Live updates are paused; the page will catch up when the connection is back"}
+    >
+      <span className="relative flex size-2">
+        {state === "live" && <span className="absolute inline-flex size-full animate-ping rounded-full bg-emerald-400 opacity-60" />}
+        <span className={cx("relative inline-flex size-2 rounded-full", state === "live" ? "bg-emerald-500" : "bg-amber-500")} />
+      </span>
+      <span className={cx(state !== "live" && "font-medium text-amber-700")}>{label}</span>
+    </span>
+  );
+}

@@ -1,0 +1,73 @@
+"use client";
+
+import Link from "next/link";
+import { usePathname } from "next/navigation";
+import { useQuery } from "@tanstack/react-query";
+import type { ReactNode } from "react";
+import { useTRPC } from "../trpc";
+import { cx } from "../ui/cx";
+import { DevicesIcon, EnrollIcon, EventsIcon, Logo, OverviewIcon } from "./icons";
+
+interface NavItem {
+  href: string;
+  label: string;
+  icon: ReactNode;
+  badge?: number;
+}
+
+function isActive(pathname: string, href: string): boolean {
+  return href === "/" ? pathname === "/" : pathname === href || pathname.startsWith(`${href}/`);
+}
+
+export function Nav() {
+  const pathname = usePathname();
+  const trpc = useTRPC();
+  const counts = useQuery(trpc.devices.counts.queryOptions());
+  const pending = counts.data?.pendingEnrollments ?? 0;
+
+  const items: NavItem[] = [
+    { href: "/", label: "Overview", icon: <OverviewIcon /> },
+    { href: "/devices", label: "Devices", icon: <DevicesIcon /> },
+    { href: "/enrollments", label: "Enrollments", icon: <EnrollIcon />, badge: pending },
+    { href: "/events", label: "Events", icon: <EventsIcon /> },
+  ];
+
+  return (
+    <nav className="flex h-full flex-col" aria-label="Main">
+      <Link href="/" className="flex items-center gap-2.5 px-4 py-4">
+        <Logo />
+        <span className="text-[15px] font-semibold tracking-tight text-white">Drover</span>
+      </Link>
+      <ul className="mt-2 space-y-0.5 px-2">
+        {items.map((item) => {
+          const active = isActive(pathname, item.href);
+          return (
+            <li key={item.href}>
+              <Link
+                href={item.href}
+                aria-current={active ? "page" : undefined}
+                className={cx(
+                  "flex items-center gap-2.5 rounded-md px-2.5 py-2 text-sm font-medium transition-colors",
+                  active ? "bg-white/10 text-white" : "text-slate-400 hover:bg-white/5 hover:text-slate-100",
+                )}
+              >
+                {item.icon}
+                <span className="flex-1">{item.label}</span>
+                {item.badge !== undefined && item.badge > 0 && (
+                  <span
+                    data-testid="nav-pending-enrollments"
+                    className="min-w-5 rounded-full bg-amber-400 px-1.5 text-center text-[11px] leading-5 font-semibold text-slate-900 tabular-nums"
+                    title={`${item.badge} pending enrollment request${item.badge === 1 ? "" : "s"}`}
+                  >
+                    {item.badge}
+                  </span>
+                )}
+              </Link>
+            </li>
+          );
+        })}
+      </ul>
+      <div className="mt-auto px-4 py-4 text-[11px] text-slate-500">Fleet orchestration console</div>
+    </nav>
+  );
+}

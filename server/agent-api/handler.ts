@@ -1,0 +1,162 @@
+/**
+ * The device-facing API (../shared/AGENT_PROTOCOL.md) on plain node:http, not Next: a held
+ * long-poll costs ≈10 MB per 1,000 here against ≈60 MB in a Next route handler (STACK.md).
+ * A waiting poll is parked in memory and woken by a bus event for its device, never by
+ * polling the database.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { z } from "zod";
+import {
+  AGENT_API_BASE,
+  EnrollmentRequestBody,
+  StatusReport,
+  WaitQuery,
+  WorkQuery,
+  describeZodError,
+  type WorkResponse,
+} from "../../lib/protocol";
+import type { ServerContext } from "../context";
+import { AppError, invalid, notFound } from "../errors";
+import { queryObject, RateLimiter, readJson, sendError, sendJson } from "../lib/http";
+import { awaitDecision, createEnrollment } from "../enrollments/enrollments";
+import { authenticateDevice } from "../devices/credentials";
+import { ingestStatus } from "../devices/heartbeat";
+import { pendingWork } from "../devices/work";
+import { topics } from "../bus";
+import { agentOpenApi } from "./openapi";
+
+function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
+  const r = schema.safeParse(value);
+  if (!r.success) throw invalid(describeZodError(r.error));
+  return r.data;
+}
+
+export interface WakePayload {
+  /** When the change that makes work happened (ms since epoch), for the wake-latency metric. */
+  at: number;
+}
+
+export function createAgentApi(ctx: ServerContext) {
+  // Per-device and per-name limits: generous for a well-behaved agent, a wall for a loop.
+  const perDevice = new RateLimiter(10, 40);
+  const perEnrollment = new RateLimiter(2, 10);
+
+  async function work(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
+    const device = await authenticateDevice(ctx, req.headers.authorization);
+    perDevice.take(device.id);
+    const q = parse(WorkQuery, queryObject(url));
+    const ready = await pendingWork(ctx, device.id, q.specVersion);
+    if (ready || q.wait === 0) {
+      sendJson(res, 200, ready ?? { actions: [] });
+      return 200;
+    }
+    return park(req, res, device.id, q.specVersion, q.wait);
+  }
+
+  function park(req: IncomingMessage, res: ServerResponse, deviceId: string, specVersion: number, waitSeconds: number): Promise<number> {
+    return new Promise((resolve) => {
+      let settled = false;
+      let checking = false;
+      ctx.metrics.heldPolls.inc();
+      const finish = (body: WorkResponse, wake?: WakePayload) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        unsubscribe();
+        req.off("close", onClose);
+        ctx.metrics.heldPolls.dec();
+        if (wake) ctx.metrics.wakeSeconds.observe((Date.now() - wake.at) / 1000);
+        sendJson(res, 200, body);
+        resolve(200);
+      };
+      const onWake = (wake?: WakePayload) => {
+        if (settled || checking) return;
+        checking = true;
+        pendingWork(ctx, deviceId, specVersion)
+          .then((ready) => {
+            checking = false;
+            if (ready) finish(ready, wake);
+          })
+          .catch((err: unknown) => {
+            checking = false;
+            ctx.log.error({ err, deviceId }, "work check failed");
+          });
+      };
+      const onClose = () => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        unsubscribe();
+        ctx.metrics.heldPolls.dec();
+        resolve(499);
+      };
+      const unsubscribe = ctx.bus.subscribe<WakePayload>(topics.device(deviceId), onWake);
+      const timer = setTimeout(() => finish({ actions: [] }), waitSeconds * 1000);
+      req.on("close", onClose);
+    });
+  }
+
+  async function enroll(req: IncomingMessage, res: ServerResponse): Promise<number> {
+    const body = parse(EnrollmentRequestBody, await readJson(req));
+    perEnrollment.take(`name:${body.deviceName}`);
+    const created = await createEnrollment(ctx, body);
+    sendJson(res, 201, created);
+    return 201;
+  }
+
+  async function enrollmentStatus(req: IncomingMessage, res: ServerResponse, url: URL, id: string): Promise<number> {
+    const secret = req.headers["x-enrollment-secret"];
+    if (typeof secret !== "string" || secret === "") throw new AppError("UNAUTHENTICATED", "missing X-Enrollment-Secret header");
+    perEnrollment.take(`id:${id}`);
+    const q = parse(WaitQuery, queryObject(url));
+    const abort = new AbortController();
+    const onClose = () => abort.abort();
+    req.on("close", onClose);
+    try {
+      const decision = await awaitDecision(ctx, id, secret, q.wait, abort.signal);
+      sendJson(res, 200, decision);
+      return 200;
+    } finally {
+      req.off("close", onClose);
+    }
+  }
+
+  async function status(req: IncomingMessage, res: ServerResponse): Promise<number> {
+    const device = await authenticateDevice(ctx, req.headers.authorization);
+    perDevice.take(device.id);
+    const report = parse(StatusReport, await readJson(req));
+    await ingestStatus(ctx, device, report);
+    sendJson(res, 200, { heartbeatSeconds: ctx.heartbeatSeconds });
+    return 200;
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<{ name: string; status: number }> {
+    const path = url.pathname.slice(AGENT_API_BASE.length).replace(/\/+$/, "");
+    const method = req.method ?? "GET";
+    if (path === "/work" && method === "GET") return { name: "work", status: await work(req, res, url) };
+    if (path === "/status" && method === "POST") return { name: "status", status: await status(req, res) };
+    if (path === "/enrollments" && method === "POST") return { name: "enroll", status: await enroll(req, res) };
+    const m = /^\/enrollments\/([^/]+)$/.exec(path);
+    if (m?.[1] && method === "GET") return { name: "enrollment", status: await enrollmentStatus(req, res, url, decodeURIComponent(m[1])) };
+    if (path === "/openapi.json" && method === "GET") {
+      sendJson(res, 200, agentOpenApi());
+      return { name: "openapi", status: 200 };
+    }
+    throw notFound(`${method} ${url.pathname}`);
+  }
+
+  return async function handleAgentApi(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    let name = "unknown";
+    let code: number;
+    try {
+      const r = await route(req, res, url);
+      name = r.name;
+      code = r.status;
+    } catch (error) {
+      code = sendError(res, error, ctx.log);
+      // Leave the connection usable: drain what the client still sends.
+      req.resume();
+    }
+    ctx.metrics.agentRequests.inc({ route: name, status: String(code) });
+  };
+}

@@ -1,0 +1,63 @@
+/** The agent protocol as OpenAPI, built from the same zod schemas the handlers use. */
+import {
+  AGENT_API_BASE,
+  EnrollmentCreated,
+  EnrollmentDecision,
+  EnrollmentRequestBody,
+  StatusReport,
+  StatusResponse,
+  WorkResponse,
+} from "../../lib/protocol";
+import { errorResponses, jsonContent } from "../lib/openapi";
+
+let cached: Record<string, unknown> | null = null;
+
+export function agentOpenApi(): Record<string, unknown> {
+  cached ??= {
+    openapi: "3.1.0",
+    info: { title: "Drover agent protocol", version: "1" },
+    servers: [{ url: AGENT_API_BASE }],
+    components: { securitySchemes: { device: { type: "http", scheme: "bearer" } } },
+    security: [{ device: [] }],
+    paths: {
+      "/enrollments": {
+        post: {
+          summary: "Ask to join the fleet (idempotent for the same deviceName and secret)",
+          security: [],
+          requestBody: { required: true, content: jsonContent(EnrollmentRequestBody, "input") },
+          responses: { "201": { description: "Enrollment request", content: jsonContent(EnrollmentCreated) }, ...errorResponses(400, 409, 413, 429) },
+        },
+      },
+      "/enrollments/{id}": {
+        get: {
+          summary: "Wait up to `wait` seconds (max 60) for the decision; the token appears in the first answer after approval only",
+          security: [],
+          parameters: [
+            { name: "id", in: "path", required: true, schema: { type: "string" } },
+            { name: "wait", in: "query", schema: { type: "integer", minimum: 0, maximum: 60 } },
+            { name: "X-Enrollment-Secret", in: "header", required: true, schema: { type: "string" } },
+          ],
+          responses: { "200": { description: "Decision", content: jsonContent(EnrollmentDecision) }, ...errorResponses(400, 401, 404, 429) },
+        },
+      },
+      "/work": {
+        get: {
+          summary: "Long-poll for work: answers at once when there is some, else within 100 ms of it appearing, or after `wait` seconds",
+          parameters: [
+            { name: "specVersion", in: "query", schema: { type: "integer", minimum: 0 } },
+            { name: "wait", in: "query", schema: { type: "integer", minimum: 0, maximum: 60 } },
+          ],
+          responses: { "200": { description: "Work", content: jsonContent(WorkResponse) }, ...errorResponses(400, 401, 403, 429) },
+        },
+      },
+      "/status": {
+        post: {
+          summary: "Heartbeat: the device's status and its whole action queue",
+          requestBody: { required: true, content: jsonContent(StatusReport, "input") },
+          responses: { "200": { description: "Next heartbeat interval", content: jsonContent(StatusResponse) }, ...errorResponses(400, 401, 403, 413, 429) },
+        },
+      },
+    },
+  };
+  return cached;
+}

@@ -1,0 +1,36 @@
+/**
+ * The controllers' clock: the safety sweep (DESIGN.md §1) and the device-status gauges.
+ * Reactive work happens where events occur; this only catches what time alone changes.
+ */
+import type { ServerContext } from "./context";
+import { sweepDisconnected } from "./devices/sweep";
+import { deviceCounts } from "./devices/queries";
+
+export function startControllers(ctx: ServerContext): { stop(): void } {
+  let running = false;
+  let stopped = false;
+  const tick = async () => {
+    if (running || stopped) return;
+    running = true;
+    try {
+      await sweepDisconnected(ctx);
+      const counts = await deviceCounts(ctx);
+      ctx.metrics.devicesByStatus.reset();
+      for (const axis of ["summary", "updated", "applicationSummary", "lifecycle"] as const) {
+        for (const [status, n] of Object.entries(counts[axis])) ctx.metrics.devicesByStatus.set({ axis, status }, n);
+      }
+    } catch (err) {
+      if (!stopped) ctx.log.error({ err }, "sweep failed");
+    } finally {
+      running = false;
+    }
+  };
+  const timer = setInterval(() => void tick(), ctx.env.DROVER_SWEEP_SECONDS * 1000);
+  timer.unref();
+  return {
+    stop() {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * Small helpers for the lean node:http handlers (agent API, operator REST): JSON bodies with
+ * a size limit, JSON answers, and the protocol's error shape.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { MAX_BODY_BYTES, type ErrorBody } from "../../lib/protocol";
+import { AppError, toAppError } from "../errors";
+import type { Logger } from "../logger";
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+export function sendError(res: ServerResponse, error: unknown, log?: Logger): number {
+  const app = toAppError(error);
+  if (app.code === "INTERNAL") log?.error({ err: error }, "request failed");
+  const body: ErrorBody = { error: { code: app.code, message: app.message } };
+  const headers: Record<string, string> = {};
+  if (app.retryAfterSeconds !== undefined) headers["retry-after"] = String(Math.ceil(app.retryAfterSeconds));
+  sendJson(res, app.status, body, headers);
+  return app.status;
+}
+
+/** Reads a JSON body of at most 1 MiB (413 beyond); an empty body reads as undefined. */
+export async function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
+  const declared = Number(req.headers["content-length"] ?? "0");
+  if (declared > limit) throw new AppError("TOO_LARGE", `body over ${limit} bytes`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new AppError("TOO_LARGE", `body over ${limit} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  if (size === 0) return undefined;
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch {
+    throw new AppError("INVALID_REQUEST", "body: not valid JSON");
+  }
+}
+
+/** Drains an oversized body without buffering so the 413 reaches the client. */
+export function discardBody(req: IncomingMessage): void {
+  req.resume();
+}
+
+export function queryObject(url: URL): Record<string, string> {
+  return Object.fromEntries(url.searchParams.entries());
+}
+
+/** A token bucket per key: `rate` per second, bursts of `burst`. In memory, per process. */
+export class RateLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(
+    private readonly rate: number,
+    private readonly burst: number,
+  ) {}
+
+  take(key: string, now = Date.now()): void {
+    const b = this.buckets.get(key) ?? { tokens: this.burst, at: now };
+    b.tokens = Math.min(this.burst, b.tokens + ((now - b.at) / 1000) * this.rate);
+    b.at = now;
+    if (b.tokens < 1) {
+      this.buckets.set(key, b);
+      throw new AppError("RATE_LIMITED", "too many requests", (1 - b.tokens) / this.rate);
+    }
+    b.tokens -= 1;
+    this.buckets.set(key, b);
+    if (this.buckets.size > 100_000) this.prune(now);
+  }
+
+  private prune(now: number): void {
+    for (const [k, b] of this.buckets) if (now - b.at > 60_000) this.buckets.delete(k);
+  }
+}

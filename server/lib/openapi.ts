@@ -1,0 +1,26 @@
+/** OpenAPI 3.1 building blocks from zod schemas (zod 4's own JSON Schema output). */
+import { z } from "zod";
+import { ErrorBody } from "../../lib/protocol";
+
+export function jsonSchema(schema: z.ZodType, io: "input" | "output" = "output"): Record<string, unknown> {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<string, unknown>;
+  return rest;
+}
+
+export function jsonContent(schema: z.ZodType, io: "input" | "output" = "output") {
+  return { "application/json": { schema: jsonSchema(schema, io) } };
+}
+
+const ERROR_TEXT: Record<number, string> = {
+  400: "INVALID_REQUEST: malformed or fails validation; the message names the field",
+  401: "UNAUTHENTICATED: missing, unknown or revoked token",
+  403: "FORBIDDEN",
+  404: "NOT_FOUND",
+  409: "CONFLICT: a transition the state machine does not allow",
+  413: "TOO_LARGE: body over 1 MiB",
+  429: "RATE_LIMITED (see Retry-After)",
+};
+
+export function errorResponses(...statuses: number[]) {
+  return Object.fromEntries(statuses.map((s) => [String(s), { description: ERROR_TEXT[s] ?? "error", content: jsonContent(ErrorBody) }]));
+}

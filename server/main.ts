@@ -1,0 +1,212 @@
+/**
+ * Drover's one server process: the console (Next.js), tRPC, better-auth, the operator REST
+ * API, the agent API (lean node:http path for the long-poll), /metrics, and the controllers.
+ *
+ *   npm start                   production (builds the console first if needed)
+ *   tsx server/main.ts --dev    Next in development mode
+ */
+import http from "node:http";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { createHTTPHandler } from "@trpc/server/adapters/standalone";
+import { toNodeHandler, fromNodeHeaders } from "better-auth/node";
+import { readEnv, heartbeatSeconds, type Env } from "./env";
+import { openDb, type Db } from "./db";
+import { migrate } from "./migrate";
+import { Bus } from "./bus";
+import { logger as rootLogger } from "./logger";
+import { createMetrics } from "./metrics";
+import type { ServerContext } from "./context";
+import { authSecret, createAuth, ensureAdmin, principalFromSession, principalFromToken, type Auth } from "./auth/auth";
+import { appRouter } from "./trpc/router";
+import { createAgentApi } from "./agent-api/handler";
+import { createRestApi, REST_BASE } from "./rest/handler";
+import { AGENT_API_BASE } from "../lib/protocol";
+import { startControllers } from "./controllers";
+import { sendJson } from "./lib/http";
+import type { Principal } from "./auth/roles";
+
+const root = path.resolve(import.meta.dirname, "..");
+
+export interface StartOptions {
+  env?: Partial<Record<keyof Env, string>>;
+  /** Serve the console through Next (false in API-only tests). */
+  console?: boolean;
+  dev?: boolean;
+  /** Skip `prisma migrate deploy` (the database is already at the schema). */
+  skipMigrate?: boolean;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  ctx: ServerContext;
+  auth: Auth;
+  close(): Promise<void>;
+}
+
+async function loadRestoredAt(db: Db): Promise<Date | null> {
+  const row = await db.serverState.findUnique({ where: { key: "restoredAt" } });
+  return row ? new Date(row.value) : null;
+}
+
+/** Pages anyone may see; everything else of the console needs a session. */
+function isPublicPage(pathname: string): boolean {
+  return pathname === "/login" || pathname.startsWith("/_next/") || pathname === "/favicon.ico" || /\.(svg|png|ico|css|js|txt|woff2?)$/.test(pathname);
+}
+
+/** CSRF: a cookie-authenticated mutation must come from this origin (SameSite=Lax already blocks most). */
+function sameOrigin(req: http.IncomingMessage): boolean {
+  const origin = req.headers.origin;
+  if (!origin) return req.headers["sec-fetch-site"] === undefined || req.headers["sec-fetch-site"] === "same-origin";
+  try {
+    return new URL(origin).host === req.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
+  const env = readEnv({ ...process.env, ...options.env });
+  const log = rootLogger.child({}, { level: env.LOG_LEVEL });
+  if (!options.skipMigrate) await migrate(env.DATABASE_URL);
+  const db = await openDb(env.DATABASE_URL);
+  const metrics = createMetrics();
+  const ctx: ServerContext = {
+    db,
+    bus: new Bus(),
+    env,
+    log,
+    metrics,
+    statusSettings: { disconnectionTimeoutSeconds: env.DROVER_DISCONNECTION_TIMEOUT_SECONDS, restoredAt: await loadRestoredAt(db) },
+    heartbeatSeconds: heartbeatSeconds(env),
+    now: () => new Date(),
+  };
+  const auth = createAuth(db, await authSecret(db, env.DROVER_AUTH_SECRET));
+  await ensureAdmin(auth, db, env.DROVER_ADMIN_PASSWORD, log);
+
+  const agentApi = createAgentApi(ctx);
+  const restApi = createRestApi(ctx, auth);
+  const authHandler = toNodeHandler(auth);
+
+  async function principalOf(req: http.IncomingMessage): Promise<Principal | null> {
+    const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "");
+    if (bearer?.[1]) return principalFromToken(db, bearer[1], ctx.now());
+    return principalFromSession(auth, fromNodeHeaders(req.headers));
+  }
+
+  const trpcHandler = createHTTPHandler({
+    router: appRouter,
+    basePath: "/api/trpc/",
+    createContext: async ({ req }) => ({ server: ctx, auth, principal: await principalOf(req) }),
+    onError: ({ error, path: p }) => {
+      if (error.code === "INTERNAL_SERVER_ERROR") log.error({ err: error, path: p }, "tRPC error");
+    },
+  });
+
+  let next: { handle: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>; close: () => Promise<void> } | null = null;
+  if (options.console !== false) {
+    const { default: createNext } = await import("next");
+    const app = createNext({ dev: options.dev ?? false, dir: root, quiet: true });
+    await app.prepare();
+    const handle = app.getRequestHandler();
+    next = { handle: (req, res) => handle(req, res), close: () => app.close() };
+  }
+
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://drover.local");
+    const p = url.pathname;
+    const fail = (err: unknown) => {
+      log.error({ err, path: p }, "request failed");
+      if (!res.headersSent) sendJson(res, 500, { error: { code: "INTERNAL", message: "internal error" } });
+    };
+    if (p.startsWith(AGENT_API_BASE + "/") || p === AGENT_API_BASE) return void agentApi(req, res, url).catch(fail);
+    if (p.startsWith(REST_BASE + "/")) return void restApi(req, res, url).catch(fail);
+    if (p.startsWith("/api/trpc/")) {
+      if (req.method === "POST" && !req.headers.authorization && !sameOrigin(req)) {
+        return sendJson(res, 403, { error: { code: "FORBIDDEN", message: "cross-origin request refused" } });
+      }
+      return trpcHandler(req, res);
+    }
+    if (p.startsWith("/api/auth/")) return void authHandler(req, res).catch(fail);
+    if (p === "/metrics") {
+      return void metrics.registry
+        .metrics()
+        .then((text) => {
+          res.writeHead(200, { "content-type": metrics.registry.contentType });
+          res.end(text);
+        })
+        .catch(fail);
+    }
+    if (p === "/healthz") return sendJson(res, 200, { ok: true });
+    if (!next) return sendJson(res, 404, { error: { code: "NOT_FOUND", message: `${req.method} ${p} not found` } });
+    const pages = next;
+    if (isPublicPage(p) || p.startsWith("/api/")) return void pages.handle(req, res).catch(fail);
+    principalFromSession(auth, fromNodeHeaders(req.headers))
+      .then((principal) => {
+        if (!principal) {
+          res.writeHead(307, { location: `/login?next=${encodeURIComponent(p + url.search)}` });
+          return void res.end();
+        }
+        return pages.handle(req, res);
+      })
+      .catch(fail);
+  });
+  // Long-polls last up to 60 s: keep Node's timeouts above that.
+  server.requestTimeout = 0;
+  server.headersTimeout = 70_000;
+  server.keepAliveTimeout = 75_000;
+  server.maxConnections = 19_000;
+
+  const controllers = startControllers(ctx);
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(env.PORT, env.HOST, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : env.PORT;
+  const url = `http://localhost:${port}`;
+  log.info({ url, database: env.DATABASE_URL }, "Drover is listening");
+
+  return {
+    url,
+    port,
+    ctx,
+    auth,
+    async close() {
+      controllers.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await next?.close().catch(() => undefined);
+      await db.$disconnect();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const dev = process.argv.includes("--dev");
+  const running = await startServer({ dev });
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    rootLogger.info({ signal }, "shutting down");
+    running.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((err: unknown) => {
+    rootLogger.fatal({ err }, "Drover failed to start");
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,97 @@
+/**
+ * The operator REST API (../shared/OPERATOR_API.md) as a table over the console's tRPC
+ * procedures: each route names a procedure and how to build its input from the path,
+ * query and body. One implementation, two surfaces; the OpenAPI document reads this table.
+ */
+export interface RestRoute {
+  method: "GET" | "POST" | "PUT" | "DELETE";
+  /** Path under /api/v1 with `{param}` placeholders. */
+  path: string;
+  /** Dotted procedure path in the app router. */
+  procedure: string;
+  summary: string;
+  input?: (req: { params: Record<string, string>; query: Record<string, string>; body: Record<string, unknown> }) => unknown;
+  /** Wraps the procedure's output (e.g. arrays into `{items}`). */
+  output?: (result: unknown) => unknown;
+  status?: number;
+  /** No bearer token needed. */
+  public?: boolean;
+}
+
+const items = (result: unknown) => ({ items: result });
+
+export const restRoutes: RestRoute[] = [
+  {
+    method: "POST",
+    path: "/auth/token",
+    procedure: "auth.createToken",
+    summary: "Exchange a username and password for an operator token of that user's role",
+    input: ({ body }) => body,
+    status: 201,
+    public: true,
+  },
+  { method: "GET", path: "/me", procedure: "auth.me", summary: "The caller's username and role" },
+  {
+    method: "GET",
+    path: "/devices",
+    procedure: "devices.list",
+    summary: "Devices with their derived statuses, a page at a time (cursor = nextCursor of the previous page)",
+    input: ({ query }) => query,
+  },
+  { method: "GET", path: "/devices/{name}", procedure: "devices.get", summary: "One device in full", input: ({ params }) => params },
+  {
+    method: "POST",
+    path: "/devices/{name}/decommission",
+    procedure: "devices.decommission",
+    summary: "Request decommissioning: the agent is told in its long-poll",
+    input: ({ params }) => params,
+  },
+  {
+    method: "POST",
+    path: "/devices/{name}/resume",
+    procedure: "devices.resume",
+    summary: "Resume a ConflictPaused device",
+    input: ({ params }) => params,
+  },
+  {
+    method: "GET",
+    path: "/enrollments",
+    procedure: "enrollments.list",
+    summary: "Enrollment requests, newest first",
+    input: ({ query }) => query,
+    output: items,
+  },
+  {
+    method: "POST",
+    path: "/enrollments/approve",
+    procedure: "enrollments.approve",
+    summary: "Approve many Pending requests at once (all or nothing)",
+    input: ({ body }) => body,
+    output: items,
+  },
+  {
+    method: "POST",
+    path: "/enrollments/deny",
+    procedure: "enrollments.deny",
+    summary: "Deny many Pending requests at once (all or nothing)",
+    input: ({ body }) => body,
+    output: items,
+  },
+  {
+    method: "POST",
+    path: "/enrollments/{id}/approve",
+    procedure: "enrollments.approve",
+    summary: "Approve one Pending request",
+    input: ({ params, body }) => ({ ids: [params.id], reason: body.reason }),
+    output: (r) => (r as unknown[])[0],
+  },
+  {
+    method: "POST",
+    path: "/enrollments/{id}/deny",
+    procedure: "enrollments.deny",
+    summary: "Deny one Pending request",
+    input: ({ params, body }) => ({ ids: [params.id], reason: body.reason }),
+    output: (r) => (r as unknown[])[0],
+  },
+  { method: "GET", path: "/events", procedure: "events.list", summary: "The event log, newest first", input: ({ query }) => query, output: items },
+];
