@@ -32,8 +32,11 @@ export interface StateMachine<S extends string> {
 }
 
 export function defineStateMachine<const S extends string>(machine: StateMachine<S>): StateMachine<S> {
+  if (!isState(machine, machine.initial)) {
+    throw new Error(`${machine.name}: initial state ${machine.initial} is not one of its states`);
+  }
   for (const t of machine.transitions) {
-    if (!(t.from in machine.states) || !(t.to in machine.states)) {
+    if (!isState(machine, t.from) || !isState(machine, t.to)) {
       throw new Error(`${machine.name}: transition ${t.from} -> ${t.to} names an unknown state`);
     }
   }

@@ -8,9 +8,12 @@ import type { Env } from "./env";
 import type { Logger } from "./logger";
 import type { Metrics } from "./metrics";
 import type { StatusSettings } from "../lib/device-status";
+import type { FastPath } from "./devices/fast-path";
 
 export interface ServerContext {
   db: Db;
+  /** Prepared statements for the agent hot path on SQLite; null on PostgreSQL. */
+  fast: FastPath | null;
   bus: Bus;
   env: Env;
   log: Logger;

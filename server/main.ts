@@ -11,7 +11,8 @@ import { fileURLToPath } from "node:url";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import { toNodeHandler, fromNodeHeaders } from "better-auth/node";
 import { readEnv, heartbeatSeconds, type Env } from "./env";
-import { openDb, type Db } from "./db";
+import { openDb, sqlitePath, type Db } from "./db";
+import { FastPath } from "./devices/fast-path";
 import { migrate } from "./migrate";
 import { Bus } from "./bus";
 import { logger as rootLogger } from "./logger";
@@ -72,8 +73,11 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   if (!options.skipMigrate) await migrate(env.DATABASE_URL);
   const db = await openDb(env.DATABASE_URL);
   const metrics = createMetrics();
+  const file = sqlitePath(env.DATABASE_URL);
+  const fast = file ? new FastPath(file) : null;
   const ctx: ServerContext = {
     db,
+    fast,
     bus: new Bus(),
     env,
     log,
@@ -181,6 +185,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
         server.closeAllConnections();
       });
       await next?.close().catch(() => undefined);
+      fast?.close();
       await db.$disconnect();
     },
   };

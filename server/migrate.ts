@@ -4,14 +4,18 @@
  */
 import { execFile } from "node:child_process";
 import { createRequire } from "node:module";
+import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
+import { sqlitePath } from "./db";
 
 const run = promisify(execFile);
 const require = createRequire(import.meta.url);
 const root = path.resolve(import.meta.dirname, "..");
 
 export async function migrate(databaseUrl: string): Promise<void> {
+  const file = sqlitePath(databaseUrl);
+  if (file) fs.mkdirSync(path.dirname(file), { recursive: true });
   const cli = require.resolve("prisma/build/index.js");
   try {
     await run(process.execPath, [cli, "migrate", "deploy"], {

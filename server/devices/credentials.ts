@@ -14,10 +14,10 @@ export type AuthenticatedDevice = DeviceFactsRow;
 export async function authenticateDevice(ctx: ServerContext, authorization: string | undefined): Promise<AuthenticatedDevice> {
   const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? "");
   if (!match?.[1]) throw unauthenticated("missing bearer token");
-  const device = await ctx.db.device.findUnique({
-    where: { tokenHash: sha256(match[1]) },
-    select: { ...deviceFactsSelect, credentialRevokedAt: true },
-  });
+  const hash = sha256(match[1]);
+  const device = ctx.fast
+    ? ctx.fast.deviceByTokenHash(hash)
+    : await ctx.db.device.findUnique({ where: { tokenHash: hash }, select: { ...deviceFactsSelect, credentialRevokedAt: true } });
   if (!device) throw unauthenticated("unknown token");
   if (device.credentialRevokedAt) throw unauthenticated("credential revoked: the device was decommissioned");
   return device;

@@ -31,9 +31,10 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
       actor: `device:${device.name}`,
     });
   }
+  const reportedJson = JSON.stringify(reported);
   const next: DeviceFactsRow = {
     ...device,
-    reported: JSON.stringify(reported),
+    reported: reportedJson,
     lastSeen: now,
     conflictPaused: device.conflictPaused || conflict,
   };
@@ -63,7 +64,8 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
   };
   if (events.length === 0) {
     // The common case: nothing changed but lastSeen; one statement, no transaction.
-    await ctx.db.device.update({ where: { id: device.id }, data });
+    if (ctx.fast) ctx.fast.touch(device.id, reportedJson, now);
+    else await ctx.db.device.update({ where: { id: device.id }, data });
   } else {
     const rows = await ctx.db.$transaction(async (tx) => {
       await tx.device.update({ where: { id: device.id }, data });

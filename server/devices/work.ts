@@ -6,10 +6,12 @@ import type { RenderedSpec, WorkResponse } from "../../lib/protocol";
 import type { ServerContext } from "../context";
 
 export async function pendingWork(ctx: ServerContext, deviceId: string, specVersion: number): Promise<WorkResponse | null> {
-  const device = await ctx.db.device.findUnique({
-    where: { id: deviceId },
-    select: { renderedVersion: true, spec: true, decommissionRequestedAt: true, lifecycle: true },
-  });
+  const device = ctx.fast
+    ? ctx.fast.workFacts(deviceId)
+    : await ctx.db.device.findUnique({
+        where: { id: deviceId },
+        select: { renderedVersion: true, spec: true, decommissionRequestedAt: true, lifecycle: true },
+      });
   if (!device) return null;
   const work: WorkResponse = { actions: [] };
   let any = false;

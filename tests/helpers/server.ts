@@ -2,10 +2,12 @@
  * A real Drover server for integration tests: its own SQLite file in a temp folder, migrated
  * with Prisma, on a random port, console off (API surfaces only).
  */
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startServer, type RunningServer, type StartOptions } from "../../server/main";
+import { migrate } from "../../server/migrate";
 
 export const ADMIN_PASSWORD = "admin-password-1";
 
@@ -17,10 +19,46 @@ export interface TestServer extends RunningServer {
   agent<T = unknown>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: T }>;
 }
 
+const migrationsDir = path.resolve(import.meta.dirname, "../../prisma/migrations");
+
+function migrationsHash(): string {
+  const hash = createHash("sha256");
+  const walk = (dir: string) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else hash.update(path.relative(migrationsDir, full)).update(fs.readFileSync(full));
+    }
+  };
+  walk(migrationsDir);
+  return hash.digest("hex").slice(0, 16);
+}
+
+/**
+ * `prisma migrate deploy` takes seconds; run it once per migration set into a template file
+ * (shared by test files and runs, keyed by the migrations' hash) and copy that per server.
+ */
+async function templateDatabase(): Promise<string> {
+  const template = path.join(os.tmpdir(), `drover-test-template-${migrationsHash()}.db`);
+  if (fs.existsSync(template)) return template;
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "drover-template-"));
+  try {
+    const file = path.join(scratch, "template.db");
+    await migrate(`file:${file}`);
+    // Atomic: a concurrent test file either sees no template or a complete one.
+    fs.renameSync(file, template);
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+  return template;
+}
+
 export async function startTestServer(env: StartOptions["env"] = {}): Promise<TestServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-test-"));
+  fs.copyFileSync(await templateDatabase(), path.join(dir, "drover.db"));
   const running = await startServer({
     console: false,
+    skipMigrate: true,
     env: {
       PORT: "0",
       HOST: "127.0.0.1",
