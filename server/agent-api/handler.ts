@@ -45,37 +45,53 @@ export function createAgentApi(ctx: ServerContext) {
     const device = await authenticateDevice(ctx, req.headers.authorization);
     perDevice.take(device.id);
     const q = parse(WorkQuery, queryObject(url));
-    const ready = await pendingWork(ctx, device.id, q.specVersion);
-    if (ready || q.wait === 0) {
-      sendJson(res, 200, ready ?? { actions: [] });
+    if (q.wait === 0) {
+      sendJson(res, 200, (await pendingWork(ctx, device.id, q.specVersion)) ?? { actions: [] });
       return 200;
     }
     return park(req, res, device.id, q.specVersion, q.wait);
   }
 
+  /**
+   * Subscribes first, then checks: work that appears between the check and the park still
+   * wakes the poll. A wake during a check re-checks once the check is done.
+   */
   function park(req: IncomingMessage, res: ServerResponse, deviceId: string, specVersion: number, waitSeconds: number): Promise<number> {
     return new Promise((resolve) => {
       let settled = false;
       let checking = false;
-      ctx.metrics.heldPolls.inc();
+      let again: WakePayload | undefined | null = null;
+      let counted = false;
       const finish = (body: WorkResponse, wake?: WakePayload) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         unsubscribe();
-        req.off("close", onClose);
-        ctx.metrics.heldPolls.dec();
+        res.off("close", onClose);
+        if (counted) ctx.metrics.heldPolls.dec();
         if (wake) ctx.metrics.wakeSeconds.observe((Date.now() - wake.at) / 1000);
         sendJson(res, 200, body);
         resolve(200);
       };
       const onWake = (wake?: WakePayload) => {
-        if (settled || checking) return;
+        if (settled) return;
+        if (checking) {
+          again = wake;
+          return;
+        }
         checking = true;
         pendingWork(ctx, deviceId, specVersion)
           .then((ready) => {
             checking = false;
-            if (ready) finish(ready, wake);
+            if (ready) return finish(ready, wake);
+            if (again !== null) {
+              const w = again;
+              again = null;
+              onWake(w);
+            } else if (!counted && !settled) {
+              counted = true;
+              ctx.metrics.heldPolls.inc();
+            }
           })
           .catch((err: unknown) => {
             checking = false;
@@ -87,12 +103,14 @@ export function createAgentApi(ctx: ServerContext) {
         settled = true;
         clearTimeout(timer);
         unsubscribe();
-        ctx.metrics.heldPolls.dec();
+        if (counted) ctx.metrics.heldPolls.dec();
         resolve(499);
       };
       const unsubscribe = ctx.bus.subscribe<WakePayload>(topics.device(deviceId), onWake);
       const timer = setTimeout(() => finish({ actions: [] }), waitSeconds * 1000);
-      req.on("close", onClose);
+      // The response's close is the reliable "client went away" signal for a held request.
+      res.on("close", onClose);
+      onWake();
     });
   }
 
@@ -111,13 +129,13 @@ export function createAgentApi(ctx: ServerContext) {
     const q = parse(WaitQuery, queryObject(url));
     const abort = new AbortController();
     const onClose = () => abort.abort();
-    req.on("close", onClose);
+    res.on("close", onClose);
     try {
       const decision = await awaitDecision(ctx, id, secret, q.wait, abort.signal);
       sendJson(res, 200, decision);
       return 200;
     } finally {
-      req.off("close", onClose);
+      res.off("close", onClose);
     }
   }
 

@@ -1,23 +1,21 @@
 /**
  * Ingesting an agent's status report (the heartbeat): lastSeen, reported status, derived
- * statuses, conflict detection, decommissioning progress. One transaction per report.
+ * statuses, conflict detection, decommissioning progress.
+ *
+ * The common report changes nothing but lastSeen: one statement on the fast path. A report
+ * that changes a status re-reads the device inside a transaction and derives from that
+ * fresh row, so a decommission or resume that landed meanwhile is never written over.
  */
 import type { StatusReport } from "../../lib/protocol";
 import type { ReportedStatus } from "../../lib/device-status";
 import type { ServerContext } from "../context";
 import { publishEvents, recordEvents, type NewEvent } from "../events/events";
-import { derive, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
+import { notFound } from "../errors";
+import { derive, deviceFactsSelect, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
 
-export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, report: StatusReport): Promise<void> {
-  const now = ctx.now();
-  const reported: ReportedStatus = {
-    resources: report.resources,
-    applications: report.applications,
-    conditions: report.conditions,
-    config: report.config,
-    decommissioning: report.decommissioning,
-  };
+function applyReport(device: DeviceFactsRow, reportedJson: string, report: StatusReport, now: Date, ctx: ServerContext) {
   const events: NewEvent[] = [];
+  const actor = `device:${device.name}`;
   // A renderedVersion newer than the service knows means the service lost state (restore):
   // pause the device rather than silently overwrite it (DESIGN.md §2).
   const conflict = !device.conflictPaused && report.config.renderedVersion > device.renderedVersion;
@@ -28,19 +26,13 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
       type: "ConflictPaused",
       reason: "UnknownRenderedVersion",
       message: `reported renderedVersion ${report.config.renderedVersion}, service knows ${device.renderedVersion}`,
-      actor: `device:${device.name}`,
+      actor,
     });
   }
-  const reportedJson = JSON.stringify(reported);
-  const next: DeviceFactsRow = {
-    ...device,
-    reported: reportedJson,
-    lastSeen: now,
-    conflictPaused: device.conflictPaused || conflict,
-  };
+  const next: DeviceFactsRow = { ...device, reported: reportedJson, lastSeen: now, conflictPaused: device.conflictPaused || conflict };
   const before = storedStatus(device);
   const after = derive(next, now, ctx.statusSettings);
-  events.push(...statusChangeEvents(device.name, before, after, `device:${device.name}`));
+  events.push(...statusChangeEvents(device.name, before, after, actor));
 
   // Decommissioning finished (or failed for good): the credential stops working now.
   const revoke = after.lifecycle === "Decommissioned" && before.lifecycle !== "Decommissioned";
@@ -54,20 +46,36 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
       actor: "server",
     });
   }
-
   const data = {
-    reported: next.reported,
+    reported: reportedJson,
     lastSeen: now,
-    conflictPaused: next.conflictPaused,
+    ...(conflict ? { conflictPaused: true } : {}),
     ...statusColumns(after),
     ...(revoke ? { credentialRevokedAt: now } : {}),
   };
-  if (events.length === 0) {
-    // The common case: nothing changed but lastSeen; one statement, no transaction.
+  return { data, events };
+}
+
+export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, report: StatusReport): Promise<void> {
+  const now = ctx.now();
+  const reported: ReportedStatus = {
+    resources: report.resources,
+    applications: report.applications,
+    conditions: report.conditions,
+    config: report.config,
+    decommissioning: report.decommissioning,
+  };
+  const reportedJson = JSON.stringify(reported);
+  const quick = applyReport(device, reportedJson, report, now, ctx);
+  if (quick.events.length === 0) {
+    // Nothing changed but lastSeen and the report; status columns are left as they are.
     if (ctx.fast) ctx.fast.touch(device.id, reportedJson, now);
-    else await ctx.db.device.update({ where: { id: device.id }, data });
+    else await ctx.db.device.update({ where: { id: device.id }, data: { reported: reportedJson, lastSeen: now } });
   } else {
     const rows = await ctx.db.$transaction(async (tx) => {
+      const fresh = await tx.device.findUnique({ where: { id: device.id }, select: deviceFactsSelect });
+      if (!fresh) throw notFound(`device "${device.name}"`);
+      const { data, events } = applyReport(fresh, reportedJson, report, now, ctx);
       await tx.device.update({ where: { id: device.id }, data });
       return recordEvents(tx, events);
     });

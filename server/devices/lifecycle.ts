@@ -8,7 +8,7 @@ import type { ServerContext } from "../context";
 import { conflict, notFound } from "../errors";
 import { publishEvents, recordEvents, type NewEvent } from "../events/events";
 import { topics } from "../bus";
-import { deviceFactsSelect, derive, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
+import { deviceFactsSelect, derive, parseReported, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
 
 async function mutateDevice(
   ctx: ServerContext,
@@ -29,6 +29,7 @@ async function mutateDevice(
       data: {
         decommissionRequestedAt: next.decommissionRequestedAt,
         conflictPaused: next.conflictPaused,
+        renderedVersion: next.renderedVersion,
         ...statusColumns(after),
         ...(patch.decommissionRequestedAt ? { decommissionRequestedBy: actor } : {}),
       },
@@ -36,7 +37,7 @@ async function mutateDevice(
     return { rows: await recordEvents(tx, all), deviceId: row.id };
   });
   publishEvents(ctx, rows);
-  ctx.bus.publish(topics.device(deviceId));
+  ctx.bus.publish(topics.device(deviceId), { at: Date.now() });
 }
 
 export async function requestDecommission(ctx: ServerContext, name: string, actor: string): Promise<void> {
@@ -62,8 +63,11 @@ export async function resumeDevice(ctx: ServerContext, name: string, actor: stri
     name,
     (row) => {
       if (!row.conflictPaused) throw conflict(`device "${name}" is not ConflictPaused`);
+      // Resuming accepts the version the device runs as known to the service; otherwise its
+      // next heartbeat (same renderedVersion) would pause it again at once.
+      const reported = parseReported(row.reported)?.config.renderedVersion ?? 0;
       return {
-        patch: { conflictPaused: false },
+        patch: { conflictPaused: false, renderedVersion: Math.max(row.renderedVersion, reported) },
         events: [{ objectKind: "Device", objectName: name, type: "Resumed", reason: "ConflictResolved", actor }],
       };
     },

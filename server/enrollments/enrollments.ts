@@ -175,20 +175,32 @@ export async function awaitDecision(
   waitSeconds: number,
   signal: AbortSignal,
 ): Promise<EnrollmentDecision> {
-  const first = await readDecision(ctx, id, secret);
-  if (!first.pending || waitSeconds <= 0) return strip(first);
-  await new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      unsubscribe();
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, waitSeconds * 1000);
-    const unsubscribe = ctx.bus.subscribe(topics.enrollment(id), done);
-    signal.addEventListener("abort", done);
+  // Listen before the first read, so a decision landing in between still wakes us.
+  let decided = false;
+  let wake: (() => void) | null = null;
+  const unsubscribe = ctx.bus.subscribe(topics.enrollment(id), () => {
+    decided = true;
+    wake?.();
   });
-  return strip(await readDecision(ctx, id, secret));
+  try {
+    const first = await readDecision(ctx, id, secret);
+    if (!first.pending || waitSeconds <= 0) return strip(first);
+    if (!decided) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          signal.removeEventListener("abort", done);
+          resolve();
+        };
+        const timer = setTimeout(done, waitSeconds * 1000);
+        wake = done;
+        signal.addEventListener("abort", done);
+      });
+    }
+    return strip(await readDecision(ctx, id, secret));
+  } finally {
+    unsubscribe();
+  }
 }
 
 function strip(d: EnrollmentDecision & { pending: boolean }): EnrollmentDecision {

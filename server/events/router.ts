@@ -4,6 +4,8 @@ import { router, viewerProcedure } from "../trpc/init";
 import { listEvents, OBJECT_KINDS, type EventRow } from "./events";
 import { topics } from "../bus";
 
+const REPLAY_PAGE = 1000;
+
 export const EventListInput = z.object({
   kind: z.enum(OBJECT_KINDS).optional(),
   name: z.string().max(128).optional(),
@@ -31,10 +33,14 @@ export const eventsRouter = router({
       try {
         let last = input?.lastEventId ?? null;
         if (last !== null) {
-          const missed = await listEvents(ctx.server, { afterId: last, limit: 1000 });
-          for (const row of missed) {
-            last = row.id;
-            yield tracked(String(row.id), row);
+          // Page through the whole backlog: a client away for long may have missed more than a page.
+          for (;;) {
+            const missed = await listEvents(ctx.server, { afterId: last, limit: REPLAY_PAGE });
+            for (const row of missed) {
+              last = row.id;
+              yield tracked(String(row.id), row);
+            }
+            if (missed.length < REPLAY_PAGE || signal?.aborted) break;
           }
         }
         while (!signal?.aborted) {
@@ -45,9 +51,15 @@ export const eventsRouter = router({
             yield tracked(String(row.id), row);
             continue;
           }
+          // One abort listener per wait, removed when an event ends the wait: a subscription
+          // open for hours must not collect one listener per event it delivered.
           await new Promise<void>((resolve) => {
-            wake = resolve;
-            signal?.addEventListener("abort", () => resolve(), { once: true });
+            const onAbort = () => resolve();
+            wake = () => {
+              signal?.removeEventListener("abort", onAbort);
+              resolve();
+            };
+            signal?.addEventListener("abort", onAbort, { once: true });
           });
           wake = null;
         }

@@ -1,0 +1,201 @@
+/**
+ * `npm run bench`: Drover's capacity on this machine, loopback only, bounded in count and time.
+ *
+ *   1. held polls: N simulated agents (separate process) enroll, get auto-approved and
+ *      long-poll; server RSS before and with them held → MB per 1,000 held polls.
+ *   2. wake latency: with them held, the bench's own devices each hold a poll; time from the
+ *      decommission request being sent to that device's held poll answering (p50/p99).
+ *   3. heartbeat ingestion: a load process sends POST /status as fast as the server takes
+ *      them for a fixed window; rate from the server's own counter.
+ *
+ * Options (env): BENCH_AGENTS (10000), BENCH_WAKE_SAMPLES (200), BENCH_HEARTBEAT_SECONDS (10),
+ * BENCH_PORT (3290), BENCH_DEADLINE_SECONDS (600).
+ */
+import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const root = path.resolve(import.meta.dirname, "..");
+const AGENTS = Number(process.env.BENCH_AGENTS ?? 10_000);
+const WAKE_SAMPLES = Number(process.env.BENCH_WAKE_SAMPLES ?? 200);
+const HEARTBEAT_WINDOW = Number(process.env.BENCH_HEARTBEAT_SECONDS ?? 10);
+const PORT = Number(process.env.BENCH_PORT ?? 3290);
+const DEADLINE = Date.now() + Number(process.env.BENCH_DEADLINE_SECONDS ?? 600) * 1000;
+const URL_ = `http://127.0.0.1:${PORT}`;
+const ADMIN_PASSWORD = "bench-admin-password";
+const tsx = path.join(root, "node_modules", ".bin", "tsx");
+
+const children: ChildProcess[] = [];
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-bench-"));
+function cleanup() {
+  for (const c of children) c.kill("SIGKILL");
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+process.on("exit", cleanup);
+process.on("SIGINT", () => process.exit(130));
+
+function log(msg: string) {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+}
+function checkDeadline() {
+  if (Date.now() > DEADLINE) throw new Error("bench deadline passed");
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function rssMb(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+async function metric(name: string): Promise<number> {
+  const text = await (await fetch(`${URL_}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split("\n")) if (line.startsWith(name + " ") || line.startsWith(name + "{")) sum += Number(line.split(" ").pop());
+  return sum;
+}
+
+async function json<T>(method: string, p: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
+  const res = await fetch(URL_ + p, {
+    method,
+    headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
+}
+
+async function enroll(name: string): Promise<string> {
+  const secret = randomBytes(32).toString("base64url");
+  const e = await json<{ enrollmentId: string }>("POST", "/api/agent/v1/enrollments", {
+    deviceName: name, labels: { bench: "true" }, platform: "linux-amd64", role: "worker", agentVersion: "bench", secret,
+  });
+  if (e.status !== 201) throw new Error(`enroll ${name}: ${e.status} ${JSON.stringify(e.body)}`);
+  const d = await json<{ token?: string }>("GET", `/api/agent/v1/enrollments/${e.body.enrollmentId}?wait=10`, undefined, { "x-enrollment-secret": secret });
+  if (!d.body.token) throw new Error(`no token for ${name}: ${JSON.stringify(d.body)}`);
+  const auth = { authorization: `Bearer ${d.body.token}` };
+  await json("POST", "/api/agent/v1/status", { resources: { cpu: "Healthy", memory: "Healthy", disk: "Healthy" }, config: { renderedVersion: 0 } }, auth);
+  return d.body.token;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+async function main() {
+  execFileSync(process.execPath, [path.join(root, "scripts", "ensure-build.mjs")], { stdio: "inherit" });
+  log(`server on ${URL_}, data in ${dir}`);
+  const server = spawn(tsx, [path.join(root, "server", "main.ts")], {
+    cwd: root,
+    env: {
+      ...process.env, NODE_ENV: "production", PORT: String(PORT), HOST: "127.0.0.1", DATABASE_URL: `file:${dir}/drover.db`,
+      DROVER_ADMIN_PASSWORD: ADMIN_PASSWORD, DROVER_AUTO_APPROVE: "bench=true", LOG_LEVEL: "warn",
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  children.push(server);
+  for (;;) {
+    checkDeadline();
+    try {
+      if ((await fetch(`${URL_}/healthz`)).ok) break;
+    } catch { /* not yet */ }
+    await sleep(200);
+  }
+  // tsx wraps node: measure the node process that actually serves (the child of tsx).
+  const serverPid = findNodeChild(server.pid!);
+  await sleep(2000);
+  const baseline = rssMb(serverPid);
+  log(`baseline RSS ${baseline.toFixed(0)} MB (pid ${serverPid})`);
+
+  const token = (await json<{ token: string }>("POST", "/api/v1/auth/token", { username: "admin", password: ADMIN_PASSWORD })).body.token;
+  const op = { authorization: `Bearer ${token}` };
+
+  // 1. Held polls.
+  log(`starting ${AGENTS} simulated agents`);
+  const sim = spawn(tsx, [path.join(root, "agent", "simulate.ts"), "--server", URL_, "--agents", String(AGENTS), "--labels", "bench=true",
+    "--degraded", "0", "--error", "0", "--restarts", "0", "--flap", "0", "--silent", "0", "--rate", "400", "--summary-seconds", "10", "--log-level", "error"], {
+    cwd: root, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NODE_OPTIONS: "--max-old-space-size=4096" },
+  });
+  children.push(sim);
+  const rampStart = Date.now();
+  let held = 0;
+  for (;;) {
+    checkDeadline();
+    held = await metric("drover_held_polls");
+    if (held >= AGENTS * 0.99) break;
+    if (Date.now() - rampStart > 5 * 60_000) break;
+    await sleep(2000);
+  }
+  log(`${held} polls held after ${((Date.now() - rampStart) / 1000).toFixed(0)} s`);
+  await sleep(3000);
+  const heldRss = rssMb(serverPid);
+  held = await metric("drover_held_polls");
+
+  // 2. Wake latency: our own devices, each with a held poll, decommissioned one by one.
+  log(`wake latency over ${WAKE_SAMPLES} devices`);
+  const wakeTokens: string[] = [];
+  for (let i = 0; i < WAKE_SAMPLES; i++) wakeTokens.push(await enroll(`bench-wake-${i}`));
+  const latencies: number[] = [];
+  for (let i = 0; i < WAKE_SAMPLES; i++) {
+    checkDeadline();
+    const poll = fetch(`${URL_}/api/agent/v1/work?wait=30`, { headers: { authorization: `Bearer ${wakeTokens[i]}` } });
+    await sleep(20); // let the poll park
+    const t0 = performance.now();
+    const [res, dec] = await Promise.all([
+      poll.then(async (r) => ({ body: (await r.json()) as { decommission?: boolean }, at: performance.now() })),
+      json("POST", `/api/v1/devices/bench-wake-${i}/decommission`, {}, op),
+    ]);
+    if (dec.status !== 200 || !res.body.decommission) throw new Error(`wake ${i}: ${dec.status} ${JSON.stringify(res.body)}`);
+    latencies.push(res.at - t0);
+  }
+  latencies.sort((a, b) => a - b);
+
+  // 3. Heartbeat ingestion from a separate load process.
+  log(`heartbeat ingestion for ${HEARTBEAT_WINDOW} s`);
+  const hbTokens: string[] = [];
+  for (let i = 0; i < 500; i++) hbTokens.push(await enroll(`bench-hb-${i}`));
+  fs.writeFileSync(path.join(dir, "hb.json"), JSON.stringify({ url: URL_, tokens: hbTokens, seconds: HEARTBEAT_WINDOW }));
+  const before = await metric("drover_heartbeats_total");
+  const t0 = Date.now();
+  const load = spawn(process.execPath, [path.join(root, "bench", "heartbeat-load.mjs"), path.join(dir, "hb.json")], { stdio: ["ignore", "pipe", "inherit"] });
+  children.push(load);
+  let loadOut = "";
+  load.stdout!.on("data", (d: Buffer) => (loadOut += d.toString()));
+  await new Promise((r) => load.on("exit", r));
+  const after = await metric("drover_heartbeats_total");
+  const seconds = (Date.now() - t0) / 1000;
+  const client = JSON.parse(loadOut || "{}") as { ok?: number; failed?: number; p99Ms?: number };
+
+  const report = {
+    machine: `${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`,
+    agentsRequested: AGENTS,
+    pollsHeld: held,
+    serverRssBaselineMb: Math.round(baseline),
+    serverRssHeldMb: Math.round(heldRss),
+    rssMbPer1000Held: Number((((heldRss - baseline) / held) * 1000).toFixed(1)),
+    wakeMs: { samples: latencies.length, p50: Number(percentile(latencies, 50).toFixed(1)), p99: Number(percentile(latencies, 99).toFixed(1)), max: Number((latencies.at(-1) ?? NaN).toFixed(1)) },
+    heartbeatsPerSecond: Math.round((after - before) / seconds),
+    heartbeatLoad: client,
+    targets: { rssMbUnder: 500, wakeP99MsUnder: 100, heartbeatsPerSecondAtLeast: 2000 },
+  };
+  process.stdout.write(JSON.stringify(report, null, 2) + "\n");
+}
+
+function findNodeChild(pid: number): number {
+  // tsx's CLI spawns node with the loader; the child is the server.
+  try {
+    const kids = execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)]).toString().trim().split(/\s+/).filter(Boolean).map(Number);
+    if (kids[0]) return kids[0];
+  } catch { /* no children */ }
+  return pid;
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    log(`failed: ${err instanceof Error ? err.stack : String(err)}`);
+    process.exit(1);
+  },
+);
