@@ -281,7 +281,7 @@ describe("operation", () => {
   it("silence() stops polls and heartbeats for a while, then it comes back", async () => {
     server.heartbeatSeconds = 1;
     const { agent } = await enrolledAgent();
-    agent.silence(1_500);
+    agent.silence(3_000);
     await new Promise((r) => setTimeout(r, 100));
     const before = server.requests.length;
     await new Promise((r) => setTimeout(r, 1_000));

@@ -20,7 +20,7 @@ import { InvalidResponseError, ProtocolClient, ProtocolError, TransportError } f
 import type { HealthSource, Resources } from "./health";
 import { PersistingSpecApplier, readAppliedSpec, type SpecApplier } from "./spec";
 import { IdentityDocument, StateError, type AppliedSpecDocument, type StateStore } from "./state";
-import { Backoff, jittered, sleep, Waker, type BackoffOptions } from "./timing";
+import { Backoff, jittered, linkedSignal, sleep, Waker, type BackoffOptions } from "./timing";
 
 export interface DeviceIdentity {
   name: string;
@@ -362,21 +362,23 @@ export class Agent {
       }
       const controller = new AbortController();
       this.pollController = controller;
+      const linked = linkedSignal([life, controller.signal]);
       const started = this.now();
       let work;
       try {
         this.stats.polls++;
-        work = await this.options.client.getWork(token, this.appliedVersion, this.timing.pollWaitSeconds, AbortSignal.any([life, controller.signal]));
+        work = await this.options.client.getWork(token, this.appliedVersion, this.timing.pollWaitSeconds, linked.signal);
       } catch (error) {
         if (life.aborted) break;
         if (controller.signal.aborted) continue; // silenced
         const decision = this.decide(error, retry);
         if (decision.kind === "fatal") return this.fatalOutcome(decision.outcome);
         this.stats.errors++;
-        this.log.warn({ event: "poll.failed", err: errorInfo(error), retryInMs: decision.delayMs }, "work poll failed");
+        this.log.warn({ event: "poll.failed", error: errorInfo(error), retryInMs: decision.delayMs }, "work poll failed");
         await sleep(decision.delayMs, life);
         continue;
       } finally {
+        linked.dispose();
         this.pollController = null;
       }
 
@@ -390,7 +392,7 @@ export class Agent {
         } catch (error) {
           this.stats.errors++;
           const delayMs = retry.next();
-          this.log.error({ event: "spec.failed", renderedVersion: work.spec.renderedVersion, err: errorInfo(error), retryInMs: delayMs }, "applying spec failed");
+          this.log.error({ event: "spec.failed", renderedVersion: work.spec.renderedVersion, error: errorInfo(error), retryInMs: delayMs }, "applying spec failed");
           await sleep(delayMs, life);
           continue;
         }
@@ -411,7 +413,7 @@ export class Agent {
       }
       if (delayMs > 0) await sleep(delayMs, life);
     }
-    return this.fatal ?? { kind: "stopped" };
+    return this.fatal ? this.fatalOutcome(this.fatal) : { kind: "stopped" };
   }
 
   private async applySpec(spec: RenderedSpec): Promise<void> {
@@ -448,7 +450,7 @@ export class Agent {
           break;
         }
         this.stats.errors++;
-        this.log.warn({ event: "heartbeat.failed", err: errorInfo(error), retryInMs: decision.delayMs }, "heartbeat failed");
+        this.log.warn({ event: "heartbeat.failed", error: errorInfo(error), retryInMs: decision.delayMs }, "heartbeat failed");
         delayMs = decision.delayMs;
       }
     }
@@ -476,7 +478,7 @@ export class Agent {
     try {
       return await this.options.health.resources();
     } catch (error) {
-      this.log.warn({ event: "health.failed", err: errorInfo(error) }, "reading resource health failed");
+      this.log.warn({ event: "health.failed", error: errorInfo(error) }, "reading resource health failed");
       return { cpu: "Error", memory: "Error", disk: "Error" };
     }
   }
@@ -506,7 +508,7 @@ export class Agent {
         this.log.info({ event: "decommission.step", step }, `decommission step done: ${step}`);
       } catch (error) {
         result = { state: "Error", info: `${step}: ${error instanceof Error ? error.message : String(error)}` };
-        this.log.error({ event: "decommission.step.failed", step, err: errorInfo(error) }, `decommission step failed: ${step}`);
+        this.log.error({ event: "decommission.step.failed", step, error: errorInfo(error) }, `decommission step failed: ${step}`);
         break;
       }
     }
@@ -538,7 +540,7 @@ export class Agent {
         const decision = this.decide(error, retry);
         const delayMs = decision.kind === "retry" ? decision.delayMs : retry.next();
         this.stats.errors++;
-        this.log.warn({ event: "decommission.report.failed", state: decommissioning.state, err: errorInfo(error), retryInMs: delayMs }, "decommission report failed");
+        this.log.warn({ event: "decommission.report.failed", state: decommissioning.state, error: errorInfo(error), retryInMs: delayMs }, "decommission report failed");
         await sleep(delayMs, life);
       }
     }
@@ -595,7 +597,7 @@ export class Agent {
     const decision = this.decide(error, retry);
     const delayMs = decision.kind === "retry" ? decision.delayMs : retry.next();
     this.stats.errors++;
-    this.log.warn({ event: "enrollment.failed", err: errorInfo(error), retryInMs: delayMs }, message);
+    this.log.warn({ event: "enrollment.failed", error: errorInfo(error), retryInMs: delayMs }, message);
     await sleep(delayMs, signal);
   }
 

@@ -1,7 +1,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
-import { InvalidResponseError, parseRetryAfter, ProtocolClient, ProtocolError, TransportError } from "./client";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { InvalidResponseError, parseRetryAfter, ProtocolClient as BaseClient, ProtocolError, TransportError, type ProtocolClientOptions } from "./client";
+import { createNodeHttpTransport } from "./http-transport";
 
 let server: http.Server | null = null;
 afterEach(async () => {
@@ -30,7 +31,20 @@ const report = {
   config: { renderedVersion: 0 },
 } as const;
 
-describe("ProtocolClient", () => {
+const transport = createNodeHttpTransport();
+afterAll(() => transport.close());
+
+// The same contract over global fetch (the agent) and the node:http transport (the simulator).
+describe.each([
+  ["global fetch", undefined],
+  ["the node:http transport", transport.fetch],
+])("ProtocolClient over %s", (_name, fetchImpl) => {
+  class ProtocolClient extends BaseClient {
+    constructor(options: ProtocolClientOptions) {
+      super({ ...options, ...(fetchImpl ? { fetch: fetchImpl } : {}) });
+    }
+  }
+
   it("sends the bearer token and JSON body to the base path, and parses the answer", async () => {
     const { url, seen } = await answer(200, JSON.stringify({ heartbeatSeconds: 15 }));
     const client = new ProtocolClient({ serverUrl: url + "/" });

@@ -22,6 +22,7 @@ import {
   WorkResponse,
   type ErrorCode,
 } from "../lib/protocol";
+import { linkedSignal } from "./timing";
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: "INVALID_REQUEST",
@@ -159,8 +160,7 @@ export class ProtocolClient {
     if (this.userAgent) headers["user-agent"] = this.userAgent;
 
     const timeoutMs = this.requestTimeoutMs + (options.waitSeconds ?? 0) * 1000;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    const linked = linkedSignal([options.signal], timeoutMs);
 
     let response: Response;
     let text: string;
@@ -169,13 +169,15 @@ export class ProtocolClient {
         method,
         headers,
         body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        signal,
+        signal: linked.signal,
       });
       text = await response.text();
     } catch (error) {
       if (options.signal?.aborted) throw error;
-      if (timeout.aborted) throw new TransportError(`${method} ${path}: no answer within ${timeoutMs} ms`, { cause: error });
+      if (linked.timedOut()) throw new TransportError(`${method} ${path}: no answer within ${timeoutMs} ms`, { cause: error });
       throw new TransportError(`${method} ${path}: ${describeFetchError(error)}`, { cause: error });
+    } finally {
+      linked.dispose();
     }
 
     let json: unknown = undefined;

@@ -144,9 +144,10 @@ Options:
   --heartbeat-jitter     spread each heartbeat interval by +-20%
   --rate N               agents started per second during ramp-up (default: 200)
   --state-dir DIR        keep each agent's state under DIR/NAME (default: in memory)
+  --transport T          node-http (default; cheaper per request) or fetch (as the agent)
   --seed N               seed of the random choices, for repeatable runs
   --summary-seconds S    how often to print the one-line JSON summary (default: 5)
-  --log-level LEVEL      log level of the agents' own logs, on stderr (default: warn)
+  --log-level LEVEL      log level of the agents' own logs, on stderr (default: error)
   -h, --help             show this help`;
 
 const SimulateArgs = z
@@ -176,7 +177,8 @@ const SimulateArgs = z
       .transform((dir) => (dir === undefined ? undefined : path.resolve(dir))),
     seed: z.coerce.number().int().optional(),
     summarySeconds: z.coerce.number().positive().default(5),
-    logLevel: LogLevel.default("warn"),
+    transport: z.enum(["node-http", "fetch"]).default("node-http"),
+    logLevel: LogLevel.default("error"),
   })
   .refine((o) => o.degraded + o.error <= 1, { message: "--degraded and --error together must not exceed 1", path: ["degraded"] });
 export type SimulateConfig = z.infer<typeof SimulateArgs>;
@@ -200,11 +202,13 @@ export function parseSimulateArgs(argv: string[]): SimulateConfig | "help" {
     "state-dir": { type: "string" },
     seed: { type: "string" },
     "summary-seconds": { type: "string" },
+    transport: { type: "string" },
     "log-level": { type: "string" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) return "help";
   return validate(SimulateArgs, {
+    transport: values.transport,
     server: values.server,
     agents: values.agents,
     prefix: values.prefix,

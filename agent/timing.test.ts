@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Backoff, jittered, sleep, Waker } from "./timing";
+import { Backoff, jittered, linkedSignal, sleep, Waker } from "./timing";
 
 describe("Backoff (exponential, full jitter)", () => {
   it("doubles the ceiling from base up to the cap", () => {
@@ -80,5 +80,39 @@ describe("sleep and Waker", () => {
     expect(await waker.sleep(10_000)).toBe(true);
     expect(Date.now() - started).toBeLessThan(100);
     expect(await waker.sleep(10)).toBe(false);
+  });
+});
+
+describe("linkedSignal", () => {
+  it("aborts with a parent, and says it was not a timeout", () => {
+    const parent = new AbortController();
+    const linked = linkedSignal([parent.signal, undefined], 10_000);
+    parent.abort();
+    expect(linked.signal.aborted).toBe(true);
+    expect(linked.timedOut()).toBe(false);
+    linked.dispose();
+  });
+
+  it("aborts on its timeout", async () => {
+    const linked = linkedSignal([new AbortController().signal], 20);
+    await sleep(200, linked.signal);
+    expect(linked.signal.aborted).toBe(true);
+    expect(linked.timedOut()).toBe(true);
+    linked.dispose();
+  });
+
+  it("is aborted at once when a parent already is", () => {
+    const parent = new AbortController();
+    parent.abort();
+    expect(linkedSignal([parent.signal]).signal.aborted).toBe(true);
+  });
+
+  it("after dispose, neither the parent nor the timer touches it", async () => {
+    const parent = new AbortController();
+    const linked = linkedSignal([parent.signal], 20);
+    linked.dispose();
+    await sleep(60);
+    parent.abort();
+    expect(linked.signal.aborted).toBe(false);
   });
 });

@@ -98,3 +98,45 @@ export function jittered(ms: number, fraction: number, random: () => number = Ma
   if (fraction <= 0) return ms;
   return Math.max(0, Math.round(ms * (1 + fraction * (2 * random() - 1))));
 }
+
+export interface LinkedSignal {
+  signal: AbortSignal;
+  /** True when the timeout (not a parent) aborted it. */
+  timedOut(): boolean;
+  /** Detaches from the parents and clears the timer; call when the work is done. */
+  dispose(): void;
+}
+
+/**
+ * An AbortSignal that aborts when any parent aborts or after `timeoutMs`.
+ *
+ * Not AbortSignal.any/AbortSignal.timeout: on Node 20 every AbortSignal.any() leaves a
+ * small record on each long-lived parent that is never freed, and the agent links each
+ * request to its lifetime signal (≈ 50 bytes a request: nothing for one agent, ≈ 90 MB an
+ * hour for a 10,000-agent simulator). This one detaches itself in dispose().
+ */
+export function linkedSignal(parents: (AbortSignal | undefined)[], timeoutMs?: number): LinkedSignal {
+  const controller = new AbortController();
+  let timedOut = false;
+  const live = parents.filter((p): p is AbortSignal => p !== undefined);
+  const onAbort = () => controller.abort();
+  const timer =
+    timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          controller.abort(new DOMException("The operation timed out.", "TimeoutError"));
+        }, timeoutMs);
+  for (const parent of live) {
+    if (parent.aborted) controller.abort();
+    else parent.addEventListener("abort", onAbort, { once: true });
+  }
+  return {
+    signal: controller.signal,
+    timedOut: () => timedOut,
+    dispose() {
+      clearTimeout(timer);
+      for (const parent of live) parent.removeEventListener("abort", onAbort);
+    },
+  };
+}

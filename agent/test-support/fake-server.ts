@@ -77,7 +77,9 @@ export class FakeServer {
   /** Caps `wait` of long-polls (tests keep them short). */
   maxWaitSeconds = 60;
   private failures: Failure[] = [];
-  private waiters = new Set<() => void>();
+  /** Parked long-polls, by device name. */
+  private waiters = new Map<string, Set<() => void>>();
+  private byToken = new Map<string, FakeDevice>();
 
   private constructor(
     private readonly server: http.Server,
@@ -89,14 +91,18 @@ export class FakeServer {
     const server = http.createServer((req, res) => {
       void fake?.handle(req, res);
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    // As the real server: long-polls last up to 60 s, keep Node's timeouts above that.
+    server.requestTimeout = 0;
+    server.headersTimeout = 70_000;
+    server.keepAliveTimeout = 75_000;
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", 1024, resolve));
     const { port } = server.address() as AddressInfo;
     fake = new FakeServer(server, `http://127.0.0.1:${port}`);
     return fake;
   }
 
   async close(): Promise<void> {
-    for (const wake of this.waiters) wake();
+    for (const set of this.waiters.values()) for (const wake of set) wake();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -113,12 +119,12 @@ export class FakeServer {
 
   approve(name: string): void {
     this.device(name).status = "Approved";
-    this.notify();
+    this.notify(name);
   }
 
   deny(name: string): void {
     this.device(name).status = "Denied";
-    this.notify();
+    this.notify(name);
   }
 
   setSpec(name: string, renderedVersion: number): void {
@@ -130,46 +136,49 @@ export class FakeServer {
       applications: [],
       hooks: {},
     };
-    this.notify();
+    this.notify(name);
   }
 
   decommission(name: string): void {
     this.device(name).decommission = true;
-    this.notify();
+    this.notify(name);
   }
 
   offerAction(name: string, kind = "exec"): void {
     this.device(name).actions.push({ id: randomUUID(), kind, args: {}, createdAt: new Date().toISOString() });
-    this.notify();
+    this.notify(name);
   }
 
   revoke(name: string): void {
     this.device(name).revoked = true;
-    this.notify();
+    this.notify(name);
   }
 
   count(method: string, path: RegExp): number {
     return this.requests.filter((r) => r.method === method && path.test(r.path)).length;
   }
 
-  private notify(): void {
-    for (const wake of [...this.waiters]) wake();
+  private notify(name: string): void {
+    for (const wake of [...(this.waiters.get(name) ?? [])]) wake();
   }
 
   /** Waits until `ready()` is true, a change is notified, or `seconds` pass. */
-  private async hold(seconds: number, ready: () => boolean, res: http.ServerResponse): Promise<void> {
+  private async hold(name: string, seconds: number, ready: () => boolean, res: http.ServerResponse): Promise<void> {
     const deadline = Date.now() + Math.min(seconds, this.maxWaitSeconds) * 1000;
     // (res, not req: an IncomingMessage emits "close" as soon as its body has been read.)
+    let set = this.waiters.get(name);
+    if (!set) this.waiters.set(name, (set = new Set()));
+    const waiters = set;
     while (!ready() && Date.now() < deadline && !res.destroyed) {
       await new Promise<void>((resolve) => {
         const wake = () => {
           clearTimeout(timer);
-          this.waiters.delete(wake);
+          waiters.delete(wake);
           res.off("close", wake);
           resolve();
         };
         const timer = setTimeout(wake, deadline - Date.now());
-        this.waiters.add(wake);
+        waiters.add(wake);
         res.once("close", wake);
       });
     }
@@ -209,7 +218,7 @@ export class FakeServer {
 
     const authed = (): FakeDevice | null => {
       const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "")?.[1];
-      const device = [...this.devices.values()].find((d) => d.token !== undefined && d.token === token);
+      const device = token === undefined ? undefined : this.byToken.get(token);
       if (!device || device.revoked) {
         error(401, device ? "credential revoked" : "unknown token");
         return null;
@@ -253,10 +262,11 @@ export class FakeServer {
       if (!device) return error(404, "enrollment not found");
       if (req.headers["x-enrollment-secret"] !== device.secret) return error(401, "wrong enrollment secret");
       const { wait } = WaitQuery.parse(Object.fromEntries(url.searchParams));
-      await this.hold(wait, () => device.status !== "Pending", res);
+      await this.hold(device.name, wait, () => device.status !== "Pending", res);
       if (device.status === "Approved" && !device.tokenIssued) {
         device.tokenIssued = true;
         device.token = `tok_${randomBytes(16).toString("hex")}`;
+        this.byToken.set(device.token, device);
         return send(200, { status: "Approved", token: device.token });
       }
       return send(200, { status: device.status });
@@ -284,7 +294,7 @@ export class FakeServer {
         }
         return any ? answer : null;
       };
-      await this.hold(wait, () => work() !== null || device.revoked, res);
+      await this.hold(device.name, wait, () => work() !== null || device.revoked, res);
       if (device.revoked) return error(401, "credential revoked");
       return send(200, work() ?? { actions: [] });
     }
@@ -297,7 +307,6 @@ export class FakeServer {
       device.reports.push(parsed.data);
       const state = parsed.data.decommissioning?.state;
       if (state === "Completed" || state === "Error") device.revoked = true;
-      this.notify();
       return send(200, { heartbeatSeconds: this.heartbeatSeconds });
     }
 

@@ -1,0 +1,347 @@
+/**
+ * The fleet simulator's engine: N virtual devices in one process, each a real Agent (same
+ * core, same protocol client) with an in-memory state store (or a directory each) and
+ * synthetic health and applications.
+ *
+ * Knobs are shares of the fleet, assigned exactly (round(N × share) agents, chosen by a
+ * seeded shuffle, so a run can be repeated):
+ *   degraded  one resource reports Degraded
+ *   error     one resource reports Error (memory) or Critical (disk)
+ *   restarts  applications restart now and then: growing restart counts, Starting or Error
+ *   flap      cpu toggles Healthy <-> Degraded now and then
+ *   silent    stops polling and heartbeating for `silentSeconds`, then comes back, repeatedly
+ *
+ * Connections: each agent holds one long-poll and briefly a second one for a heartbeat.
+ * Both transports open as many connections per origin as are asked for (undici's default
+ * pool is unbounded; the node:http agent is set to Infinity), keeping at most 256 idle
+ * ones; the limit is the open-files limit of the process (≈ 20,000 here: keep one
+ * simulator process under ≈ 15,000 agents, and the server in another process).
+ */
+import path from "node:path";
+import pino, { type Logger } from "pino";
+import type { Resources } from "./health";
+import { Agent, type AgentOutcome, type AgentTiming, type Applications } from "./agent";
+import { ProtocolClient } from "./client";
+import { createNodeHttpTransport } from "./http-transport";
+import { FileStateStore, MemoryStateStore, type AppliedSpecDocument, type StateStore } from "./state";
+import { AGENT_VERSION } from "./env";
+import type { DeviceRole } from "../lib/protocol";
+
+export interface SimulationOptions {
+  server: string;
+  agents: number;
+  prefix?: string;
+  labels?: Record<string, string>;
+  platform?: string;
+  role?: DeviceRole;
+  degraded?: number;
+  error?: number;
+  restarts?: number;
+  flap?: number;
+  silent?: number;
+  /** Length of a silent spell. */
+  silentSeconds?: number;
+  /** An agent of the silent share is active for a random time in this range between spells. */
+  activeSeconds?: [number, number];
+  heartbeatJitter?: boolean;
+  /** Agents started per second. */
+  rate?: number;
+  /** Keep each agent's state in DIR/NAME instead of memory. */
+  stateDir?: string;
+  seed?: number;
+  /** Logger of the agents (each gets a child with its device name). Silent by default. */
+  logger?: Logger;
+  /** Timing overrides for every agent (tests). */
+  timing?: Partial<AgentTiming>;
+  /**
+   * "node-http" (default): node:http with a keep-alive agent, ≈ 4× cheaper per request than
+   * global fetch (see http-transport.ts). "fetch": Node's global fetch, as the real agent.
+   */
+  transport?: "node-http" | "fetch";
+  /** A fetch of your own (tests); wins over `transport`. */
+  fetch?: typeof fetch;
+}
+
+export interface SimulationStats {
+  agents: number;
+  started: number;
+  /** Asked to join (an enrollment request went out), or already had a credential. */
+  enrolled: number;
+  pending: number;
+  /** Holds a credential. */
+  approved: number;
+  polling: number;
+  silent: number;
+  heartbeats: number;
+  specsApplied: number;
+  errors: number;
+  decommissioned: number;
+  revoked: number;
+  /** Ended for another reason (name taken, state error...). */
+  failed: number;
+}
+
+export interface SimulatedAgent {
+  name: string;
+  agent: Agent;
+  profile: Profile;
+  outcome: AgentOutcome | null;
+}
+
+export interface SimulationHandle {
+  readonly agents: readonly SimulatedAgent[];
+  /** Resolves when every agent has been started. */
+  readonly rampedUp: Promise<void>;
+  stats(): SimulationStats;
+  stop(): Promise<SimulationStats>;
+}
+
+export interface Profile {
+  resources: "healthy" | "degraded" | "error";
+  /** The resource that is not Healthy, for degraded and error profiles. */
+  resource: keyof Resources;
+  restarts: boolean;
+  flap: boolean;
+  silent: boolean;
+}
+
+/** mulberry32: a small seeded PRNG, good enough to pick profiles repeatably. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function pickShare(count: number, share: number, random: () => number): Set<number> {
+  const indices = Array.from({ length: count }, (_, i) => i);
+  for (let i = indices.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [indices[i], indices[j]] = [indices[j] as number, indices[i] as number];
+  }
+  return new Set(indices.slice(0, Math.round(count * share)));
+}
+
+/** Assigns every agent its profile: exact shares, seeded. */
+export function assignProfiles(
+  count: number,
+  shares: { degraded: number; error: number; restarts: number; flap: number; silent: number },
+  random: () => number,
+): Profile[] {
+  // One shuffle for the resource profiles so that error and degraded never overlap.
+  const order = [...pickShare(count, 1, random)];
+  const errorCount = Math.round(count * shares.error);
+  const degradedCount = Math.min(count - errorCount, Math.round(count * shares.degraded));
+  const error = new Set(order.slice(0, errorCount));
+  const degraded = new Set(order.slice(errorCount, errorCount + degradedCount));
+  const restarts = pickShare(count, shares.restarts, random);
+  const flap = pickShare(count, shares.flap, random);
+  const silent = pickShare(count, shares.silent, random);
+  const resources: (keyof Resources)[] = ["cpu", "memory", "disk"];
+  return Array.from({ length: count }, (_, i) => ({
+    resources: error.has(i) ? "error" : degraded.has(i) ? "degraded" : "healthy",
+    resource: error.has(i) ? (random() < 0.5 ? "memory" : "disk") : (resources[Math.floor(random() * 3)] ?? "cpu"),
+    restarts: restarts.has(i),
+    flap: flap.has(i),
+    silent: silent.has(i),
+  }));
+}
+
+/** Synthetic resources for one profile; flapping agents toggle cpu on about a third of reports. */
+export function simulatedHealth(profile: Profile, random: () => number) {
+  let flapped = false;
+  return {
+    async resources(): Promise<Resources> {
+      const resources: Resources = { cpu: "Healthy", memory: "Healthy", disk: "Healthy" };
+      if (profile.resources === "degraded") resources[profile.resource] = "Degraded";
+      if (profile.resources === "error") resources[profile.resource] = profile.resource === "disk" ? "Critical" : "Error";
+      if (profile.flap) {
+        if (random() < 0.35) flapped = !flapped;
+        if (flapped && resources.cpu === "Healthy") resources.cpu = "Degraded";
+      }
+      return resources;
+    },
+  };
+}
+
+const DEFAULT_APPLICATIONS = ["web", "metrics"];
+
+/**
+ * Synthetic applications: those of the applied spec, or two defaults. For agents of the
+ * restarts share, on about half the reports one application restarts: its count grows and
+ * it reports Starting (one time in five: Error) until the next report.
+ */
+export function simulatedApplications(profile: Profile, random: () => number) {
+  const restarts = new Map<string, number>();
+  return (applied: AppliedSpecDocument | null): Applications => {
+    const specNames = applied?.spec.applications.map((a) => a.name) ?? [];
+    const names = specNames.length > 0 ? specNames : DEFAULT_APPLICATIONS;
+    let restarted: string | undefined;
+    if (profile.restarts && random() < 0.5) {
+      restarted = names[Math.floor(random() * names.length)];
+      if (restarted !== undefined) restarts.set(restarted, (restarts.get(restarted) ?? 0) + 1);
+    }
+    const failed = restarted !== undefined && random() < 0.2;
+    return names.map((name) => ({
+      name,
+      status: name === restarted ? (failed ? "Error" : "Starting") : "Running",
+      restarts: restarts.get(name) ?? 0,
+    }));
+  };
+}
+
+export function deviceNames(prefix: string, count: number): string[] {
+  const width = Math.max(5, String(count).length);
+  return Array.from({ length: count }, (_, i) => `${prefix}-${String(i + 1).padStart(width, "0")}`);
+}
+
+export function startSimulation(options: SimulationOptions): SimulationHandle {
+  const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
+  const random = seededRandom(seed);
+  const logger = options.logger ?? pino({ level: "silent" });
+  const transport = !options.fetch && options.transport !== "fetch" ? createNodeHttpTransport() : null;
+  const fetchImpl = options.fetch ?? transport?.fetch;
+  const client = new ProtocolClient({
+    serverUrl: options.server,
+    userAgent: `drover-simulator/${AGENT_VERSION}`,
+    ...(fetchImpl ? { fetch: fetchImpl } : {}),
+  });
+  const names = deviceNames(options.prefix ?? "sim", options.agents);
+  const profiles = assignProfiles(
+    options.agents,
+    {
+      degraded: options.degraded ?? 0.1,
+      error: options.error ?? 0.02,
+      restarts: options.restarts ?? 0.05,
+      flap: options.flap ?? 0.01,
+      silent: options.silent ?? 0.01,
+    },
+    random,
+  );
+  const silentMs = (options.silentSeconds ?? 360) * 1000;
+  const [activeMin, activeMax] = options.activeSeconds ?? [30, 120];
+  const timing: Partial<AgentTiming> = { ...(options.heartbeatJitter ? { heartbeatJitter: 0.2 } : {}), ...options.timing };
+
+  const agents: SimulatedAgent[] = [];
+  const stores: StateStore[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+  let stopping = false;
+
+  const startOne = async (index: number) => {
+    const name = names[index] as string;
+    const profile = profiles[index] as Profile;
+    const agentRandom = seededRandom(seed + index + 1);
+    const store = options.stateDir ? await FileStateStore.open(path.join(options.stateDir, name)) : new MemoryStateStore();
+    stores.push(store);
+    if (stopping) return;
+    const agent = new Agent({
+      identity: {
+        name,
+        labels: options.labels ?? { simulated: "true" },
+        platform: options.platform ?? "linux-amd64",
+        role: options.role ?? "worker",
+        agentVersion: AGENT_VERSION,
+      },
+      client,
+      store,
+      health: simulatedHealth(profile, agentRandom),
+      applications: simulatedApplications(profile, agentRandom),
+      logger: logger.child({ device: name }),
+      timing,
+      random: agentRandom,
+    });
+    const entry: SimulatedAgent = { name, agent, profile, outcome: null };
+    agents.push(entry);
+    void agent.start().then((outcome) => {
+      entry.outcome = outcome;
+    });
+    if (profile.silent) scheduleSilence(agent, agentRandom);
+  };
+
+  const later = (ms: number, run: () => void) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      run();
+    }, ms);
+    timers.add(timer);
+  };
+
+  const scheduleSilence = (agent: Agent, agentRandom: () => number) => {
+    const activeMs = (activeMin + agentRandom() * (activeMax - activeMin)) * 1000;
+    later(activeMs, () => {
+      if (stopping || agent.phase === "done") return;
+      agent.silence(silentMs);
+      later(silentMs, () => scheduleSilence(agent, agentRandom));
+    });
+  };
+
+  // Ramp-up: `rate` agents a second, in slices every 50 ms.
+  const rate = options.rate ?? 200;
+  let next = 0;
+  let endRamp = () => {};
+  const rampedUp = new Promise<void>((resolve) => {
+    endRamp = resolve;
+    const began = Date.now();
+    const tick = async () => {
+      const due = Math.min(options.agents, Math.floor(((Date.now() - began) / 1000) * rate) + 1);
+      const batch: Promise<void>[] = [];
+      while (next < due && !stopping) batch.push(startOne(next++));
+      await Promise.all(batch).catch((error: unknown) => logger.error({ event: "simulator.start-failed", err: String(error) }, "starting an agent failed"));
+      if (next >= options.agents || stopping) resolve();
+      else later(50, () => void tick());
+    };
+    void tick();
+  });
+
+  const stats = (): SimulationStats => {
+    const s: SimulationStats = {
+      agents: options.agents,
+      started: agents.length,
+      enrolled: 0,
+      pending: 0,
+      approved: 0,
+      polling: 0,
+      silent: 0,
+      heartbeats: 0,
+      specsApplied: 0,
+      errors: 0,
+      decommissioned: 0,
+      revoked: 0,
+      failed: 0,
+    };
+    for (const { agent, outcome } of agents) {
+      if (agent.stats.enrollmentsRequested > 0 || agent.hasToken || outcome?.kind === "decommissioned") s.enrolled++;
+      if (agent.phase === "pending" || agent.phase === "denied") s.pending++;
+      if (agent.hasToken) s.approved++;
+      if (agent.phase === "polling") s.polling++;
+      if (agent.isSilent && agent.phase === "polling") s.silent++;
+      s.heartbeats += agent.stats.heartbeats;
+      s.specsApplied += agent.stats.specsApplied;
+      s.errors += agent.stats.errors;
+      if (outcome?.kind === "decommissioned" || outcome?.kind === "already-decommissioned") s.decommissioned++;
+      else if (outcome?.kind === "revoked") s.revoked++;
+      else if (outcome && outcome.kind !== "stopped") s.failed++;
+    }
+    return s;
+  };
+
+  return {
+    agents,
+    rampedUp,
+    stats,
+    async stop() {
+      stopping = true;
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      endRamp();
+      await Promise.all(agents.map((a) => a.agent.stop()));
+      await Promise.all(stores.map((s) => s.close()));
+      transport?.close();
+      return stats();
+    },
+  };
+}
