@@ -1,0 +1,119 @@
+import { test, expect } from "@playwright/test";
+import { E2E_ADMIN_PASSWORD } from "../playwright.config";
+import { approveByApi, createUser, api, deviceName, signIn, simulate, tokenFor, uniquePrefix } from "./support";
+
+test("simulated agents enroll, are approved in the browser, go Online, then Offline when stopped — live", async ({ page }) => {
+  const prefix = uniquePrefix("life");
+  const names = [1, 2, 3].map((i) => deviceName(prefix, i));
+  await signIn(page);
+  const sim = simulate(prefix, 3);
+  try {
+    await page.goto("/enrollments");
+    // The requests arrive while the page is open: no reload.
+    for (const n of names) await expect(page.getByTestId(`enrollment-row-${n}`)).toBeVisible({ timeout: 20_000 });
+
+    // Approve two at once, the third on its own.
+    await page.getByTestId(`select-${names[0]}`).check();
+    await page.getByTestId(`select-${names[1]}`).check();
+    await page.getByTestId("approve-selected").click();
+    await page.getByTestId(`approve-${names[2]}`).click();
+    for (const n of names) await expect(page.getByTestId(`enrollment-row-${n}`)).toBeHidden();
+
+    await page.goto(`/devices/${names[0]}`);
+    await expect(page.getByTestId("device-summary")).toHaveText(/Online/, { timeout: 15_000 });
+    await expect(page.getByTestId("device-lifecycle")).toHaveText(/Enrolled/);
+    // The summary diagram lights the current state, from the same table the server derives with.
+    await expect(page.getByTestId("diagram-summary-current")).toHaveText(/Online/);
+
+    // The agents stop; the sweep marks the device Offline after the 6 s disconnection timeout.
+    await sim.stop();
+    await expect(page.getByTestId("device-summary")).toHaveText(/Offline/, { timeout: 20_000 });
+    await expect(page.getByTestId("diagram-summary-current")).toHaveText(/Offline/);
+
+    // The device list shows the same, filtered by label selector through the URL.
+    await page.goto(`/devices?labelSelector=${encodeURIComponent(`e2e=${prefix}`)}`);
+    for (const n of names) await expect(page.getByTestId(`device-summary-${n}`)).toHaveText(/Offline/);
+  } finally {
+    await sim.stop();
+  }
+});
+
+test("decommission asks for confirmation, then the agent completes it live", async ({ page }) => {
+  const prefix = uniquePrefix("decom");
+  const name = deviceName(prefix, 1);
+  const admin = await tokenFor("admin", E2E_ADMIN_PASSWORD);
+  const sim = simulate(prefix, 1);
+  try {
+    await approveByApi(admin, [name]);
+    await signIn(page);
+    await page.goto(`/devices/${name}`);
+    await expect(page.getByTestId("device-summary")).toHaveText(/Online/, { timeout: 15_000 });
+
+    await page.getByTestId("decommission-button").click();
+    const confirm = page.getByTestId("confirm-decommission");
+    await expect(confirm).toBeDisabled();
+    await page.getByTestId("confirm-input").fill("not-the-name");
+    await expect(confirm).toBeDisabled();
+    await page.getByTestId("confirm-input").fill(name);
+    await confirm.click();
+
+    await expect(page.getByTestId("device-lifecycle")).toHaveText(/Decommissioned/, { timeout: 15_000 });
+    await expect(page.getByTestId("decommission-button")).toHaveCount(0);
+    const device = await api<{ lifecycle: string; decommissioning: string; credentialRevokedAt: string | null }>("GET", `/devices/${name}`, admin);
+    expect(device.body.lifecycle).toBe("Decommissioned");
+    expect(device.body.decommissioning).toBe("Completed");
+    expect(device.body.credentialRevokedAt).not.toBeNull();
+  } finally {
+    await sim.stop();
+  }
+});
+
+test("a viewer sees no mutating controls and the API refuses them", async ({ page }) => {
+  const prefix = uniquePrefix("viewer");
+  const [enrolled, pending] = [deviceName(prefix, 1), deviceName(prefix, 2)];
+  const admin = await tokenFor("admin", E2E_ADMIN_PASSWORD);
+  const viewerName = `viewer-${prefix.slice(-6)}`;
+  await createUser(admin, viewerName, "viewer-password", "viewer");
+  const viewer = await tokenFor(viewerName, "viewer-password");
+  const sim = simulate(prefix, 2);
+  try {
+    await approveByApi(admin, [enrolled]);
+    await signIn(page, viewerName, "viewer-password");
+    await expect(page.getByTestId("current-role")).toHaveText(/viewer/);
+
+    await page.goto(`/devices/${enrolled}`);
+    await expect(page.getByTestId("device-summary")).toHaveText(/Online/, { timeout: 15_000 });
+    await expect(page.getByTestId("decommission-button")).toHaveCount(0);
+
+    await page.goto("/enrollments");
+    await expect(page.getByTestId(`enrollment-row-${pending}`)).toBeVisible({ timeout: 15_000 });
+    await expect(page.getByTestId(`approve-${pending}`)).toHaveCount(0);
+    await expect(page.getByTestId("approve-selected")).toHaveCount(0);
+    await expect(page.getByTestId(`select-${pending}`)).toHaveCount(0);
+
+    const refused = await api<{ error: { code: string } }>("POST", `/devices/${enrolled}/decommission`, viewer);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.code).toBe("FORBIDDEN");
+    const list = await api<{ items: { id: string; deviceName: string }[] }>("GET", "/enrollments?status=Pending", viewer);
+    const id = list.body.items.find((e) => e.deviceName === pending)?.id;
+    expect((await api("POST", `/enrollments/${id}/approve`, viewer)).status).toBe(403);
+
+    // Nothing changed.
+    expect((await api<{ lifecycle: string }>("GET", `/devices/${enrolled}`, admin)).body.lifecycle).toBe("Enrolled");
+    expect((await api<{ status: string }[]>("GET", "/enrollments?status=Pending", admin)).status).toBe(200);
+    const still = await api<{ items: { deviceName: string }[] }>("GET", "/enrollments?status=Pending", admin);
+    expect(still.body.items.some((e) => e.deviceName === pending)).toBe(true);
+  } finally {
+    await sim.stop();
+  }
+});
+
+test("sign-in is required and a wrong password is refused", async ({ page }) => {
+  await page.goto("/devices");
+  await expect(page).toHaveURL(/\/login/);
+  await page.getByLabel(/username/i).fill("admin");
+  await page.getByLabel(/password/i).fill("wrong-password");
+  await page.getByRole("button", { name: /sign in/i }).click();
+  await expect(page.getByText(/wrong username or password/i)).toBeVisible();
+  await expect(page).toHaveURL(/\/login/);
+});

@@ -1,0 +1,96 @@
+/**
+ * End-to-end support: sign in through the real form, run real simulated agents (the
+ * simulator as a child process) against the server Playwright started, and call the operator
+ * API with real tokens. Every test uses its own unique device names.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+import { expect, type Page } from "@playwright/test";
+import { E2E_ADMIN_PASSWORD, E2E_URL } from "../playwright.config";
+
+const root = path.resolve(import.meta.dirname, "..");
+
+export function uniquePrefix(tag: string): string {
+  return `e2e-${tag}-${randomBytes(3).toString("hex")}`;
+}
+
+export function deviceName(prefix: string, i: number): string {
+  return `${prefix}-${String(i).padStart(5, "0")}`;
+}
+
+export async function signIn(page: Page, username = "admin", password = E2E_ADMIN_PASSWORD): Promise<void> {
+  await page.goto("/login");
+  await page.getByLabel(/username/i).fill(username);
+  await page.getByLabel(/password/i).fill(password);
+  await page.getByRole("button", { name: /sign in/i }).click();
+  await expect(page).not.toHaveURL(/\/login/);
+}
+
+export interface Simulation {
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Real virtual agents over HTTP: the simulator program, healthy unless told otherwise. */
+export function simulate(prefix: string, agents: number, extra: string[] = []): Simulation {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", path.join(root, "agent", "simulate.ts"), "--server", E2E_URL, "--agents", String(agents), "--prefix", prefix,
+      "--labels", `e2e=${prefix}`, "--degraded", "0", "--error", "0", "--restarts", "0", "--flap", "0", "--silent", "0", "--rate", "50", ...extra],
+    { cwd: root, stdio: ["ignore", "ignore", "inherit"] },
+  );
+  return {
+    process: child,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+export async function api<T = unknown>(method: string, p: string, token: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${E2E_URL}/api/v1${p}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
+}
+
+export async function tokenFor(username: string, password: string): Promise<string> {
+  const res = await fetch(`${E2E_URL}/api/v1/auth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ username, password }),
+  });
+  if (res.status !== 201) throw new Error(`token for ${username}: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { token: string }).token;
+}
+
+/** Admins create users through the console's tRPC procedure (there is no REST route yet). */
+export async function createUser(adminToken: string, username: string, password: string, role: "viewer" | "operator" | "admin") {
+  const res = await fetch(`${E2E_URL}/api/trpc/auth.createUser`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ username, password, role }),
+  });
+  if (!res.ok) throw new Error(`createUser ${username}: ${res.status} ${await res.text()}`);
+}
+
+/** Approves the named devices' pending enrollments over the API, waiting for them to appear. */
+export async function approveByApi(token: string, names: string[]): Promise<void> {
+  await expect
+    .poll(async () => {
+      const r = await api<{ items: { id: string; deviceName: string }[] }>("GET", "/enrollments?status=Pending", token);
+      return names.every((n) => r.body.items.some((e) => e.deviceName === n));
+    }, { timeout: 20_000 })
+    .toBe(true);
+  const r = await api<{ items: { id: string; deviceName: string }[] }>("GET", "/enrollments?status=Pending", token);
+  const ids = r.body.items.filter((e) => names.includes(e.deviceName)).map((e) => e.id);
+  const approved = await api("POST", "/enrollments/approve", token, { ids });
+  expect(approved.status).toBe(200);
+}
