@@ -63,25 +63,57 @@ export async function createEnrollment(ctx: ServerContext, body: EnrollmentReque
     decidedAt: null,
     reason: null,
   };
+  const rule = ctx.env.DROVER_AUTO_APPROVE;
+  const auto = rule && matchesSelector(rule.requirements, body.labels) ? rule.text : null;
   const { row, events } = await ctx.db.$transaction(async (tx) => {
     // A denied name may ask again with a new secret: the same request goes back to Pending.
     if (existing) assertTransition(enrollmentMachine, "Denied", "Pending");
     const row = existing
       ? await tx.enrollmentRequest.update({ where: { id: existing.id, status: "Denied" }, data, select: { id: true } })
       : await tx.enrollmentRequest.create({ data: { deviceName: body.deviceName, ...data }, select: { id: true } });
-    const events = await recordEvents(tx, [
+    const newEvents: NewEvent[] = [
       { objectKind: "EnrollmentRequest", objectName: body.deviceName, type: "EnrollmentRequested", reason: "Pending", actor },
-    ]);
-    return { row, events };
+    ];
+    // An auto-approve rule decides in the same transaction: no window where it is Pending.
+    if (auto) {
+      newEvents.push(
+        ...(await decideOne(tx, { id: row.id, deviceName: body.deviceName, ...data }, "Approved", `auto-approve:${auto}`, `labels match ${auto}`, ctx.now())),
+      );
+    }
+    return { row, events: await recordEvents(tx, newEvents) };
   });
   publishEvents(ctx, events);
+  return { enrollmentId: row.id, status: auto ? "Approved" : "Pending" };
+}
 
-  const rule = ctx.env.DROVER_AUTO_APPROVE;
-  if (rule && matchesSelector(rule.requirements, body.labels)) {
-    await decideEnrollments(ctx, [row.id], "Approved", `auto-approve:${rule.text}`, `labels match ${rule.text}`);
-    return { enrollmentId: row.id, status: "Approved" };
+type EnrollmentFacts = { id: string; deviceName: string; labels: string; platform: string; role: string; agentVersion: string; status: string };
+
+/** One Pending request to a decision, inside the caller's transaction; returns its events. */
+async function decideOne(tx: Tx, e: EnrollmentFacts, decision: "Approved" | "Denied", actor: string, reason: string | undefined, now: Date): Promise<NewEvent[]> {
+  const from = e.status as EnrollmentState;
+  if (from !== "Pending") throw conflict(`enrollment request for "${e.deviceName}" is already ${from}`);
+  assertTransition(enrollmentMachine, from, decision);
+  // The status guard makes concurrent decisions safe: exactly one of them moves the row.
+  const { count } = await tx.enrollmentRequest.updateMany({
+    where: { id: e.id, status: "Pending" },
+    data: { status: decision, decidedBy: actor, decidedAt: now, reason: reason ?? null },
+  });
+  if (count !== 1) throw conflict(`enrollment request for "${e.deviceName}" was decided concurrently`);
+  const events: NewEvent[] = [
+    {
+      objectKind: "EnrollmentRequest",
+      objectName: e.deviceName,
+      type: decision === "Approved" ? "EnrollmentApproved" : "EnrollmentDenied",
+      reason: decision,
+      message: reason ?? "",
+      actor,
+    },
+  ];
+  if (decision === "Approved") {
+    await createDevice(tx, e);
+    events.push({ objectKind: "Device", objectName: e.deviceName, type: "DeviceEnrolled", reason: "Enrolled", actor });
   }
-  return { enrollmentId: row.id, status: "Pending" };
+  return events;
 }
 
 async function createDevice(tx: Tx, enrollment: { id: string; deviceName: string; labels: string; platform: string; role: string; agentVersion: string }) {
@@ -118,29 +150,7 @@ export async function decideEnrollments(
     const missing = unique.filter((id) => !found.some((f) => f.id === id));
     if (missing.length) throw notFound(`enrollment request ${missing.join(", ")}`);
     const newEvents: NewEvent[] = [];
-    for (const e of found) {
-      const from = e.status as EnrollmentState;
-      if (from !== "Pending") throw conflict(`enrollment request for "${e.deviceName}" is already ${from}`);
-      assertTransition(enrollmentMachine, from, decision);
-      // The status guard makes concurrent decisions safe: exactly one of them moves the row.
-      const { count } = await tx.enrollmentRequest.updateMany({
-        where: { id: e.id, status: "Pending" },
-        data: { status: decision, decidedBy: actor, decidedAt: now, reason: reason ?? null },
-      });
-      if (count !== 1) throw conflict(`enrollment request for "${e.deviceName}" was decided concurrently`);
-      if (decision === "Approved") await createDevice(tx, e);
-      newEvents.push({
-        objectKind: "EnrollmentRequest",
-        objectName: e.deviceName,
-        type: decision === "Approved" ? "EnrollmentApproved" : "EnrollmentDenied",
-        reason: decision,
-        message: reason ?? "",
-        actor,
-      });
-      if (decision === "Approved") {
-        newEvents.push({ objectKind: "Device", objectName: e.deviceName, type: "DeviceEnrolled", reason: "Enrolled", actor });
-      }
-    }
+    for (const e of found) newEvents.push(...(await decideOne(tx, e, decision, actor, reason, now)));
     const events: EventRow[] = await recordEvents(tx, newEvents);
     const rows = await tx.enrollmentRequest.findMany({ where: { id: { in: unique } }, select: enrollmentSelect });
     return { rows, events };

@@ -32,11 +32,10 @@ export type EventRow = Prisma.EventGetPayload<{ select: typeof eventSelect }>;
 
 /** Writes events inside the caller's transaction; publish the result after commit. */
 export async function recordEvents(tx: Tx, events: NewEvent[]): Promise<EventRow[]> {
-  const rows: EventRow[] = [];
-  for (const e of events) {
-    rows.push(await tx.event.create({ data: { ...e, message: e.message ?? "" }, select: eventSelect }));
-  }
-  return rows;
+  if (events.length === 0) return [];
+  // One statement for all of them; ids come back in insertion order.
+  const rows = await tx.event.createManyAndReturn({ data: events.map((e) => ({ ...e, message: e.message ?? "" })), select: eventSelect });
+  return rows.sort((a, b) => a.id - b.id);
 }
 
 export function publishEvents(ctx: ServerContext, rows: EventRow[]): void {
