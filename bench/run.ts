@@ -22,10 +22,11 @@ const AGENTS = Number(process.env.BENCH_AGENTS ?? 10_000);
 const WAKE_SAMPLES = Number(process.env.BENCH_WAKE_SAMPLES ?? 200);
 const HEARTBEAT_WINDOW = Number(process.env.BENCH_HEARTBEAT_SECONDS ?? 10);
 const PORT = Number(process.env.BENCH_PORT ?? 3290);
-const DEADLINE = Date.now() + Number(process.env.BENCH_DEADLINE_SECONDS ?? 600) * 1000;
+const DEADLINE = Date.now() + Number(process.env.BENCH_DEADLINE_SECONDS ?? 1200) * 1000;
 const URL_ = `http://127.0.0.1:${PORT}`;
 const ADMIN_PASSWORD = "bench-admin-password";
-const tsx = path.join(root, "node_modules", ".bin", "tsx");
+/** Node with the tsx loader, so the child pid is the process itself (RSS, clean kill). */
+const node = (file: string, ...args: string[]) => [process.execPath, ["--import", "tsx", file, ...args]] as const;
 
 const children: ChildProcess[] = [];
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-bench-"));
@@ -87,7 +88,7 @@ function percentile(sorted: number[], p: number): number {
 async function main() {
   execFileSync(process.execPath, [path.join(root, "scripts", "ensure-build.mjs")], { stdio: "inherit" });
   log(`server on ${URL_}, data in ${dir}`);
-  const server = spawn(tsx, [path.join(root, "server", "main.ts")], {
+  const server = spawn(...node(path.join(root, "server", "main.ts")), {
     cwd: root,
     env: {
       ...process.env, NODE_ENV: "production", PORT: String(PORT), HOST: "127.0.0.1", DATABASE_URL: `file:${dir}/drover.db`,
@@ -103,8 +104,7 @@ async function main() {
     } catch { /* not yet */ }
     await sleep(200);
   }
-  // tsx wraps node: measure the node process that actually serves (the child of tsx).
-  const serverPid = findNodeChild(server.pid!);
+  const serverPid = server.pid!;
   await sleep(2000);
   const baseline = rssMb(serverPid);
   log(`baseline RSS ${baseline.toFixed(0)} MB (pid ${serverPid})`);
@@ -114,8 +114,8 @@ async function main() {
 
   // 1. Held polls.
   log(`starting ${AGENTS} simulated agents`);
-  const sim = spawn(tsx, [path.join(root, "agent", "simulate.ts"), "--server", URL_, "--agents", String(AGENTS), "--labels", "bench=true",
-    "--degraded", "0", "--error", "0", "--restarts", "0", "--flap", "0", "--silent", "0", "--rate", "400", "--summary-seconds", "10", "--log-level", "error"], {
+  const sim = spawn(...node(path.join(root, "agent", "simulate.ts"), "--server", URL_, "--agents", String(AGENTS), "--labels", "bench=true",
+    "--degraded", "0", "--error", "0", "--restarts", "0", "--flap", "0", "--silent", "0", "--rate", "400", "--summary-seconds", "10", "--log-level", "error"), {
     cwd: root, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NODE_OPTIONS: "--max-old-space-size=4096" },
   });
   children.push(sim);
@@ -125,7 +125,7 @@ async function main() {
     checkDeadline();
     held = await metric("drover_held_polls");
     if (held >= AGENTS * 0.99) break;
-    if (Date.now() - rampStart > 5 * 60_000) break;
+    if (Date.now() - rampStart > 10 * 60_000) break;
     await sleep(2000);
   }
   log(`${held} polls held after ${((Date.now() - rampStart) / 1000).toFixed(0)} s`);
@@ -181,15 +181,6 @@ async function main() {
     targets: { rssMbUnder: 500, wakeP99MsUnder: 100, heartbeatsPerSecondAtLeast: 2000 },
   };
   process.stdout.write(JSON.stringify(report, null, 2) + "\n");
-}
-
-function findNodeChild(pid: number): number {
-  // tsx's CLI spawns node with the loader; the child is the server.
-  try {
-    const kids = execFileSync("ps", ["-o", "pid=", "--ppid", String(pid)]).toString().trim().split(/\s+/).filter(Boolean).map(Number);
-    if (kids[0]) return kids[0];
-  } catch { /* no children */ }
-  return pid;
 }
 
 main().then(

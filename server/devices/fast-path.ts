@@ -9,6 +9,21 @@
  */
 import Database from "better-sqlite3";
 import type { DeviceFactsRow } from "./status";
+import type { EventRow, NewEvent } from "../events/events";
+
+/** What a heartbeat writes: the report, lastSeen and every derived column. */
+export interface HeartbeatWrite {
+  reported: string;
+  lastSeen: Date;
+  conflictPaused?: boolean;
+  summary: string;
+  updatedStatus: string;
+  updatingReason: string | null;
+  applicationSummary: string;
+  lifecycle: string;
+  decommissioning: string | null;
+  credentialRevokedAt?: Date;
+}
 
 /** Prisma's SQLite DateTime text format, so raw writes compare and parse like Prisma's. */
 export function sqliteDate(d: Date): string {
@@ -41,10 +56,24 @@ const FACT_COLUMNS = `id, name, reported, lastSeen, renderedVersion, templateVer
   decommissionRequestedAt, conflictPaused, summary, updatedStatus, updatingReason, applicationSummary,
   lifecycle, decommissioning, credentialRevokedAt`;
 
+function toFacts(r: RawDevice | undefined): (DeviceFactsRow & { credentialRevokedAt: Date | null }) | null {
+  if (!r) return null;
+  return {
+    ...r,
+    lastSeen: date(r.lastSeen),
+    decommissionRequestedAt: date(r.decommissionRequestedAt),
+    credentialRevokedAt: date(r.credentialRevokedAt),
+    conflictPaused: r.conflictPaused === 1,
+  };
+}
+
 export class FastPath {
   private readonly db: Database.Database;
   private readonly byToken: Database.Statement<[string], RawDevice>;
   private readonly touchStmt: Database.Statement<[string, string, string, string]>;
+  private readonly byId: Database.Statement<[string], RawDevice>;
+  private readonly writeStmt: Database.Statement<unknown[]>;
+  private readonly eventStmt: Database.Statement<unknown[], { id: number }>;
   private readonly workStmt: Database.Statement<[string], { renderedVersion: number; spec: string | null; decommissionRequestedAt: string | null; lifecycle: string }>;
 
   constructor(file: string) {
@@ -54,19 +83,43 @@ export class FastPath {
     this.db.pragma("busy_timeout = 5000");
     this.byToken = this.db.prepare(`SELECT ${FACT_COLUMNS} FROM "Device" WHERE "tokenHash" = ?`);
     this.touchStmt = this.db.prepare(`UPDATE "Device" SET "reported" = ?, "lastSeen" = ?, "updatedAt" = ? WHERE "id" = ?`);
+    this.byId = this.db.prepare(`SELECT ${FACT_COLUMNS} FROM "Device" WHERE "id" = ?`);
+    this.writeStmt = this.db.prepare(
+      `UPDATE "Device" SET "reported" = ?, "lastSeen" = ?, "updatedAt" = ?, "conflictPaused" = COALESCE(?, "conflictPaused"),
+        "summary" = ?, "updatedStatus" = ?, "updatingReason" = ?, "applicationSummary" = ?, "lifecycle" = ?, "decommissioning" = ?,
+        "credentialRevokedAt" = COALESCE(?, "credentialRevokedAt") WHERE "id" = ?`,
+    );
+    this.eventStmt = this.db.prepare(
+      `INSERT INTO "Event" ("time", "objectKind", "objectName", "type", "reason", "message", "actor") VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING "id"`,
+    );
     this.workStmt = this.db.prepare(`SELECT renderedVersion, spec, decommissionRequestedAt, lifecycle FROM "Device" WHERE "id" = ?`);
   }
 
   deviceByTokenHash(hash: string): (DeviceFactsRow & { credentialRevokedAt: Date | null }) | null {
-    const r = this.byToken.get(hash);
-    if (!r) return null;
-    return {
-      ...r,
-      lastSeen: date(r.lastSeen),
-      decommissionRequestedAt: date(r.decommissionRequestedAt),
-      credentialRevokedAt: date(r.credentialRevokedAt),
-      conflictPaused: r.conflictPaused === 1,
-    };
+    return toFacts(this.byToken.get(hash));
+  }
+
+  /**
+   * Re-reads the device, lets `decide` compute what to write from that fresh row, and writes
+   * it with its events, in one synchronous SQLite transaction: nothing can interleave.
+   */
+  writeHeartbeat(id: string, decide: (fresh: DeviceFactsRow) => { data: HeartbeatWrite; events: NewEvent[] }): EventRow[] {
+    return this.db.transaction(() => {
+      const fresh = toFacts(this.byId.get(id));
+      if (!fresh) return [];
+      const { data, events } = decide(fresh);
+      const at = sqliteDate(data.lastSeen);
+      this.writeStmt.run(
+        data.reported, at, at, data.conflictPaused === undefined ? null : data.conflictPaused ? 1 : 0,
+        data.summary, data.updatedStatus, data.updatingReason, data.applicationSummary, data.lifecycle, data.decommissioning,
+        data.credentialRevokedAt ? sqliteDate(data.credentialRevokedAt) : null, id,
+      );
+      return events.map((e) => {
+        const message = e.message ?? "";
+        const { id: eventId } = this.eventStmt.get(at, e.objectKind, e.objectName, e.type, e.reason, message, e.actor)!;
+        return { id: eventId, time: data.lastSeen, objectKind: e.objectKind, objectName: e.objectName, type: e.type, reason: e.reason, message, actor: e.actor };
+      });
+    })();
   }
 
   /** A heartbeat that changed no status: lastSeen and the report only. */

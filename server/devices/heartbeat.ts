@@ -2,15 +2,17 @@
  * Ingesting an agent's status report (the heartbeat): lastSeen, reported status, derived
  * statuses, conflict detection, decommissioning progress.
  *
- * The common report changes nothing but lastSeen: one statement on the fast path. A report
- * that changes a status re-reads the device inside a transaction and derives from that
- * fresh row, so a decommission or resume that landed meanwhile is never written over.
+ * The common report changes nothing but lastSeen: one statement. A report that changes a
+ * status re-reads the device inside a transaction and derives from that fresh row, so a
+ * decommission or resume that landed meanwhile is never written over. On SQLite both run
+ * as prepared statements (fast-path.ts); elsewhere through Prisma.
  */
 import type { StatusReport } from "../../lib/protocol";
 import type { ReportedStatus } from "../../lib/device-status";
 import type { ServerContext } from "../context";
 import { publishEvents, recordEvents, type NewEvent } from "../events/events";
 import { notFound } from "../errors";
+import type { HeartbeatWrite } from "./fast-path";
 import { derive, deviceFactsSelect, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
 
 function applyReport(device: DeviceFactsRow, reportedJson: string, report: StatusReport, now: Date, ctx: ServerContext) {
@@ -46,7 +48,7 @@ function applyReport(device: DeviceFactsRow, reportedJson: string, report: Statu
       actor: "server",
     });
   }
-  const data = {
+  const data: HeartbeatWrite = {
     reported: reportedJson,
     lastSeen: now,
     ...(conflict ? { conflictPaused: true } : {}),
@@ -66,11 +68,14 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
     decommissioning: report.decommissioning,
   };
   const reportedJson = JSON.stringify(reported);
-  const quick = applyReport(device, reportedJson, report, now, ctx);
-  if (quick.events.length === 0) {
+  const changes = applyReport(device, reportedJson, report, now, ctx).events.length > 0;
+  if (!changes) {
     // Nothing changed but lastSeen and the report; status columns are left as they are.
     if (ctx.fast) ctx.fast.touch(device.id, reportedJson, now);
     else await ctx.db.device.update({ where: { id: device.id }, data: { reported: reportedJson, lastSeen: now } });
+  } else if (ctx.fast) {
+    // SQLite: re-read, decide and write in one synchronous transaction (tens of microseconds).
+    publishEvents(ctx, ctx.fast.writeHeartbeat(device.id, (fresh) => applyReport(fresh, reportedJson, report, now, ctx)));
   } else {
     const rows = await ctx.db.$transaction(async (tx) => {
       const fresh = await tx.device.findUnique({ where: { id: device.id }, select: deviceFactsSelect });
