@@ -123,23 +123,22 @@ describe("enrollment", () => {
     expect((await store.read("identity", IdentityDocument))?.enrollment?.id).toBe(server.device("worker-0").enrollmentId);
   });
 
-  it("denied: backs off, asks again with a new secret, and gets in once approved", async () => {
+  it("denied: the denial sticks; the agent only looks again, ever more slowly", async () => {
     const store = new MemoryStateStore();
     const { agent, events } = makeAgent(store, { random: () => 0.99 });
     void agent.start();
     await eventually(() => server.devices.get("worker-0")?.status === "Pending", 5_000, "enrollment request");
     const firstSecret = server.device("worker-0").secret;
-    server.autoDeny = true;
     server.deny("worker-0");
     await eventually(() => events().filter((e) => e === "denied").length >= 3, 5_000, "three denials");
-    // Growing backoff (≈100, 200, 400 ms), not a tight loop.
-    expect(server.count("POST", /^\/enrollments$/)).toBeLessThanOrEqual(4);
-    expect(server.device("worker-0").secret).not.toBe(firstSecret);
-
-    server.autoDeny = false;
-    await eventually(() => server.device("worker-0").status === "Pending", 5_000, "asked again");
-    server.approve("worker-0");
-    await eventually(() => agent.hasToken, 5_000, "token");
+    // Growing backoff (≈100, 200, 400 ms), not a tight loop, and never a new request: a new
+    // secret would put the request back to Pending and undo the operator's decision.
+    expect(server.count("POST", /^\/enrollments$/)).toBe(1);
+    expect(server.count("GET", /^\/enrollments\//)).toBeLessThanOrEqual(6);
+    expect(server.device("worker-0").secret).toBe(firstSecret);
+    expect(server.device("worker-0").status).toBe("Denied");
+    expect(agent.hasToken).toBe(false);
+    await agent.stop();
   });
 
   it("a name already taken is a fatal error (exit 1)", async () => {

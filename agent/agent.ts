@@ -297,10 +297,10 @@ export class Agent {
           this.phase = "denied";
           const delayMs = deniedBackoff.next();
           this.log.warn({ event: "denied", enrollmentId: enrollment.id, retryInMs: delayMs }, "enrollment denied; asking again later");
+          // A denial sticks: keep the same request and only look at it again, ever more
+          // slowly. Asking with a new secret would put it back to Pending and undo the
+          // operator's decision; re-provisioning (a fresh --state-dir) is how to ask anew.
           await sleep(delayMs, signal);
-          // Ask again. The same name and secret would get the same denied request back; a
-          // denied name that asks with a new secret puts its request back to Pending.
-          identity = { ...identity, enrollment: undefined };
           continue;
         }
         // Pending after the wait. A fast Pending means the server is not holding: slow down.

@@ -1,7 +1,7 @@
 "use client";
 
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
-import { useQueryClient } from "@tanstack/react-query";
+import { useQueryClient, type QueryFilters } from "@tanstack/react-query";
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { trpcErrorCode, useTRPC } from "../trpc";
 import { redirectToLogin } from "../redirect-to-login";
@@ -39,51 +39,63 @@ export function LiveUpdates({ children }: { children: ReactNode }) {
   const [hasConnected, setHasConnected] = useState(false);
   const [resumeFrom, setResumeFrom] = useState<number | null>(null);
   const [recentlyChanged, setRecentlyChanged] = useState<ReadonlySet<string>>(new Set());
-  const changedTimers = useRef(new Map<string, ReturnType<typeof setTimeout>>());
+  const changedTimers = useRef(new Set<ReturnType<typeof setTimeout>>());
 
+  const changedNames = useRef(new Set<string>());
+
+  const filtersFor = useCallback(
+    (t: InvalidationTarget): QueryFilters[] => {
+      switch (t.kind) {
+        case "devices.list":
+          return [trpc.devices.list.pathFilter()];
+        case "devices.counts":
+          return [trpc.devices.counts.pathFilter()];
+        case "device":
+          return [trpc.devices.get.queryFilter({ name: t.name }), trpc.devices.events.queryFilter({ name: t.name })];
+        case "enrollments.list":
+          return [trpc.enrollments.list.pathFilter()];
+        case "events.list":
+          return [trpc.events.list.pathFilter()];
+      }
+    },
+    [trpc],
+  );
+
+  const flushRef = useRef<() => void>(() => undefined);
   const flush = useCallback(() => {
     timer.current = null;
     const targets = [...pending.current.values()];
     pending.current.clear();
     for (const t of targets) {
-      switch (t.kind) {
-        case "devices.list":
-          void queryClient.invalidateQueries(trpc.devices.list.pathFilter());
-          break;
-        case "devices.counts":
-          void queryClient.invalidateQueries(trpc.devices.counts.pathFilter());
-          break;
-        case "device":
-          void queryClient.invalidateQueries(trpc.devices.get.queryFilter({ name: t.name }));
-          void queryClient.invalidateQueries(trpc.devices.events.queryFilter({ name: t.name }));
-          break;
-        case "enrollments.list":
-          void queryClient.invalidateQueries(trpc.enrollments.list.pathFilter());
-          break;
-        case "events.list":
-          void queryClient.invalidateQueries(trpc.events.list.pathFilter());
-          break;
+      const filters = filtersFor(t);
+      // At most one request in flight per query: while one runs, keep the target for the
+      // next batch rather than cancelling it (a steady stream of events must not starve it).
+      if (filters.some((f) => queryClient.isFetching(f) > 0)) {
+        pending.current.set(targetId(t), t);
+        continue;
       }
+      for (const f of filters) void queryClient.invalidateQueries(f);
     }
-  }, [queryClient, trpc]);
-
-  const markChanged = useCallback((name: string) => {
-    const timers = changedTimers.current;
-    const existing = timers.get(name);
-    if (existing) clearTimeout(existing);
-    timers.set(
-      name,
-      setTimeout(() => {
-        timers.delete(name);
+    if (pending.current.size) timer.current = setTimeout(() => flushRef.current(), FLUSH_MS);
+    // One state update per batch, however many devices changed in it.
+    const names = [...changedNames.current];
+    changedNames.current.clear();
+    if (names.length) {
+      setRecentlyChanged((prev) => new Set([...prev, ...names]));
+      const t = setTimeout(() => {
+        changedTimers.current.delete(t);
         setRecentlyChanged((prev) => {
           const next = new Set(prev);
-          next.delete(name);
+          for (const n of names) next.delete(n);
           return next;
         });
-      }, HIGHLIGHT_MS),
-    );
-    setRecentlyChanged((prev) => (prev.has(name) ? prev : new Set(prev).add(name)));
-  }, []);
+      }, HIGHLIGHT_MS);
+      changedTimers.current.add(t);
+    }
+  }, [queryClient, filtersFor]);
+  useEffect(() => {
+    flushRef.current = flush;
+  }, [flush]);
 
   const subscription = useSubscription(
     trpc.events.live.subscriptionOptions(
@@ -93,8 +105,8 @@ export function LiveUpdates({ children }: { children: ReactNode }) {
           const event = tracked.data;
           lastEventId.current = event.id;
           for (const t of targetsFor(event)) pending.current.set(targetId(t), t);
-          if (event.objectKind === "Device") markChanged(event.objectName);
-          timer.current ??= setTimeout(flush, FLUSH_MS);
+          if (event.objectKind === "Device") changedNames.current.add(event.objectName);
+          timer.current ??= setTimeout(() => flushRef.current(), FLUSH_MS);
         },
         onError(error) {
           if (trpcErrorCode(error) === "UNAUTHORIZED") redirectToLogin();
@@ -129,7 +141,7 @@ export function LiveUpdates({ children }: { children: ReactNode }) {
     const timers = changedTimers.current;
     return () => {
       if (timer.current) clearTimeout(timer.current);
-      for (const t of timers.values()) clearTimeout(t);
+      for (const t of timers) clearTimeout(t);
     };
   }, []);
 

@@ -74,6 +74,7 @@ export class FastPath {
   private readonly byId: Database.Statement<[string], RawDevice>;
   private readonly writeStmt: Database.Statement<unknown[]>;
   private readonly eventStmt: Database.Statement<unknown[], { id: number }>;
+  private readonly sweepStmt: Database.Statement<unknown[]>;
   private readonly workStmt: Database.Statement<[string], { renderedVersion: number; spec: string | null; decommissionRequestedAt: string | null; lifecycle: string }>;
 
   constructor(file: string) {
@@ -91,6 +92,10 @@ export class FastPath {
     );
     this.eventStmt = this.db.prepare(
       `INSERT INTO "Event" ("time", "objectKind", "objectName", "type", "reason", "message", "actor") VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING "id"`,
+    );
+    this.sweepStmt = this.db.prepare(
+      `UPDATE "Device" SET "summary" = ?, "updatedStatus" = ?, "updatingReason" = ?, "applicationSummary" = ?, "lifecycle" = ?,
+        "decommissioning" = ?, "updatedAt" = ? WHERE "id" = ? AND "lastSeen" = ?`,
     );
     this.workStmt = this.db.prepare(`SELECT renderedVersion, spec, decommissionRequestedAt, lifecycle FROM "Device" WHERE "id" = ?`);
   }
@@ -119,6 +124,29 @@ export class FastPath {
         const { id: eventId } = this.eventStmt.get(at, e.objectKind, e.objectName, e.type, e.reason, message, e.actor)!;
         return { id: eventId, time: data.lastSeen, objectKind: e.objectKind, objectName: e.objectName, type: e.type, reason: e.reason, message, actor: e.actor };
       });
+    })();
+  }
+
+  /**
+   * The sweep's writes: derived columns of devices the clock disconnected, each guarded by
+   * the lastSeen it was derived from (a device that reported meanwhile is skipped), with
+   * their events, in one synchronous transaction.
+   */
+  writeSweep(items: { id: string; lastSeen: Date; columns: Omit<HeartbeatWrite, "reported" | "lastSeen" | "conflictPaused" | "credentialRevokedAt">; events: NewEvent[] }[], now: Date): EventRow[] {
+    return this.db.transaction(() => {
+      const at = sqliteDate(now);
+      const out: EventRow[] = [];
+      for (const item of items) {
+        const c = item.columns;
+        const { changes } = this.sweepStmt.run(c.summary, c.updatedStatus, c.updatingReason, c.applicationSummary, c.lifecycle, c.decommissioning, at, item.id, sqliteDate(item.lastSeen));
+        if (changes !== 1) continue;
+        for (const e of item.events) {
+          const message = e.message ?? "";
+          const { id: eventId } = this.eventStmt.get(at, e.objectKind, e.objectName, e.type, e.reason, message, e.actor)!;
+          out.push({ id: eventId, time: now, objectKind: e.objectKind, objectName: e.objectName, type: e.type, reason: e.reason, message, actor: e.actor });
+        }
+      }
+      return out;
     })();
   }
 

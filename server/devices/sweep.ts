@@ -21,6 +21,14 @@ export async function sweepDisconnected(ctx: ServerContext): Promise<number> {
     take: 1000,
   });
   if (stale.length === 0) return 0;
+  if (ctx.fast) {
+    const items = stale.map((row) => {
+      const after = derive(row, now, ctx.statusSettings);
+      return { id: row.id, lastSeen: row.lastSeen!, columns: statusColumns(after), events: statusChangeEvents(row.name, storedStatus(row), after, "sweep") };
+    });
+    publishEvents(ctx, ctx.fast.writeSweep(items, now));
+    return stale.length;
+  }
   const rows: EventRow[] = await ctx.db.$transaction(async (tx) => {
     const out: EventRow[] = [];
     for (const row of stale) {

@@ -1,0 +1,124 @@
+"use client";
+
+import Link from "next/link";
+import { useQuery } from "@tanstack/react-query";
+import { trpcErrorCode, useTRPC } from "../trpc";
+import { useMe } from "../hooks/use-me";
+import { PageHeader } from "../ui/page-header";
+import { Card, CardHeader } from "../ui/card";
+import { EmptyState, ErrorState } from "../ui/states";
+import { Skeleton } from "../ui/skeleton";
+import { StatusBadge } from "../status/status-badge";
+import { lifecycleTone, summaryTone } from "../status/tones";
+import { EventsTable } from "../events/events-table";
+import { DecommissionButton } from "./decommission-dialog";
+import { ResumeButton } from "./resume-button";
+import { DerivedStatuses, DeviceInfo, ReportedStatus } from "./sections";
+import { StatusDiagrams } from "./status-diagrams";
+import { useHeartbeatInterval } from "../hooks/use-heartbeat-interval";
+
+const breadcrumb = (
+  <Link href="/devices" className="hover:text-slate-800 hover:underline">
+    ← Devices
+  </Link>
+);
+
+export function DevicePage({ name }: { name: string }) {
+  const trpc = useTRPC();
+  const { canOperate } = useMe();
+  const heartbeat = useHeartbeatInterval();
+  const device = useQuery(trpc.devices.get.queryOptions({ name }, { refetchInterval: heartbeat }));
+  const events = useQuery(trpc.devices.events.queryOptions({ name, limit: 20 }));
+
+  if (device.isPending) {
+    return (
+      <>
+        <PageHeader title={name} breadcrumb={breadcrumb} />
+        <div className="grid gap-4 lg:grid-cols-2">
+          {[0, 1, 2, 3].map((i) => (
+            <Card key={i} className="space-y-3 p-4">
+              <Skeleton className="h-4 w-40" />
+              <Skeleton className="h-4 w-full" />
+              <Skeleton className="h-4 w-3/4" />
+              <Skeleton className="h-4 w-2/3" />
+            </Card>
+          ))}
+        </div>
+      </>
+    );
+  }
+
+  if (device.isError) {
+    const notFound = trpcErrorCode(device.error) === "NOT_FOUND";
+    return (
+      <>
+        <PageHeader title={name} breadcrumb={breadcrumb} />
+        <Card>
+          {notFound ? (
+            <EmptyState title={`No device named “${name}”`}>
+              It may not be enrolled yet. Check <Link href="/enrollments" className="text-brand-700 hover:underline">pending enrollments</Link>.
+            </EmptyState>
+          ) : (
+            <ErrorState error={device.error} onRetry={() => void device.refetch()} title="Could not load this device" />
+          )}
+        </Card>
+      </>
+    );
+  }
+
+  const d = device.data;
+  return (
+    <>
+      <PageHeader
+        breadcrumb={breadcrumb}
+        title={
+          <span className="flex flex-wrap items-center gap-3">
+            {d.name}
+            <StatusBadge table={summaryTone} state={d.summary} data-testid="device-summary" />
+            <StatusBadge table={lifecycleTone} state={d.lifecycle} data-testid="device-lifecycle" />
+          </span>
+        }
+        description={`${d.role} · ${d.platform}`}
+        actions={
+          canOperate && (
+            <>
+              {d.summary === "ConflictPaused" && <ResumeButton name={d.name} />}
+              {d.lifecycle === "Enrolled" && <DecommissionButton name={d.name} />}
+            </>
+          )
+        }
+      />
+      {d.summary === "ConflictPaused" && (
+        <div className="mb-4 rounded-md bg-orange-50 px-4 py-3 text-sm text-orange-800 ring-1 ring-orange-600/20 ring-inset" role="status">
+          This device reported a rendered version the server does not know. It is paused until an operator resumes it; nothing was overwritten.
+        </div>
+      )}
+      <div className="grid gap-4 lg:grid-cols-2">
+        <DeviceInfo device={d} />
+        <DerivedStatuses device={d} />
+      </div>
+      <div className="mt-4">
+        <ReportedStatus device={d} />
+      </div>
+      <StatusDiagrams device={d} />
+      <div className="mt-6">
+        <Card>
+          <CardHeader
+            title="Events"
+            description="The latest state changes of this device, newest first."
+            actions={
+              <Link href={`/events?kind=Device&name=${encodeURIComponent(d.name)}`} className="text-xs font-medium text-brand-700 hover:underline">
+                Open in event log →
+              </Link>
+            }
+          />
+          {events.isError ? (
+            <ErrorState error={events.error} onRetry={() => void events.refetch()} />
+          ) : (
+            <EventsTable events={events.data} showObject={false} loadingRows={4} empty={<EmptyState title="No events for this device yet" />} />
+          )}
+        </Card>
+      </div>
+    </>
+  );
+}

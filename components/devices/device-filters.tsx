@@ -1,0 +1,54 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { useTRPC } from "../trpc";
+import { MultiSelect } from "../ui/multi-select";
+import { Button } from "../ui/button";
+import { STATUS_AXES, axisOptions } from "../status/axes";
+import { toneOf } from "../status/tones";
+import type { DeviceParams } from "./params";
+import { LabelSelectorInput, NameSearchInput } from "./text-filters";
+
+export function hasFilters(p: DeviceParams): boolean {
+  return p.selector.trim() !== "" || p.search.trim() !== "" || STATUS_AXES.some((a) => p.status[a.key].length > 0);
+}
+
+export function DeviceFilters({ params, update }: { params: DeviceParams; update: (patch: Partial<DeviceParams>, opts?: { replace?: boolean }) => void }) {
+  const trpc = useTRPC();
+  const counts = useQuery(trpc.devices.counts.queryOptions());
+
+  return (
+    <div className="mb-4 space-y-3">
+      <div className="flex flex-wrap items-start gap-2">
+        <NameSearchInput value={params.search} onApply={(search) => update({ search }, { replace: true })} />
+        <LabelSelectorInput value={params.selector} onApply={(selector) => update({ selector }, { replace: true })} />
+      </div>
+      <div className="flex flex-wrap items-center gap-2">
+        {STATUS_AXES.map((axis) => (
+          <MultiSelect
+            key={axis.key}
+            label={axis.title}
+            testId={`filter-${axis.key}`}
+            selected={params.status[axis.key]}
+            options={axisOptions(axis).map((value) => ({
+              value,
+              tone: toneOf(axis.tones, value),
+              count: counts.data ? (counts.data[axis.key][value] ?? 0) : undefined,
+            }))}
+            onChange={(values) => update({ status: { ...params.status, [axis.key]: values } })}
+          />
+        ))}
+        {hasFilters(params) && (
+          <Button
+            variant="ghost"
+            size="sm"
+            data-testid="clear-filters"
+            onClick={() => update({ selector: "", search: "", status: { summary: [], updated: [], applicationSummary: [], lifecycle: [] } })}
+          >
+            Clear filters
+          </Button>
+        )}
+      </div>
+    </div>
+  );
+}

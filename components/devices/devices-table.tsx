@@ -1,0 +1,94 @@
+"use client";
+
+import Link from "next/link";
+import type { ReactNode } from "react";
+import { useRouter } from "next/navigation";
+import type { DeviceListItem } from "../trpc";
+import { StatusBadge } from "../status/status-badge";
+import { applicationSummaryTone, lifecycleTone, summaryTone, updatedTone } from "../status/tones";
+import { LabelChips } from "../ui/label-chips";
+import { RelativeTime } from "../ui/time";
+import { SkeletonRows } from "../ui/skeleton";
+import { cx } from "../ui/cx";
+import { useLive } from "../live/live-updates";
+
+const COLUMNS = ["Name", "Status", "Update", "Applications", "Lifecycle", "Labels", "Last seen"];
+
+export function DevicesTable({
+  items,
+  loading,
+  onLabelClick,
+  empty,
+}: {
+  items: DeviceListItem[] | undefined;
+  loading: boolean;
+  onLabelClick: (key: string, value: string) => void;
+  empty: ReactNode;
+}) {
+  const router = useRouter();
+  const { recentlyChanged } = useLive();
+  return (
+    <div className="overflow-x-auto">
+      <table className="w-full text-left text-sm" data-testid="devices-table">
+        <thead className="border-b border-slate-200 bg-slate-50/80 text-xs font-medium text-slate-500">
+          <tr>
+            {COLUMNS.map((c) => (
+              <th key={c} scope="col" className="px-3 py-2.5 font-medium whitespace-nowrap first:pl-4">
+                {c}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody className={cx("transition-opacity", loading && items && "opacity-60")}>
+          {!items ? (
+            <SkeletonRows columns={COLUMNS.length} rows={10} />
+          ) : items.length === 0 ? (
+            <tr>
+              <td colSpan={COLUMNS.length}>{empty}</td>
+            </tr>
+          ) : (
+            items.map((d) => (
+              <tr
+                key={d.id}
+                data-testid={`device-row-${d.name}`}
+                onClick={(e) => {
+                  if (e.defaultPrevented || (e.target as HTMLElement).closest("a,button")) return;
+                  router.push(`/devices/${encodeURIComponent(d.name)}`);
+                }}
+                className={cx("cursor-pointer border-b border-slate-100 hover:bg-slate-50", recentlyChanged.has(d.name) && "flash")}
+              >
+                <td className="py-2.5 pr-3 pl-4">
+                  <Link prefetch={false} href={`/devices/${encodeURIComponent(d.name)}`} className="font-medium text-slate-900 hover:text-brand-700 hover:underline">
+                    {d.name}
+                  </Link>
+                  <div className="text-xs text-slate-500">
+                    {d.role} · {d.platform}
+                  </div>
+                </td>
+                <td className="px-3 py-2.5">
+                  <StatusBadge table={summaryTone} state={d.summary} data-testid={`device-summary-${d.name}`} />
+                </td>
+                <td className="px-3 py-2.5">
+                  <StatusBadge table={updatedTone} state={d.updatedStatus} />
+                  {d.updatingReason && d.updatedStatus === "Updating" && <div className="mt-0.5 text-xs text-slate-500">{d.updatingReason}</div>}
+                </td>
+                <td className="px-3 py-2.5">
+                  <StatusBadge table={applicationSummaryTone} state={d.applicationSummary} />
+                </td>
+                <td className="px-3 py-2.5">
+                  <StatusBadge table={lifecycleTone} state={d.lifecycle} />
+                </td>
+                <td className="max-w-80 px-3 py-2.5">
+                  <LabelChips labels={d.labels} max={4} onSelect={onLabelClick} />
+                </td>
+                <td className="px-3 py-2.5 text-slate-600">
+                  <RelativeTime value={d.lastSeen} />
+                </td>
+              </tr>
+            ))
+          )}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,216 @@
+"use client";
+
+import { useMemo, useState } from "react";
+import Link from "next/link";
+import { useSearchParams } from "next/navigation";
+import { setSearch } from "../hooks/url-state";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { enrollmentMachine, type EnrollmentState } from "@/lib/enrollment-status";
+import { stateNames } from "@/lib/state-machine";
+import { errorMessage, useTRPC, type Enrollment } from "../trpc";
+import { useMe } from "../hooks/use-me";
+import { PageHeader } from "../ui/page-header";
+import { Card } from "../ui/card";
+import { Button } from "../ui/button";
+import { EmptyState, ErrorState, InlineError } from "../ui/states";
+import { cx } from "../ui/cx";
+import { EnrollmentsTable } from "./enrollments-table";
+import { DenyDialog } from "./deny-dialog";
+
+const STATUSES = stateNames(enrollmentMachine);
+type StatusFilter = EnrollmentState | "All";
+
+function parseStatus(value: string | null): StatusFilter {
+  if (value === "All") return "All";
+  return (STATUSES as string[]).includes(value ?? "") ? (value as EnrollmentState) : "Pending";
+}
+
+export function EnrollmentsPage() {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const { canOperate } = useMe();
+  const sp = useSearchParams();
+  const status = parseStatus(sp.get("status"));
+  const q = sp.get("q") ?? "";
+
+  const list = useQuery(trpc.enrollments.list.queryOptions({ status: status === "All" ? undefined : status, limit: 1000 }));
+  const counts = useQuery(trpc.devices.counts.queryOptions());
+
+  const [selectedRaw, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const [denyTargets, setDenyTargets] = useState<Enrollment[] | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+
+  const items = useMemo(() => {
+    const needle = q.trim().toLowerCase();
+    return list.data?.filter((e) => !needle || e.deviceName.includes(needle));
+  }, [list.data, q]);
+
+  // Selection only ever holds requests that are still on screen and still pending.
+  const selected = useMemo(() => {
+    const pending = new Set((items ?? []).filter((e) => e.status === "Pending").map((e) => e.id));
+    return new Set([...selectedRaw].filter((id) => pending.has(id)));
+  }, [selectedRaw, items]);
+  const selectedItems = (items ?? []).filter((e) => selected.has(e.id));
+
+  const refresh = () => {
+    void queryClient.invalidateQueries(trpc.enrollments.list.pathFilter());
+    void queryClient.invalidateQueries(trpc.devices.counts.pathFilter());
+  };
+
+  const approve = useMutation(
+    trpc.enrollments.approve.mutationOptions({
+      onSuccess: (rows) => {
+        setNotice(`Approved ${rows.length === 1 ? rows[0]?.deviceName : `${rows.length} requests`}.`);
+        setSelected(new Set());
+        refresh();
+      },
+      onError: () => refresh(),
+    }),
+  );
+  const deny = useMutation(
+    trpc.enrollments.deny.mutationOptions({
+      onSuccess: (rows) => {
+        setNotice(`Denied ${rows.length === 1 ? rows[0]?.deviceName : `${rows.length} requests`}.`);
+        setSelected(new Set());
+        setDenyTargets(null);
+        refresh();
+      },
+      onError: () => refresh(),
+    }),
+  );
+  const busy = approve.isPending || deny.isPending;
+
+  function setStatus(next: StatusFilter) {
+    const params = new URLSearchParams(sp.toString());
+    if (next === "Pending") params.delete("status");
+    else params.set("status", next);
+    setSearch(params.toString());
+  }
+
+  function doApprove(targets: Enrollment[]) {
+    setNotice(null);
+    deny.reset();
+    approve.mutate({ ids: targets.map((e) => e.id) });
+  }
+
+  const pendingCount = counts.data?.pendingEnrollments;
+  const tabs: StatusFilter[] = [...STATUSES, "All"];
+
+  return (
+    <>
+      <PageHeader title="Enrollment requests" description="Devices asking to join the fleet. Approving issues the device's credential once." />
+
+      <div className="mb-4 flex flex-wrap items-center justify-between gap-3">
+        <div className="inline-flex rounded-lg bg-slate-200/60 p-0.5" role="tablist" aria-label="Filter by status">
+          {tabs.map((t) => (
+            <button
+              key={t}
+              role="tab"
+              aria-selected={status === t}
+              data-testid={`status-tab-${t}`}
+              onClick={() => setStatus(t)}
+              className={cx("rounded-md px-3 py-1.5 text-sm font-medium", status === t ? "bg-white text-slate-900 shadow-sm" : "text-slate-600 hover:text-slate-900")}
+            >
+              {t}
+              {t === "Pending" && pendingCount !== undefined && pendingCount > 0 && (
+                <span className="ml-1.5 rounded-full bg-amber-400 px-1.5 text-[11px] font-semibold text-slate-900 tabular-nums">{pendingCount}</span>
+              )}
+            </button>
+          ))}
+        </div>
+        {q && (
+          <span className="text-sm text-slate-600">
+            Showing requests matching <code className="rounded bg-slate-100 px-1">{q}</code>{" "}
+            <Link href={status === "Pending" ? "/enrollments" : `/enrollments?status=${status}`} className="text-brand-700 hover:underline">
+              clear
+            </Link>
+          </span>
+        )}
+      </div>
+
+      {notice && (
+        <div role="status" className="mb-3 flex items-center justify-between rounded-md bg-emerald-50 px-3 py-2 text-sm text-emerald-800 ring-1 ring-emerald-600/20 ring-inset" data-testid="enrollment-notice">
+          {notice}
+          <button className="text-xs text-emerald-700 hover:underline" onClick={() => setNotice(null)}>
+            Dismiss
+          </button>
+        </div>
+      )}
+      {approve.isError && (
+        <div className="mb-3">
+          <InlineError>Approval failed: {errorMessage(approve.error)}</InlineError>
+        </div>
+      )}
+
+      <Card>
+        {canOperate && (
+          <div className="flex min-h-12 items-center justify-between gap-3 border-b border-slate-200 px-4 py-2">
+            <span className="text-sm text-slate-600" data-testid="selection-count">
+              {selected.size ? `${selected.size} selected` : "Select pending requests to approve or deny them together."}
+            </span>
+            <span className="flex gap-2">
+              <Button size="sm" variant="primary" data-testid="approve-selected" disabled={selected.size === 0 || busy} onClick={() => doApprove(selectedItems)}>
+                {approve.isPending ? "Approving…" : `Approve${selected.size ? ` ${selected.size}` : ""}`}
+              </Button>
+              <Button
+                size="sm"
+                data-testid="deny-selected"
+                disabled={selected.size === 0 || busy}
+                onClick={() => {
+                  deny.reset();
+                  setDenyTargets(selectedItems);
+                }}
+              >
+                Deny{selected.size ? ` ${selected.size}` : ""}…
+              </Button>
+            </span>
+          </div>
+        )}
+        {list.isError ? (
+          <ErrorState error={list.error} onRetry={() => void list.refetch()} title="Could not load enrollment requests" />
+        ) : (
+          <EnrollmentsTable
+            items={items}
+            canOperate={canOperate}
+            selected={selected}
+            busy={busy}
+            onToggle={(id) =>
+              setSelected((prev) => {
+                const next = new Set(prev);
+                if (next.has(id)) next.delete(id);
+                else next.add(id);
+                return next;
+              })
+            }
+            onToggleAll={(ids, select) => setSelected(select ? new Set(ids) : new Set())}
+            onApprove={(e) => doApprove([e])}
+            onDeny={(e) => {
+              deny.reset();
+              setDenyTargets([e]);
+            }}
+            empty={
+              status === "Pending" && !q ? (
+                <EmptyState title="No pending requests">New devices appear here when their agent asks to enroll.</EmptyState>
+              ) : (
+                <EmptyState title={`No ${status === "All" ? "" : `${status.toLowerCase()} `}requests${q ? ` matching “${q}”` : ""}`} />
+              )
+            }
+          />
+        )}
+      </Card>
+
+      <DenyDialog
+        key={denyTargets?.map((e) => e.id).join(",") ?? "none"}
+        open={denyTargets !== null}
+        names={(denyTargets ?? []).map((e) => e.deviceName)}
+        pending={deny.isPending}
+        error={deny.isError ? errorMessage(deny.error) : null}
+        onCancel={() => setDenyTargets(null)}
+        onConfirm={(reason) => {
+          setNotice(null);
+          if (denyTargets?.length) deny.mutate({ ids: denyTargets.map((e) => e.id), ...(reason ? { reason } : {}) });
+        }}
+      />
+    </>
+  );
+}

@@ -1,0 +1,157 @@
+"use client";
+
+import type { Enrollment } from "../trpc";
+import { StatusBadge } from "../status/status-badge";
+import { enrollmentTone } from "../status/tones";
+import { LabelChips } from "../ui/label-chips";
+import { RelativeTime } from "../ui/time";
+import { SkeletonRows } from "../ui/skeleton";
+import { Button } from "../ui/button";
+import { cx } from "../ui/cx";
+import Link from "next/link";
+import type { ReactNode } from "react";
+
+export function EnrollmentsTable({
+  items,
+  canOperate,
+  selected,
+  busy,
+  onToggle,
+  onToggleAll,
+  onApprove,
+  onDeny,
+  empty,
+}: {
+  items: Enrollment[] | undefined;
+  canOperate: boolean;
+  selected: ReadonlySet<string>;
+  busy: boolean;
+  onToggle: (id: string) => void;
+  onToggleAll: (ids: string[], select: boolean) => void;
+  onApprove: (e: Enrollment) => void;
+  onDeny: (e: Enrollment) => void;
+  empty: ReactNode;
+}) {
+  const pendingIds = (items ?? []).filter((e) => e.status === "Pending").map((e) => e.id);
+  const allSelected = pendingIds.length > 0 && pendingIds.every((id) => selected.has(id));
+  const someSelected = pendingIds.some((id) => selected.has(id));
+  const columns = canOperate ? 8 : 6;
+  return (
+    <div className="overflow-x-auto">
+      <table className="w-full text-left text-sm" data-testid="enrollments-table">
+        <thead className="border-b border-slate-200 bg-slate-50/80 text-xs text-slate-500">
+          <tr>
+            {canOperate && (
+              <th className="w-10 py-2 pl-4">
+                <input
+                  type="checkbox"
+                  aria-label="Select all pending requests"
+                  data-testid="select-all"
+                  checked={allSelected}
+                  ref={(el) => {
+                    if (el) el.indeterminate = someSelected && !allSelected;
+                  }}
+                  disabled={pendingIds.length === 0}
+                  onChange={() => onToggleAll(pendingIds, !allSelected)}
+                  className="size-3.5 accent-brand-600"
+                />
+              </th>
+            )}
+            <th className={cx("py-2 pr-3 font-medium", !canOperate && "pl-4")}>Device</th>
+            <th className="px-3 py-2 font-medium">Labels</th>
+            <th className="px-3 py-2 font-medium">Platform</th>
+            <th className="px-3 py-2 font-medium">Requested</th>
+            <th className="px-3 py-2 font-medium">Status</th>
+            <th className="px-3 py-2 font-medium">Decision</th>
+            {canOperate && <th className="px-3 py-2 pr-4 text-right font-medium">Actions</th>}
+          </tr>
+        </thead>
+        <tbody>
+          {!items ? (
+            <SkeletonRows columns={columns} rows={6} />
+          ) : items.length === 0 ? (
+            <tr>
+              <td colSpan={columns}>{empty}</td>
+            </tr>
+          ) : (
+            items.map((e) => {
+              const pending = e.status === "Pending";
+              return (
+                <tr key={e.id} data-testid={`enrollment-row-${e.deviceName}`} className={cx("border-b border-slate-100 align-top", selected.has(e.id) ? "bg-brand-50/60" : "hover:bg-slate-50/60")}>
+                  {canOperate && (
+                    <td className="py-2.5 pl-4">
+                      {pending && (
+                        <input
+                          type="checkbox"
+                          aria-label={`Select ${e.deviceName}`}
+                          data-testid={`select-${e.deviceName}`}
+                          checked={selected.has(e.id)}
+                          onChange={() => onToggle(e.id)}
+                          className="size-3.5 accent-brand-600"
+                        />
+                      )}
+                    </td>
+                  )}
+                  <td className={cx("py-2.5 pr-3", !canOperate && "pl-4")}>
+                    {e.status === "Approved" ? (
+                      <Link prefetch={false} href={`/devices/${encodeURIComponent(e.deviceName)}`} className="font-medium text-brand-700 hover:underline">
+                        {e.deviceName}
+                      </Link>
+                    ) : (
+                      <span className="font-medium text-slate-900">{e.deviceName}</span>
+                    )}
+                    <div className="text-xs text-slate-500">
+                      {e.role} · agent {e.agentVersion}
+                    </div>
+                  </td>
+                  <td className="max-w-80 px-3 py-2.5">
+                    <LabelChips labels={e.labels} max={5} />
+                  </td>
+                  <td className="px-3 py-2.5">
+                    <code className="text-[13px] text-slate-700">{e.platform}</code>
+                  </td>
+                  <td className="px-3 py-2.5 text-slate-600">
+                    <RelativeTime value={e.createdAt} />
+                  </td>
+                  <td className="px-3 py-2.5">
+                    <StatusBadge table={enrollmentTone} state={e.status} data-testid={`enrollment-status-${e.deviceName}`} />
+                  </td>
+                  <td className="px-3 py-2.5 text-xs text-slate-600">
+                    {pending ? (
+                      <span className="text-slate-400">—</span>
+                    ) : (
+                      <>
+                        <span>{e.decidedBy?.replace(/^user:/, "") ?? "—"}</span>
+                        {e.decidedAt && (
+                          <span className="text-slate-400">
+                            {" "}
+                            · <RelativeTime value={e.decidedAt} />
+                          </span>
+                        )}
+                        {e.reason && <div className="mt-0.5 max-w-64 text-slate-500 italic">“{e.reason}”</div>}
+                      </>
+                    )}
+                  </td>
+                  {canOperate && (
+                    <td className="px-3 py-2 pr-4 text-right whitespace-nowrap">
+                      {pending && (
+                        <span className="inline-flex gap-1.5">
+                          <Button size="sm" variant="primary" data-testid={`approve-${e.deviceName}`} disabled={busy} onClick={() => onApprove(e)}>
+                            Approve
+                          </Button>
+                          <Button size="sm" data-testid={`deny-${e.deviceName}`} disabled={busy} onClick={() => onDeny(e)}>
+                            Deny
+                          </Button>
+                        </span>
+                      )}
+                    </td>
+                  )}
+                </tr>
+              );
+            })
+          )}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,59 @@
+"use client";
+
+import type { ReactNode } from "react";
+import type { EventRow } from "../trpc";
+import { AbsoluteTime, RelativeTime } from "../ui/time";
+import { SkeletonRows } from "../ui/skeleton";
+import { Actor, ObjectLink } from "./object-link";
+
+/** The event log as a table; `showObject` off on a page about one object. */
+export function EventsTable({ events, showObject = true, empty, loadingRows = 8 }: { events: EventRow[] | undefined; showObject?: boolean; empty: ReactNode; loadingRows?: number }) {
+  const columns = showObject ? 6 : 5;
+  return (
+    <div className="overflow-x-auto">
+      <table className="w-full text-left text-sm" data-testid="events-table">
+        <thead className="border-b border-slate-200 bg-slate-50/80 text-xs text-slate-500">
+          <tr>
+            <th className="py-2 pr-3 pl-4 font-medium">Time</th>
+            {showObject && <th className="px-3 py-2 font-medium">Object</th>}
+            <th className="px-3 py-2 font-medium">Type</th>
+            <th className="px-3 py-2 font-medium">Reason</th>
+            <th className="px-3 py-2 font-medium">Message</th>
+            <th className="px-3 py-2 font-medium">Actor</th>
+          </tr>
+        </thead>
+        <tbody>
+          {!events ? (
+            <SkeletonRows columns={columns} rows={loadingRows} />
+          ) : events.length === 0 ? (
+            <tr>
+              <td colSpan={columns}>{empty}</td>
+            </tr>
+          ) : (
+            events.map((e) => (
+              <tr key={e.id} className="border-b border-slate-100 align-top hover:bg-slate-50/60" data-testid={`event-${e.id}`}>
+                <td className="py-2 pr-3 pl-4 whitespace-nowrap text-slate-600">
+                  <RelativeTime value={e.time} />
+                  <div className="text-[11px] text-slate-400">
+                    <AbsoluteTime value={e.time} />
+                  </div>
+                </td>
+                {showObject && (
+                  <td className="max-w-64 px-3 py-2">
+                    <ObjectLink kind={e.objectKind} name={e.objectName} />
+                  </td>
+                )}
+                <td className="px-3 py-2 font-medium whitespace-nowrap text-slate-800">{e.type}</td>
+                <td className="px-3 py-2 whitespace-nowrap text-slate-600">{e.reason || <span className="text-slate-300">—</span>}</td>
+                <td className="max-w-md px-3 py-2 break-words text-slate-600">{e.message || <span className="text-slate-300">—</span>}</td>
+                <td className="px-3 py-2">
+                  <Actor actor={e.actor} />
+                </td>
+              </tr>
+            ))
+          )}
+        </tbody>
+      </table>
+    </div>
+  );
+}

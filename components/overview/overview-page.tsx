@@ -1,0 +1,60 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { useTRPC } from "../trpc";
+import { PageHeader } from "../ui/page-header";
+import { ErrorState } from "../ui/states";
+import { Card } from "../ui/card";
+import { STATUS_AXES } from "../status/axes";
+import { devicesHref } from "../devices/params";
+import { AxisCard } from "./axis-card";
+import { StatCard } from "./stat-card";
+import { RecentEvents } from "./recent-events";
+
+export function OverviewPage() {
+  const trpc = useTRPC();
+  const counts = useQuery(trpc.devices.counts.queryOptions());
+  const c = counts.data;
+  const attention = c ? (c.summary.Error ?? 0) + (c.summary.Degraded ?? 0) + (c.summary.ConflictPaused ?? 0) : undefined;
+
+  return (
+    <>
+      <PageHeader title="Overview" description="The fleet at a glance. Every count links to the devices behind it." />
+      {counts.isError ? (
+        <Card>
+          <ErrorState error={counts.error} onRetry={() => void counts.refetch()} title="Could not load device counts" />
+        </Card>
+      ) : (
+        <>
+          <div className="mb-5 grid grid-cols-2 gap-3 lg:grid-cols-4">
+            <StatCard label="Devices" value={c?.total} href="/devices" testId="count-total" />
+            <StatCard label="Online" value={c ? (c.summary.Online ?? 0) : undefined} href={devicesHref({ summary: "Online" })} accent="text-emerald-700" testId="count-online" />
+            <StatCard
+              label="Need attention"
+              value={attention}
+              href="/devices?summary=Error,Degraded,ConflictPaused"
+              hint="error, degraded or paused"
+              accent={attention ? "text-red-700" : undefined}
+              testId="count-attention"
+            />
+            <StatCard
+              label="Pending enrollments"
+              value={c?.pendingEnrollments}
+              href="/enrollments"
+              accent={c?.pendingEnrollments ? "text-amber-700" : undefined}
+              testId="count-pending-enrollments"
+            />
+          </div>
+          <div className="grid gap-4 md:grid-cols-2">
+            {STATUS_AXES.map((axis) => (
+              <AxisCard key={axis.key} axis={axis} counts={c?.[axis.key]} total={c?.total} />
+            ))}
+          </div>
+        </>
+      )}
+      <div className="mt-4">
+        <RecentEvents />
+      </div>
+    </>
+  );
+}
