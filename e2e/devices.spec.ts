@@ -72,7 +72,7 @@ test("a viewer sees no mutating controls and the API refuses them", async ({ pag
   const prefix = uniquePrefix("viewer");
   const [enrolled, pending] = [deviceName(prefix, 1), deviceName(prefix, 2)];
   const admin = await tokenFor("admin", E2E_ADMIN_PASSWORD);
-  const viewerName = `viewer-${prefix.slice(-6)}`;
+  const viewerName = `viewer_${prefix.slice(-6)}`;
   await createUser(admin, viewerName, "viewer-password", "viewer");
   const viewer = await tokenFor(viewerName, "viewer-password");
   const sim = simulate(prefix, 2);

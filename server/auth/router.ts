@@ -22,7 +22,7 @@ export const authRouter = router({
     ctx.server.db.user.findMany({ select: { id: true, username: true, role: true, createdAt: true }, orderBy: { createdAt: "asc" } }),
   ),
   createUser: adminProcedure
-    .input(z.object({ username: z.string().regex(/^[a-z0-9][a-z0-9._-]{2,31}$/), password: z.string().min(8).max(256), role: z.enum(ROLES) }))
+    .input(z.object({ username: z.string().regex(/^[a-z0-9_.]{3,30}$/, "3 to 30 lowercase letters, digits, '_' or '.'"), password: z.string().min(8).max(256), role: z.enum(ROLES) }))
     .mutation(({ ctx, input }) => createUser(ctx.auth, ctx.server.db, input)),
 });
 
