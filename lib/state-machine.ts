@@ -22,6 +22,8 @@ export interface TransitionDef<S extends string> {
   readonly to: S;
   /** Why or when the move happens, as the seed words it (hooks, "on error"…). */
   readonly label?: string;
+  /** Who makes the move, where the engine cares (e.g. only an agent may report RUNNING). */
+  readonly by?: "operator" | "agent" | "server";
 }
 
 export interface StateMachine<S extends string> {

@@ -1,10 +1,12 @@
 /**
- * The controllers' clock: the safety sweep (DESIGN.md §1) and the device-status gauges.
+ * The controllers' clock: the safety sweep (DESIGN.md §1), the action reconcile (offering
+ * is retried for devices with waiting actions) and the device-status gauges.
  * Reactive work happens where events occur; this only catches what time alone changes.
  */
 import type { ServerContext } from "./context";
 import { sweepDisconnected } from "./devices/sweep";
 import { deviceCounts } from "./devices/queries";
+import { wakeDevicesWithPendingActions } from "./actions/scheduling";
 
 export function startControllers(ctx: ServerContext): { stop(): void } {
   let running = false;
@@ -14,6 +16,7 @@ export function startControllers(ctx: ServerContext): { stop(): void } {
     running = true;
     try {
       await sweepDisconnected(ctx);
+      await wakeDevicesWithPendingActions(ctx);
       const counts = await deviceCounts(ctx);
       ctx.metrics.devicesByStatus.reset();
       for (const axis of ["summary", "updated", "applicationSummary", "lifecycle"] as const) {

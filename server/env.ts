@@ -31,6 +31,29 @@ const EnvSchema = z.object({
     .optional()
     .transform((v) => (v ?? "").split(",").map((s) => s.trim()).filter(Boolean))
     .pipe(z.array(z.enum(["controller", "worker"]))),
+  /** Action kinds that always wait for an operator's approval (seed 004 PENDING_APPROVE). */
+  DROVER_APPROVAL_KINDS: z
+    .string()
+    .default("exec,reboot,update")
+    .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean)),
+  /**
+   * Concurrency policies for actions: JSON `[{"selector": "drover/role=controller", "max": 1}]`.
+   * At most `max` devices matching `selector` run actions at once. Selectors see the device's
+   * labels plus `drover/role` (controller or worker).
+   */
+  DROVER_ACTION_CONCURRENCY: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (!value?.trim()) return [];
+      try {
+        const parsed = z.array(z.object({ selector: z.string().min(1), max: z.number().int().min(1) })).parse(JSON.parse(value));
+        return parsed.map((p) => ({ text: p.selector, requirements: parseSelector(p.selector), max: p.max }));
+      } catch (e) {
+        ctx.addIssue({ code: "custom", message: `expected JSON [{"selector": "...", "max": N}]: ${e instanceof Error ? e.message : String(e)}` });
+        return z.NEVER;
+      }
+    }),
   /** How often the safety sweep runs (DESIGN.md §1). */
   DROVER_SWEEP_SECONDS: z.coerce.number().positive().default(2),
   /** Secret for signing session cookies; generated and kept in the database when unset. */

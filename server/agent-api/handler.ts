@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { z } from "zod";
 import {
+  ActionReport,
   AGENT_API_BASE,
   EnrollmentRequestBody,
   StatusReport,
@@ -24,6 +25,7 @@ import { ingestStatus } from "../devices/heartbeat";
 import { pendingWork } from "../devices/work";
 import { topics } from "../bus";
 import { agentOpenApi } from "./openapi";
+import { reportAction } from "../actions/agent-reports";
 
 function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   const r = schema.safeParse(value);
@@ -148,6 +150,14 @@ export function createAgentApi(ctx: ServerContext) {
     return 200;
   }
 
+  async function actionReport(req: IncomingMessage, res: ServerResponse, id: string): Promise<number> {
+    const device = await authenticateDevice(ctx, req.headers.authorization);
+    perDevice.take(device.id);
+    const report = parse(ActionReport, await readJson(req));
+    sendJson(res, 200, await reportAction(ctx, device, id, report));
+    return 200;
+  }
+
   async function route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<{ name: string; status: number }> {
     const path = url.pathname.slice(AGENT_API_BASE.length).replace(/\/+$/, "");
     const method = req.method ?? "GET";
@@ -156,6 +166,8 @@ export function createAgentApi(ctx: ServerContext) {
     if (path === "/enrollments" && method === "POST") return { name: "enroll", status: await enroll(req, res) };
     const m = /^\/enrollments\/([^/]+)$/.exec(path);
     if (m?.[1] && method === "GET") return { name: "enrollment", status: await enrollmentStatus(req, res, url, decodeURIComponent(m[1])) };
+    const a = /^\/actions\/([^/]+)$/.exec(path);
+    if (a?.[1] && method === "PUT") return { name: "action", status: await actionReport(req, res, decodeURIComponent(a[1])) };
     if (path === "/openapi.json" && method === "GET") {
       sendJson(res, 200, agentOpenApi());
       return { name: "openapi", status: 200 };

@@ -10,6 +10,9 @@
 import Database from "better-sqlite3";
 import type { DeviceFactsRow } from "./status";
 import type { EventRow, NewEvent } from "../events/events";
+import type { ActionReport, OfferedAction } from "../../lib/protocol";
+import { decideReport, type StoredAction } from "../actions/report";
+import { conflict } from "../errors";
 
 /** What a heartbeat writes: the report, lastSeen and every derived column. */
 export interface HeartbeatWrite {
@@ -75,7 +78,14 @@ export class FastPath {
   private readonly writeStmt: Database.Statement<unknown[]>;
   private readonly eventStmt: Database.Statement<unknown[], { id: number }>;
   private readonly sweepStmt: Database.Statement<unknown[]>;
-  private readonly workStmt: Database.Statement<[string], { renderedVersion: number; spec: string | null; decommissionRequestedAt: string | null; lifecycle: string }>;
+  private readonly workStmt: Database.Statement<[string], { renderedVersion: number; spec: string | null; decommissionRequestedAt: string | null; lifecycle: string; summary: string }>;
+  private readonly actionStmt: Database.Statement<[string], StoredAction>;
+  private readonly offerStmt: Database.Statement<[string], { id: string; kind: string; args: string; createdAt: string }>;
+  private readonly offeredStmt: Database.Statement<[string, string]>;
+  private readonly cancelStmt: Database.Statement<[string], { id: string }>;
+  private readonly activeStmt: Database.Statement<[string, string], { id: string; state: string }>;
+  private readonly lostStmt: Database.Statement<[string, string, string, string]>;
+  private readonly pendingCountStmt: Database.Statement<[string], { n: number }>;
 
   constructor(file: string) {
     this.db = new Database(file);
@@ -97,7 +107,20 @@ export class FastPath {
       `UPDATE "Device" SET "summary" = ?, "updatedStatus" = ?, "updatingReason" = ?, "applicationSummary" = ?, "lifecycle" = ?,
         "decommissioning" = ?, "updatedAt" = ? WHERE "id" = ? AND "lastSeen" = ?`,
     );
-    this.workStmt = this.db.prepare(`SELECT renderedVersion, spec, decommissionRequestedAt, lifecycle FROM "Device" WHERE "id" = ?`);
+    this.workStmt = this.db.prepare(`SELECT renderedVersion, spec, decommissionRequestedAt, lifecycle, summary FROM "Device" WHERE "id" = ?`);
+    this.actionStmt = this.db.prepare(`SELECT id, deviceId, kind, state FROM "Action" WHERE "id" = ?`);
+    this.offerStmt = this.db.prepare(
+      `SELECT id, kind, args, createdAt FROM "Action" WHERE "deviceId" = ? AND "state" = 'PENDING_SCHEDULE' ORDER BY "createdAt", "id"`,
+    );
+    this.offeredStmt = this.db.prepare(`UPDATE "Action" SET "offeredAt" = ? WHERE "id" = ? AND "offeredAt" IS NULL`);
+    this.cancelStmt = this.db.prepare(
+      `SELECT id FROM "Action" WHERE "deviceId" = ? AND "state" IN ('NEW', 'RUNNING') AND "cancelRequestedAt" IS NOT NULL ORDER BY "createdAt"`,
+    );
+    this.activeStmt = this.db.prepare(`SELECT id, state FROM "Action" WHERE "deviceId" = ? AND "state" IN ('NEW', 'RUNNING') AND "updatedAt" < ?`);
+    this.lostStmt = this.db.prepare(`UPDATE "Action" SET "state" = 'LOST', "finishedAt" = ?, "updatedAt" = ? WHERE "id" = ? AND "state" = ?`);
+    this.pendingCountStmt = this.db.prepare(
+      `SELECT count(*) AS n FROM "Action" WHERE "deviceId" = ? AND ("state" = 'PENDING_SCHEDULE' OR ("state" IN ('NEW', 'RUNNING') AND "cancelRequestedAt" IS NOT NULL))`,
+    );
   }
 
   deviceByTokenHash(hash: string): (DeviceFactsRow & { credentialRevokedAt: Date | null }) | null {
@@ -159,6 +182,101 @@ export class FastPath {
   workFacts(id: string) {
     const r = this.workStmt.get(id);
     return r ? { ...r, decommissionRequestedAt: date(r.decommissionRequestedAt) } : null;
+  }
+
+  /** Whether the device has actions to offer or cancels to tell: the poll's cheap first check. */
+  hasActionWork(deviceId: string): boolean {
+    return (this.pendingCountStmt.get(deviceId)?.n ?? 0) > 0;
+  }
+
+  /** PENDING_SCHEDULE actions, oldest first, marked offered; and the ids to cancel. */
+  offerActions(deviceId: string, now: Date, offer: boolean): { actions: OfferedAction[]; cancel: string[] } {
+    return this.db.transaction(() => {
+      const at = sqliteDate(now);
+      const actions = (offer ? this.offerStmt.all(deviceId) : []).map((a) => {
+        this.offeredStmt.run(at, a.id);
+        return { id: a.id, kind: a.kind, args: JSON.parse(a.args) as Record<string, unknown>, createdAt: new Date(a.createdAt).toISOString() };
+      });
+      return { actions, cancel: this.cancelStmt.all(deviceId).map((c) => c.id) };
+    })();
+  }
+
+  /** An agent's report on one action: decided by decideReport, written with its event. */
+  reportAction(device: { id: string; name: string }, id: string, report: ActionReport, now: Date): { events: EventRow[]; finished: boolean } {
+    return this.db.transaction(() => {
+      const decision = decideReport(this.actionStmt.get(id) ?? null, id, device, report);
+      const at = sqliteDate(now);
+      switch (decision.kind) {
+        case "noop":
+          return { events: [], finished: false };
+        case "create": {
+          const d = decision.data;
+          this.db
+            .prepare(
+              `INSERT INTO "Action" ("id", "deviceId", "kind", "args", "origin", "state", "output", "error", "createdAt", "updatedAt") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+            )
+            .run(d.id, d.deviceId, d.kind, d.args, d.origin, d.state, d.output ?? null, d.error ?? null, at, at);
+          return { events: [this.insertEvent(decision.event, now)], finished: true };
+        }
+        case "overwrite": {
+          const o = decision.set;
+          this.db
+            .prepare(`UPDATE "Action" SET "kind" = ?, "args" = ?, "origin" = ?, "state" = ?, "output" = ?, "error" = ?, "updatedAt" = ? WHERE "id" = ?`)
+            .run(o.kind, o.args, o.origin, o.state, o.output ?? null, o.error ?? null, at, id);
+          return { events: [this.insertEvent(decision.event, now)], finished: true };
+        }
+        case "move": {
+          const m = decision.set;
+          const { changes } = this.db
+            .prepare(
+              `UPDATE "Action" SET "state" = ?, "output" = COALESCE(?, "output"), "error" = COALESCE(?, "error"),
+                "startedAt" = CASE WHEN ? THEN ? ELSE "startedAt" END, "finishedAt" = CASE WHEN ? THEN ? ELSE "finishedAt" END,
+                "updatedAt" = ? WHERE "id" = ? AND "state" = ?`,
+            )
+            .run(m.state, m.output ?? null, m.error ?? null, m.started ? 1 : 0, at, m.finished ? 1 : 0, at, at, id, decision.from);
+          if (changes !== 1) throw conflict(`action "${id}" changed concurrently`);
+          return { events: [this.insertEvent(decision.event, now)], finished: m.finished };
+        }
+      }
+    })();
+  }
+
+  /**
+   * The heartbeat's queue against ours: NEW or RUNNING actions of this device that the agent
+   * no longer lists become LOST. Only actions unchanged for `graceMs` count, so a report in
+   * flight alongside the heartbeat is not mistaken for a loss.
+   */
+  markLost(device: { id: string; name: string }, queued: Set<string>, now: Date, graceMs: number): EventRow[] {
+    return this.db.transaction(() => {
+      const at = sqliteDate(now);
+      const out: EventRow[] = [];
+      for (const a of this.activeStmt.all(device.id, sqliteDate(new Date(now.getTime() - graceMs)))) {
+        if (queued.has(a.id)) continue;
+        if (this.lostStmt.run(at, at, a.id, a.state).changes !== 1) continue;
+        out.push(
+          this.insertEvent(
+            { objectKind: "Action", objectName: a.id, type: "ActionStateChanged", reason: "LOST", message: `${a.state} → LOST: missing from ${device.name}'s queue`, actor: "server" },
+            now,
+          ),
+        );
+      }
+      return out;
+    })();
+  }
+
+  /** The action as recorded, for the agent's report answer. */
+  actionView(id: string) {
+    const r = this.db
+      .prepare(`SELECT id, kind, args, origin, state, output, error, createdAt, updatedAt FROM "Action" WHERE "id" = ?`)
+      .get(id) as { id: string; kind: string; args: string; origin: string; state: string; output: string | null; error: string | null; createdAt: string; updatedAt: string } | undefined;
+    if (!r) return null;
+    return { ...r, args: JSON.parse(r.args) as Record<string, unknown>, createdAt: new Date(r.createdAt).toISOString(), updatedAt: new Date(r.updatedAt).toISOString() };
+  }
+
+  private insertEvent(e: NewEvent, now: Date): EventRow {
+    const message = e.message ?? "";
+    const { id } = this.eventStmt.get(sqliteDate(now), e.objectKind, e.objectName, e.type, e.reason, message, e.actor)!;
+    return { id, time: now, objectKind: e.objectKind, objectName: e.objectName, type: e.type, reason: e.reason, message, actor: e.actor };
   }
 
   close(): void {

@@ -13,6 +13,7 @@ import type { ServerContext } from "../context";
 import { publishEvents, recordEvents, type NewEvent } from "../events/events";
 import { notFound } from "../errors";
 import type { HeartbeatWrite } from "./fast-path";
+import { reconcileQueue } from "../actions/agent-reports";
 import { derive, deviceFactsSelect, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
 
 function applyReport(device: DeviceFactsRow, reportedJson: string, report: StatusReport, now: Date, ctx: ServerContext) {
@@ -86,5 +87,7 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
     });
     publishEvents(ctx, rows);
   }
+  // The queue the agent sent is its whole queue: what we have as NEW or RUNNING and it lacks is LOST.
+  if (ctx.fast) reconcileQueue(ctx, device, report.actions);
   ctx.metrics.heartbeats.inc();
 }

@@ -74,3 +74,8 @@ export async function resumeDevice(ctx: ServerContext, name: string, actor: stri
     actor,
   );
 }
+
+/** Nudge (seed 004): reconcile one device now: re-derive its statuses and wake its long-poll. */
+export async function nudgeDevice(ctx: ServerContext, name: string, actor: string): Promise<void> {
+  await mutateDevice(ctx, name, () => ({ patch: {}, events: [{ objectKind: "Device", objectName: name, type: "Nudged", reason: "Reconcile", actor }] }), actor);
+}

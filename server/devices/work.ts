@@ -4,13 +4,14 @@
  */
 import type { RenderedSpec, WorkResponse } from "../../lib/protocol";
 import type { ServerContext } from "../context";
+import { concurrencyAllows } from "../actions/scheduling";
 
 export async function pendingWork(ctx: ServerContext, deviceId: string, specVersion: number): Promise<WorkResponse | null> {
   const device = ctx.fast
     ? ctx.fast.workFacts(deviceId)
     : await ctx.db.device.findUnique({
         where: { id: deviceId },
-        select: { renderedVersion: true, spec: true, decommissionRequestedAt: true, lifecycle: true },
+        select: { renderedVersion: true, spec: true, decommissionRequestedAt: true, lifecycle: true, summary: true },
       });
   if (!device) return null;
   const work: WorkResponse = { actions: [] };
@@ -22,6 +23,19 @@ export async function pendingWork(ctx: ServerContext, deviceId: string, specVers
   if (device.decommissionRequestedAt !== null && device.lifecycle !== "Decommissioned") {
     work.decommission = true;
     any = true;
+  }
+  if (ctx.fast?.hasActionWork(deviceId)) {
+    // Scheduling rules (seed 004): only to an Online device, within concurrency policies.
+    const offer = device.summary === "Online" && device.lifecycle === "Enrolled" && (await concurrencyAllows(ctx, deviceId));
+    const { actions, cancel } = ctx.fast.offerActions(deviceId, ctx.now(), offer);
+    if (actions.length) {
+      work.actions = actions;
+      any = true;
+    }
+    if (cancel.length) {
+      work.cancel = cancel;
+      any = true;
+    }
   }
   return any ? work : null;
 }

@@ -6,6 +6,8 @@ import { authRouter } from "../auth/router";
 import { devicesRouter } from "../devices/router";
 import { enrollmentsRouter } from "../enrollments/router";
 import { eventsRouter } from "../events/router";
+import { actionsRouter } from "../actions/router";
+import { nudgeRouter } from "../nudge";
 
 const systemRouter = router({
   settings: viewerProcedure.query(({ ctx }) => ({
@@ -13,6 +15,8 @@ const systemRouter = router({
     heartbeatSeconds: ctx.server.heartbeatSeconds,
     autoApprove: ctx.server.env.DROVER_AUTO_APPROVE?.text ?? null,
     restoredAt: ctx.server.statusSettings.restoredAt,
+    approvalKinds: ctx.server.env.DROVER_APPROVAL_KINDS,
+    actionConcurrency: ctx.server.env.DROVER_ACTION_CONCURRENCY.map((p) => ({ selector: p.text, max: p.max })),
   })),
 });
 
@@ -21,7 +25,9 @@ export const appRouter = router({
   devices: devicesRouter,
   enrollments: enrollmentsRouter,
   events: eventsRouter,
+  actions: actionsRouter,
   system: systemRouter,
+  ops: nudgeRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,0 +1,242 @@
+/**
+ * Node actions, the operator side (seed 004, DESIGN.md §4): create for a device or a label
+ * selector, approve or reject (one or many, exactly one transition wins), cancel, read.
+ * Every transition is checked against lib/action-status.ts and written with its event.
+ */
+import { randomUUID } from "node:crypto";
+import { actionMachine, canMove, type ActionState } from "../../lib/action-status";
+import { assertTransition } from "../../lib/state-machine";
+import { parseSelector } from "../../lib/label-selector";
+import type { ServerContext } from "../context";
+import type { Prisma } from "../db";
+import { conflict, invalid, notFound } from "../errors";
+import { publishEvents, recordEvents, type NewEvent } from "../events/events";
+import { topics } from "../bus";
+import { selectorWhere } from "../devices/queries";
+
+export const actionSelect = {
+  id: true,
+  kind: true,
+  args: true,
+  origin: true,
+  state: true,
+  requireApproval: true,
+  createdBy: true,
+  decision: true,
+  decidedBy: true,
+  decidedAt: true,
+  decisionReason: true,
+  offeredAt: true,
+  cancelRequestedAt: true,
+  cancelRequestedBy: true,
+  startedAt: true,
+  finishedAt: true,
+  error: true,
+  createdAt: true,
+  updatedAt: true,
+  device: { select: { name: true, summary: true } },
+} satisfies Prisma.ActionSelect;
+type ActionRow = Prisma.ActionGetPayload<{ select: typeof actionSelect }>;
+
+export function presentAction(row: ActionRow & { output?: string | null }) {
+  const { device, args, ...rest } = row;
+  return { ...rest, state: row.state as ActionState, args: JSON.parse(args) as Record<string, unknown>, device: device.name, deviceSummary: device.summary };
+}
+export type ActionView = ReturnType<typeof presentAction>;
+
+export interface CreateActionInput {
+  device?: string | undefined;
+  labelSelector?: string | undefined;
+  kind: string;
+  args: Record<string, unknown>;
+  requireApproval?: boolean | undefined;
+}
+
+/** The devices an action request targets: one by name, or every Enrolled device a selector matches. */
+export async function resolveTargets(ctx: ServerContext, input: Pick<CreateActionInput, "device" | "labelSelector">, limit = 10_000) {
+  if ((input.device === undefined) === (input.labelSelector === undefined)) {
+    throw invalid("give either device or labelSelector");
+  }
+  if (input.device !== undefined) {
+    const d = await ctx.db.device.findUnique({ where: { name: input.device }, select: { id: true, name: true, lifecycle: true, summary: true } });
+    if (!d) throw notFound(`device "${input.device}"`);
+    if (d.lifecycle !== "Enrolled") throw conflict(`device "${d.name}" is ${d.lifecycle}: actions go to Enrolled devices only`);
+    return [d];
+  }
+  return ctx.db.device.findMany({
+    where: { AND: [...selectorWhere(parseSelector(input.labelSelector ?? "")), { lifecycle: "Enrolled" }] },
+    select: { id: true, name: true, lifecycle: true, summary: true },
+    orderBy: { name: "asc" },
+    take: limit,
+  });
+}
+
+export function needsApproval(ctx: ServerContext, kind: string, requested: boolean | undefined): boolean {
+  return requested === true || ctx.env.DROVER_APPROVAL_KINDS.includes(kind);
+}
+
+export async function createActions(ctx: ServerContext, input: CreateActionInput, actor: string, origin: "user" = "user"): Promise<ActionView[]> {
+  const targets = await resolveTargets(ctx, input);
+  if (targets.length === 0) throw invalid(`labelSelector "${input.labelSelector}" matches no Enrolled device`);
+  const approval = needsApproval(ctx, input.kind, input.requireApproval);
+  const state: ActionState = approval ? "PENDING_APPROVE" : "PENDING_SCHEDULE";
+  const now = ctx.now();
+  const ids = targets.map(() => randomUUID());
+  const args = JSON.stringify(input.args);
+  const events = await ctx.db.$transaction(async (tx) => {
+    await tx.action.createMany({
+      data: targets.map((d, i) => ({
+        id: ids[i]!,
+        deviceId: d.id,
+        kind: input.kind,
+        args,
+        origin,
+        state,
+        requireApproval: approval,
+        createdBy: actor,
+        // Distinct, ordered creation times keep "oldest createdAt first" well defined.
+        createdAt: new Date(now.getTime() + i),
+      })),
+    });
+    return recordEvents(
+      tx,
+      targets.map((d, i) => ({
+        objectKind: "Action",
+        objectName: ids[i]!,
+        type: "ActionCreated",
+        reason: state,
+        message: `${input.kind} on ${d.name}${approval ? ", waiting for approval" : ""}`,
+        actor,
+      })),
+    );
+  });
+  publishEvents(ctx, events);
+  if (!approval) for (const d of targets) ctx.bus.publish(topics.device(d.id), { at: Date.now() });
+  const rows = await ctx.db.action.findMany({ where: { id: { in: ids } }, select: actionSelect, orderBy: { createdAt: "asc" } });
+  return rows.map(presentAction);
+}
+
+/**
+ * Approve (→ PENDING_SCHEDULE) or reject (→ CANCELLED) PENDING_APPROVE actions, all or
+ * nothing. Each row moves only if it is still PENDING_APPROVE, so when operators click at
+ * once exactly one transition happens and the others get 409.
+ */
+export async function decideActions(ctx: ServerContext, ids: string[], decision: "Approved" | "Rejected", actor: string, reason?: string): Promise<ActionView[]> {
+  if (ids.length === 0) throw invalid("ids: at least one action id");
+  const unique = [...new Set(ids)];
+  const to: ActionState = decision === "Approved" ? "PENDING_SCHEDULE" : "CANCELLED";
+  const now = ctx.now();
+  const { events, deviceIds } = await ctx.db.$transaction(async (tx) => {
+    const found = await tx.action.findMany({ where: { id: { in: unique } }, select: { id: true, state: true, deviceId: true, kind: true } });
+    const missing = unique.filter((id) => !found.some((f) => f.id === id));
+    if (missing.length) throw notFound(`action ${missing.join(", ")}`);
+    const newEvents: NewEvent[] = [];
+    for (const a of found) {
+      const from = a.state as ActionState;
+      if (from !== "PENDING_APPROVE") throw conflict(`action ${a.id} is ${from}, not PENDING_APPROVE: it was already decided`);
+      assertTransition(actionMachine, from, to);
+      const { count } = await tx.action.updateMany({
+        where: { id: a.id, state: "PENDING_APPROVE" },
+        data: { state: to, decision, decidedBy: actor, decidedAt: now, decisionReason: reason ?? null, ...(to === "CANCELLED" ? { finishedAt: now } : {}) },
+      });
+      if (count !== 1) throw conflict(`action ${a.id} was decided concurrently`);
+      newEvents.push({
+        objectKind: "Action",
+        objectName: a.id,
+        type: decision === "Approved" ? "ActionApproved" : "ActionRejected",
+        reason: to,
+        message: reason ?? "",
+        actor,
+      });
+    }
+    return { events: await recordEvents(tx, newEvents), deviceIds: found.map((f) => f.deviceId) };
+  });
+  publishEvents(ctx, events);
+  if (decision === "Approved") for (const id of new Set(deviceIds)) ctx.bus.publish(topics.device(id), { at: Date.now() });
+  const rows = await ctx.db.action.findMany({ where: { id: { in: unique } }, select: actionSelect, orderBy: { createdAt: "asc" } });
+  return rows.map(presentAction);
+}
+
+/**
+ * Cancel: a pending action is CANCELLED at once; a NEW or RUNNING one is flagged, the agent is
+ * told in its long-poll and reports CANCELLED itself.
+ */
+export async function cancelAction(ctx: ServerContext, id: string, actor: string, reason?: string): Promise<ActionView> {
+  const now = ctx.now();
+  const { events, deviceId, tellAgent } = await ctx.db.$transaction(async (tx) => {
+    const a = await tx.action.findUnique({ where: { id }, select: { state: true, deviceId: true, cancelRequestedAt: true } });
+    if (!a) throw notFound(`action "${id}"`);
+    const from = a.state as ActionState;
+    if (from === "PENDING_APPROVE" || from === "PENDING_SCHEDULE") {
+      if (!canMove(from, "CANCELLED", "operator")) throw conflict(`action ${id} is ${from}: cannot cancel`);
+      const { count } = await tx.action.updateMany({
+        where: { id, state: from },
+        data: { state: "CANCELLED", finishedAt: now, cancelRequestedAt: now, cancelRequestedBy: actor },
+      });
+      if (count !== 1) throw conflict(`action ${id} changed concurrently`);
+      const events = await recordEvents(tx, [
+        { objectKind: "Action", objectName: id, type: "ActionStateChanged", reason: "CANCELLED", message: `${from} → CANCELLED${reason ? `: ${reason}` : ""}`, actor },
+      ]);
+      return { events, deviceId: a.deviceId, tellAgent: false };
+    }
+    if (from === "NEW" || from === "RUNNING") {
+      if (a.cancelRequestedAt) return { events: [], deviceId: a.deviceId, tellAgent: true };
+      await tx.action.update({ where: { id }, data: { cancelRequestedAt: now, cancelRequestedBy: actor } });
+      const events = await recordEvents(tx, [
+        { objectKind: "Action", objectName: id, type: "CancelRequested", reason: from, message: reason ?? "the agent is told in its long-poll", actor },
+      ]);
+      return { events, deviceId: a.deviceId, tellAgent: true };
+    }
+    throw conflict(`action ${id} is ${from}: it has already finished`);
+  });
+  publishEvents(ctx, events);
+  if (tellAgent) ctx.bus.publish(topics.device(deviceId), { at: Date.now() });
+  return getAction(ctx, id);
+}
+
+export async function getAction(ctx: ServerContext, id: string) {
+  const row = await ctx.db.action.findUnique({ where: { id }, select: { ...actionSelect, output: true } });
+  if (!row) throw notFound(`action "${id}"`);
+  return presentAction(row);
+}
+
+export interface ActionFilter {
+  device?: string | undefined;
+  state?: ActionState[] | undefined;
+  kind?: string | undefined;
+  labelSelector?: string | undefined;
+  origin?: string | undefined;
+}
+
+export function actionWhere(f: ActionFilter): Prisma.ActionWhereInput {
+  const and: Prisma.ActionWhereInput[] = [];
+  if (f.device) and.push({ device: { name: f.device } });
+  if (f.state?.length) and.push({ state: { in: f.state } });
+  if (f.kind) and.push({ kind: f.kind });
+  if (f.origin) and.push({ origin: f.origin });
+  if (f.labelSelector) and.push({ device: { AND: selectorWhere(parseSelector(f.labelSelector)) } });
+  return { AND: and };
+}
+
+/** Newest first, a page at a time: `cursor` is the last id of the previous page. */
+export async function listActions(ctx: ServerContext, filter: ActionFilter, page: { limit: number; cursor?: string | undefined }) {
+  const where = actionWhere(filter);
+  const [rows, total] = await Promise.all([
+    ctx.db.action.findMany({
+      where,
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      take: page.limit + 1,
+      ...(page.cursor ? { cursor: { id: page.cursor }, skip: 1 } : {}),
+      select: actionSelect,
+    }),
+    ctx.db.action.count({ where }),
+  ]);
+  const items = rows.slice(0, page.limit).map(presentAction);
+  return { items, total, nextCursor: rows.length > page.limit ? (items[items.length - 1]?.id ?? null) : null };
+}
+
+export async function actionCounts(ctx: ServerContext) {
+  const groups = await ctx.db.action.groupBy({ by: ["state"], _count: { _all: true } });
+  const byState = Object.fromEntries(groups.map((g) => [g.state, g._count._all])) as Partial<Record<ActionState, number>>;
+  return { byState, pendingApprovals: byState.PENDING_APPROVE ?? 0 };
+}

@@ -1,0 +1,34 @@
+/**
+ * The agent's side of actions: its reports (`PUT /actions/{id}`) and its heartbeat queue
+ * (LOST detection). Decisions are pure (report.ts); writes are one SQLite transaction each.
+ */
+import type { ActionReport } from "../../lib/protocol";
+import { z } from "zod";
+import type { ServerContext } from "../context";
+import { AppError, invalid } from "../errors";
+import { publishEvents } from "../events/events";
+import type { FastPath } from "../devices/fast-path";
+import { wakeDevicesWithPendingActions } from "./scheduling";
+
+/** A report in flight alongside a heartbeat must not make its action look lost. */
+export const LOST_GRACE_MS = 5_000;
+
+function agentStore(ctx: ServerContext): FastPath {
+  if (!ctx.fast) throw new AppError("INTERNAL", "actions need the embedded SQLite store in this version");
+  return ctx.fast;
+}
+
+export async function reportAction(ctx: ServerContext, device: { id: string; name: string }, id: string, report: ActionReport) {
+  if (!z.uuid().safeParse(id).success) throw invalid("id: an action id is a UUID");
+  const store = agentStore(ctx);
+  const { events, finished } = store.reportAction(device, id, report, ctx.now());
+  publishEvents(ctx, events);
+  // A finished action may free a concurrency slot for another device.
+  if (finished && ctx.env.DROVER_ACTION_CONCURRENCY.length > 0) await wakeDevicesWithPendingActions(ctx);
+  return store.actionView(id);
+}
+
+export function reconcileQueue(ctx: ServerContext, device: { id: string; name: string }, queue: { id: string }[]): void {
+  const lost = agentStore(ctx).markLost(device, new Set(queue.map((a) => a.id)), ctx.now(), LOST_GRACE_MS);
+  publishEvents(ctx, lost);
+}

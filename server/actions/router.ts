@@ -1,0 +1,54 @@
+import { z } from "zod";
+import { router, viewerProcedure, operatorProcedure } from "../trpc/init";
+import { ACTION_STATES } from "../../lib/action-status";
+import { ActionKind } from "../../lib/protocol";
+import { actionCounts, cancelAction, createActions, decideActions, getAction, listActions, resolveTargets, needsApproval } from "./actions";
+import { listEvents } from "../events/events";
+
+const States = z
+  .preprocess((v) => (typeof v === "string" ? v.split(",").filter(Boolean) : v), z.array(z.enum(ACTION_STATES as [string, ...string[]])))
+  .optional();
+const Ids = z.object({ ids: z.array(z.string().min(1)).min(1).max(10_000), reason: z.string().max(1024).optional() });
+const Id = z.object({ id: z.string().min(1), reason: z.string().max(1024).optional() });
+const Target = z.object({ device: z.string().min(1).max(63).optional(), labelSelector: z.string().max(1024).optional() });
+
+export const CreateActionInput = Target.extend({
+  kind: ActionKind,
+  args: z.record(z.string(), z.unknown()).default({}),
+  requireApproval: z.boolean().optional(),
+});
+
+export const ActionListInput = z.object({
+  device: z.string().max(63).optional(),
+  state: States,
+  kind: z.string().max(64).optional(),
+  origin: z.string().max(16).optional(),
+  labelSelector: z.string().max(1024).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  cursor: z.string().optional(),
+});
+
+export const actionsRouter = router({
+  list: viewerProcedure.input(ActionListInput).query(({ ctx, input }) => {
+    const { limit, cursor, ...filter } = input;
+    return listActions(ctx.server, { ...filter, state: filter.state as never }, { limit, cursor });
+  }),
+  get: viewerProcedure.input(z.object({ id: z.string().min(1) })).query(({ ctx, input }) => getAction(ctx.server, input.id)),
+  events: viewerProcedure
+    .input(z.object({ id: z.string().min(1), limit: z.number().int().min(1).max(500).default(200) }))
+    .query(({ ctx, input }) => listEvents(ctx.server, { kind: "Action", name: input.id, limit: input.limit })),
+  counts: viewerProcedure.query(({ ctx }) => actionCounts(ctx.server)),
+  /** Which devices a create request would target, before submitting it. */
+  preview: viewerProcedure.input(Target.extend({ kind: z.string().max(64).optional() })).query(async ({ ctx, input }) => {
+    const targets = await resolveTargets(ctx.server, input);
+    return {
+      total: targets.length,
+      devices: targets.slice(0, 50).map((d) => ({ name: d.name, summary: d.summary })),
+      needsApproval: input.kind ? needsApproval(ctx.server, input.kind, false) : null,
+    };
+  }),
+  create: operatorProcedure.input(CreateActionInput).mutation(({ ctx, input }) => createActions(ctx.server, input, ctx.actor)),
+  approve: operatorProcedure.input(Ids).mutation(({ ctx, input }) => decideActions(ctx.server, input.ids, "Approved", ctx.actor, input.reason)),
+  reject: operatorProcedure.input(Ids).mutation(({ ctx, input }) => decideActions(ctx.server, input.ids, "Rejected", ctx.actor, input.reason)),
+  cancel: operatorProcedure.input(Id).mutation(({ ctx, input }) => cancelAction(ctx.server, input.id, ctx.actor, input.reason)),
+});

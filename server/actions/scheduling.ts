@@ -1,0 +1,48 @@
+/**
+ * Concurrency policies (seed 004 "actions concurrency and scheduling policies"): at most
+ * `max` devices matching a selector run actions at once (e.g. one controller at a time).
+ * A device counts as busy while it has an action NEW, RUNNING, or offered and unconfirmed.
+ * Selectors see the device's labels plus `drover/role`.
+ */
+import { matchesSelector } from "../../lib/label-selector";
+import type { ServerContext } from "../context";
+import { topics } from "../bus";
+
+export const ROLE_LABEL = "drover/role";
+
+function labelsOf(d: { role: string; labels: { key: string; value: string }[] }): Record<string, string> {
+  return { ...Object.fromEntries(d.labels.map((l) => [l.key, l.value])), [ROLE_LABEL]: d.role };
+}
+
+export async function concurrencyAllows(ctx: ServerContext, deviceId: string): Promise<boolean> {
+  const policies = ctx.env.DROVER_ACTION_CONCURRENCY;
+  if (policies.length === 0) return true;
+  const device = await ctx.db.device.findUnique({ where: { id: deviceId }, select: { role: true, labels: { select: { key: true, value: true } } } });
+  if (!device) return false;
+  const mine = policies.filter((p) => matchesSelector(p.requirements, labelsOf(device)));
+  if (mine.length === 0) return true;
+  const busy = await ctx.db.device.findMany({
+    where: {
+      id: { not: deviceId },
+      actions: { some: { OR: [{ state: { in: ["NEW", "RUNNING"] } }, { state: "PENDING_SCHEDULE", offeredAt: { not: null } }] } },
+    },
+    select: { role: true, labels: { select: { key: true, value: true } } },
+  });
+  return mine.every((p) => busy.filter((d) => matchesSelector(p.requirements, labelsOf(d))).length < p.max);
+}
+
+/**
+ * The reconcile step (seed 004: "retries are automatically performed at the next cluster
+ * orchestration"): wake every device that has actions waiting to be offered, so a device
+ * that came back Online or a policy slot that freed up gets its actions without a nudge.
+ */
+export async function wakeDevicesWithPendingActions(ctx: ServerContext): Promise<number> {
+  const rows = await ctx.db.action.findMany({
+    where: { state: "PENDING_SCHEDULE", offeredAt: null },
+    select: { deviceId: true },
+    distinct: ["deviceId"],
+    take: 5000,
+  });
+  for (const r of rows) ctx.bus.publish(topics.device(r.deviceId), { at: Date.now() });
+  return rows.length;
+}

@@ -1,0 +1,32 @@
+/**
+ * Nudge (seed 004: "the API will allow scheduling a cluster task to nudge actions"): an
+ * operator's escape hatch that reconciles one object now.
+ */
+import { z } from "zod";
+import type { ServerContext } from "./context";
+import { notFound } from "./errors";
+import { nudgeDevice } from "./devices/lifecycle";
+import { publishEvents, recordEvents } from "./events/events";
+import { topics } from "./bus";
+import { router, operatorProcedure } from "./trpc/init";
+
+export const NudgeInput = z.object({ kind: z.enum(["Device", "Action"]), name: z.string().min(1).max(128) });
+
+export async function nudge(ctx: ServerContext, input: z.infer<typeof NudgeInput>, actor: string): Promise<{ nudged: string }> {
+  if (input.kind === "Device") {
+    await nudgeDevice(ctx, input.name, actor);
+    return { nudged: `Device/${input.name}` };
+  }
+  const action = await ctx.db.action.findUnique({ where: { id: input.name }, select: { deviceId: true, state: true } });
+  if (!action) throw notFound(`action "${input.name}"`);
+  const events = await ctx.db.$transaction((tx) =>
+    recordEvents(tx, [{ objectKind: "Action", objectName: input.name, type: "Nudged", reason: action.state, actor }]),
+  );
+  publishEvents(ctx, events);
+  ctx.bus.publish(topics.device(action.deviceId), { at: Date.now() });
+  return { nudged: `Action/${input.name}` };
+}
+
+export const nudgeRouter = router({
+  nudge: operatorProcedure.input(NudgeInput).mutation(({ ctx, input }) => nudge(ctx.server, input, ctx.actor)),
+});
