@@ -5,11 +5,16 @@
  *      long-poll; server RSS before and with them held → MB per 1,000 held polls.
  *   2. wake latency: with them held, the bench's own devices each hold a poll; time from the
  *      decommission request being sent to that device's held poll answering (p50/p99).
- *   3. heartbeat ingestion: a load process sends POST /status as fast as the server takes
+ *   3. approve latency: with them held, time from an operator's approve request to the
+ *      device's held poll answering with the action (p50/p99).
+ *   4. actions completed per second: 1,000 more simulated agents run noop actions created
+ *      for all of them at once by label selector, round after round.
+ *   5. heartbeat ingestion: a load process sends POST /status as fast as the server takes
  *      them for a fixed window; rate from the server's own counter.
  *
- * Options (env): BENCH_AGENTS (10000), BENCH_WAKE_SAMPLES (200), BENCH_HEARTBEAT_SECONDS (10),
- * BENCH_PORT (3290), BENCH_DEADLINE_SECONDS (600).
+ * Options (env): BENCH_AGENTS (10000), BENCH_WAKE_SAMPLES (200), BENCH_ACTION_AGENTS (1000),
+ * BENCH_ACTION_ROUNDS (5), BENCH_HEARTBEAT_SECONDS (10), BENCH_PORT (3290),
+ * BENCH_DEADLINE_SECONDS (1200).
  */
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -20,6 +25,8 @@ import path from "node:path";
 const root = path.resolve(import.meta.dirname, "..");
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 10_000);
 const WAKE_SAMPLES = Number(process.env.BENCH_WAKE_SAMPLES ?? 200);
+const ACTION_AGENTS = Number(process.env.BENCH_ACTION_AGENTS ?? 1000);
+const ACTION_ROUNDS = Number(process.env.BENCH_ACTION_ROUNDS ?? 5);
 const HEARTBEAT_WINDOW = Number(process.env.BENCH_HEARTBEAT_SECONDS ?? 10);
 const PORT = Number(process.env.BENCH_PORT ?? 3290);
 const DEADLINE = Date.now() + Number(process.env.BENCH_DEADLINE_SECONDS ?? 1200) * 1000;
@@ -114,7 +121,7 @@ async function main() {
 
   // 1. Held polls.
   log(`starting ${AGENTS} simulated agents`);
-  const sim = spawn(...node(path.join(root, "agent", "simulate.ts"), "--server", URL_, "--agents", String(AGENTS), "--labels", "bench=true",
+  const sim = spawn(...node(path.join(root, "agent", "simulate.ts"), "--server", URL_, "--agents", String(AGENTS), "--prefix", "hold", "--labels", "bench=true,group=hold",
     "--degraded", "0", "--error", "0", "--restarts", "0", "--flap", "0", "--silent", "0", "--rate", "400", "--summary-seconds", "10", "--log-level", "error"), {
     cwd: root, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NODE_OPTIONS: "--max-old-space-size=4096" },
   });
@@ -152,7 +159,56 @@ async function main() {
   }
   latencies.sort((a, b) => a - b);
 
-  // 3. Heartbeat ingestion from a separate load process.
+  // 3. Approve latency: an exec action waits for approval; the device holds its poll.
+  log(`approve latency over ${WAKE_SAMPLES} devices`);
+  const approveTokens: string[] = [];
+  for (let i = 0; i < WAKE_SAMPLES; i++) approveTokens.push(await enroll(`bench-approve-${i}`));
+  const approveLatencies: number[] = [];
+  for (let i = 0; i < WAKE_SAMPLES; i++) {
+    checkDeadline();
+    const created = await json<{ items: { id: string; state: string }[] }>("POST", "/api/v1/actions", { device: `bench-approve-${i}`, kind: "exec", args: { command: "true" } }, op);
+    const id = created.body.items[0]?.id;
+    if (created.status !== 201 || created.body.items[0]?.state !== "PENDING_APPROVE") throw new Error(`create ${i}: ${created.status} ${JSON.stringify(created.body)}`);
+    const poll = fetch(`${URL_}/api/agent/v1/work?wait=30`, { headers: { authorization: `Bearer ${approveTokens[i]}` } });
+    await sleep(20);
+    const t0 = performance.now();
+    const [res, ap] = await Promise.all([
+      poll.then(async (r) => ({ body: (await r.json()) as { actions: { id: string }[] }, at: performance.now() })),
+      json("POST", `/api/v1/actions/${id}/approve`, { reason: "bench" }, op),
+    ]);
+    if (ap.status !== 200 || res.body.actions[0]?.id !== id) throw new Error(`approve ${i}: ${ap.status} ${JSON.stringify(res.body)}`);
+    approveLatencies.push(res.at - t0);
+  }
+  approveLatencies.sort((a, b) => a - b);
+
+  // 4. Actions completed per second across ACTION_AGENTS simulated agents.
+  log(`actions: ${ACTION_AGENTS} more agents, ${ACTION_ROUNDS} rounds of noop`);
+  const simAct = spawn(...node(path.join(root, "agent", "simulate.ts"), "--server", URL_, "--agents", String(ACTION_AGENTS), "--prefix", "act",
+    "--labels", "bench=true,group=act", "--degraded", "0", "--error", "0", "--restarts", "0", "--flap", "0", "--silent", "0", "--rate", "400",
+    "--action-seconds", "0-0", "--summary-seconds", "10", "--log-level", "error"), { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+  children.push(simAct);
+  const onlineAct = async () =>
+    (await json<{ total: number }>("GET", `/api/v1/devices?labelSelector=${encodeURIComponent("group=act")}&summary=Online&limit=1`, undefined, op)).body.total;
+  while ((await onlineAct()) < ACTION_AGENTS) {
+    checkDeadline();
+    await sleep(1000);
+  }
+  await sleep(2000);
+  const doneCount = async () =>
+    (await json<{ total: number }>("GET", `/api/v1/actions?labelSelector=${encodeURIComponent("group=act")}&state=DONE&limit=1`, undefined, op)).body.total;
+  const actionsStart = performance.now();
+  for (let round = 1; round <= ACTION_ROUNDS; round++) {
+    const created = await json("POST", "/api/v1/actions", { labelSelector: "group=act", kind: "noop", args: {} }, op);
+    if (created.status !== 201) throw new Error(`create round ${round}: ${created.status} ${JSON.stringify(created.body)}`);
+    while ((await doneCount()) < round * ACTION_AGENTS) {
+      checkDeadline();
+      await sleep(50);
+    }
+  }
+  const actionsSeconds = (performance.now() - actionsStart) / 1000;
+  const actionsDone = await doneCount();
+
+  // 5. Heartbeat ingestion from a separate load process.
   log(`heartbeat ingestion for ${HEARTBEAT_WINDOW} s`);
   const hbTokens: string[] = [];
   for (let i = 0; i < 500; i++) hbTokens.push(await enroll(`bench-hb-${i}`));
@@ -176,9 +232,16 @@ async function main() {
     serverRssHeldMb: Math.round(heldRss),
     rssMbPer1000Held: Number((((heldRss - baseline) / held) * 1000).toFixed(1)),
     wakeMs: { samples: latencies.length, p50: Number(percentile(latencies, 50).toFixed(1)), p99: Number(percentile(latencies, 99).toFixed(1)), max: Number((latencies.at(-1) ?? NaN).toFixed(1)) },
+    approveToOfferMs: {
+      samples: approveLatencies.length,
+      p50: Number(percentile(approveLatencies, 50).toFixed(1)),
+      p99: Number(percentile(approveLatencies, 99).toFixed(1)),
+      max: Number((approveLatencies.at(-1) ?? NaN).toFixed(1)),
+    },
+    actions: { agents: ACTION_AGENTS, completed: actionsDone, seconds: Number(actionsSeconds.toFixed(2)), perSecond: Math.round(actionsDone / actionsSeconds) },
     heartbeatsPerSecond: Math.round((after - before) / seconds),
     heartbeatLoad: client,
-    targets: { rssMbUnder: 500, wakeP99MsUnder: 100, heartbeatsPerSecondAtLeast: 2000 },
+    targets: { rssMbUnder: 500, wakeP99MsUnder: 100, heartbeatsPerSecondAtLeast: 2000, approveP99MsUnder: 100, actionsPerSecondAtLeast: 1000 },
   };
   process.stdout.write(JSON.stringify(report, null, 2) + "\n");
 }

@@ -1,5 +1,7 @@
 /** The agent protocol as OpenAPI, built from the same zod schemas the handlers use. */
+import { z } from "zod";
 import {
+  ActionReport,
   AGENT_API_BASE,
   EnrollmentCreated,
   EnrollmentDecision,
@@ -48,6 +50,18 @@ export function agentOpenApi(): Record<string, unknown> {
             { name: "wait", in: "query", schema: { type: "integer", minimum: 0, maximum: 60 } },
           ],
           responses: { "200": { description: "Work", content: jsonContent(WorkResponse) }, ...errorResponses(400, 401, 403, 429) },
+        },
+      },
+      "/actions/{id}": {
+        put: {
+          summary:
+            "Report an action's state: PENDING_SCHEDULE → NEW → RUNNING → DONE | FAILED, or CANCELLED from NEW or RUNNING; the same state again is a no-op; an unknown id sent with kind records an agent-created action; where agent and server disagree about an id, the agent wins",
+          parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
+          requestBody: { required: true, content: jsonContent(ActionReport, "input") },
+          responses: {
+            "200": { description: "The action as the server now records it", content: jsonContent(z.object({ id: z.string(), kind: z.string(), state: z.string() }).loose()) },
+            ...errorResponses(400, 401, 403, 404, 409, 413, 429),
+          },
         },
       },
       "/status": {
