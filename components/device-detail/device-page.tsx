@@ -16,6 +16,9 @@ import { ResumeButton } from "./resume-button";
 import { DerivedStatuses, DeviceInfo, ReportedStatus } from "./sections";
 import { StatusDiagrams } from "./status-diagrams";
 import { useHeartbeatInterval } from "../hooks/use-heartbeat-interval";
+import { CreateActionButton } from "../actions/create-action-dialog";
+import { NudgeButton } from "../actions/nudge-button";
+import { DeviceActions } from "./device-actions";
 
 const breadcrumb = (
   <Link href="/devices" className="hover:text-slate-800 hover:underline">
@@ -82,6 +85,8 @@ export function DevicePage({ name }: { name: string }) {
         actions={
           canOperate && (
             <>
+              <NudgeButton kind="Device" name={d.name} testId="nudge-device" />
+              {d.lifecycle === "Enrolled" && <CreateActionButton device={d.name} />}
               {d.summary === "ConflictPaused" && <ResumeButton name={d.name} />}
               {d.lifecycle === "Enrolled" && <DecommissionButton name={d.name} />}
             </>
@@ -99,6 +104,9 @@ export function DevicePage({ name }: { name: string }) {
       </div>
       <div className="mt-4">
         <ReportedStatus device={d} />
+      </div>
+      <div className="mt-4">
+        <DeviceActions name={d.name} />
       </div>
       <StatusDiagrams device={d} />
       <div className="mt-6">

@@ -11,6 +11,7 @@ export function Pagination({
   onNext,
   onFirst,
   onLimit,
+  noun = "devices",
 }: {
   page: number;
   limit: number;
@@ -21,6 +22,8 @@ export function Pagination({
   onNext: () => void;
   onFirst: () => void;
   onLimit: (limit: number) => void;
+  /** What the rows are, plural ("No actions"). */
+  noun?: string;
 }) {
   const start = (page - 1) * limit + (shown ? 1 : 0);
   const end = (page - 1) * limit + shown;
@@ -30,7 +33,7 @@ export function Pagination({
         {total === undefined ? (
           "…"
         ) : total === 0 ? (
-          "No devices"
+          `No ${noun}`
         ) : (
           <>
             <span className="font-medium text-slate-900 tabular-nums">

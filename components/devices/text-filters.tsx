@@ -1,23 +1,12 @@
 "use client";
 
-import { useState } from "react";
 import { parseSelector, SelectorError } from "@/lib/label-selector";
 import { useDebouncedEffect } from "../hooks/use-debounced-effect";
+import { useSyncedText } from "../hooks/use-synced-text";
 import { cx } from "../ui/cx";
 
 const inputBase =
   "h-9 w-full rounded-md border-0 bg-white px-3 text-sm text-slate-900 shadow-xs ring-1 ring-inset placeholder:text-slate-400 focus:ring-2 focus:outline-none";
-
-/** Local text that follows the URL when it changes from outside (Back, a link). */
-function useSyncedText(urlValue: string): [string, (v: string) => void] {
-  const [text, setText] = useState(urlValue);
-  const [seen, setSeen] = useState(urlValue);
-  if (seen !== urlValue) {
-    setSeen(urlValue);
-    setText(urlValue);
-  }
-  return [text, setText];
-}
 
 export function selectorError(input: string): string | null {
   try {

@@ -7,6 +7,8 @@ export function objectHref(kind: string, name: string): string {
       return `/devices/${encodeURIComponent(name)}`;
     case "EnrollmentRequest":
       return `/enrollments?status=All&q=${encodeURIComponent(name)}`;
+    case "Action":
+      return `/actions/${encodeURIComponent(name)}`;
     default:
       return `/events?kind=${encodeURIComponent(kind)}&name=${encodeURIComponent(name)}`;
   }

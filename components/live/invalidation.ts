@@ -9,7 +9,10 @@ export type InvalidationTarget =
   | { kind: "devices.counts" }
   | { kind: "device"; name: string }
   | { kind: "enrollments.list" }
-  | { kind: "events.list" };
+  | { kind: "events.list" }
+  | { kind: "actions.list" }
+  | { kind: "actions.counts" }
+  | { kind: "action"; id: string };
 
 export function targetsFor(event: Pick<EventRow, "objectKind" | "objectName">): InvalidationTarget[] {
   const targets: InvalidationTarget[] = [{ kind: "events.list" }];
@@ -19,6 +22,10 @@ export function targetsFor(event: Pick<EventRow, "objectKind" | "objectName">): 
       break;
     case "EnrollmentRequest":
       targets.push({ kind: "enrollments.list" }, { kind: "devices.counts" });
+      break;
+    case "Action":
+      // objectName is the action's id; lists include the device's own actions section.
+      targets.push({ kind: "actions.list" }, { kind: "actions.counts" }, { kind: "action", id: event.objectName });
       break;
     case "Server":
       // A restore or a settings change can move every device at once.
@@ -31,5 +38,12 @@ export function targetsFor(event: Pick<EventRow, "objectKind" | "objectName">): 
 }
 
 export function targetId(t: InvalidationTarget): string {
-  return t.kind === "device" ? `device:${t.name}` : t.kind;
+  switch (t.kind) {
+    case "device":
+      return `device:${t.name}`;
+    case "action":
+      return `action:${t.id}`;
+    default:
+      return t.kind;
+  }
 }

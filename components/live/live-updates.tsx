@@ -56,6 +56,12 @@ export function LiveUpdates({ children }: { children: ReactNode }) {
           return [trpc.enrollments.list.pathFilter()];
         case "events.list":
           return [trpc.events.list.pathFilter()];
+        case "actions.list":
+          return [trpc.actions.list.pathFilter()];
+        case "actions.counts":
+          return [trpc.actions.counts.pathFilter()];
+        case "action":
+          return [trpc.actions.get.queryFilter({ id: t.id }), trpc.actions.events.queryFilter({ id: t.id })];
       }
     },
     [trpc],

@@ -10,6 +10,7 @@ import { devicesHref } from "../devices/params";
 import { AxisCard } from "./axis-card";
 import { StatCard } from "./stat-card";
 import { RecentEvents } from "./recent-events";
+import { ActionsCard } from "./actions-card";
 
 export function OverviewPage() {
   const trpc = useTRPC();
@@ -52,6 +53,9 @@ export function OverviewPage() {
           </div>
         </>
       )}
+      <div className="mt-4">
+        <ActionsCard />
+      </div>
       <div className="mt-4">
         <RecentEvents />
       </div>

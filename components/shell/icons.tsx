@@ -29,6 +29,20 @@ export function EventsIcon() {
     </svg>
   );
 }
+export function ApprovalsIcon() {
+  return (
+    <svg {...base}>
+      <path fillRule="evenodd" d="M10 1.5a.75.75 0 0 1 .44.14l6.25 4.5a.75.75 0 0 1 .31.61v8.5A2.75 2.75 0 0 1 14.25 18h-8.5A2.75 2.75 0 0 1 3 15.25v-8.5a.75.75 0 0 1 .31-.61l6.25-4.5A.75.75 0 0 1 10 1.5Zm3.28 7.03a.75.75 0 0 0-1.06-1.06L9.25 10.44 7.78 8.97a.75.75 0 0 0-1.06 1.06l2 2a.75.75 0 0 0 1.06 0l3.5-3.5Z" clipRule="evenodd" />
+    </svg>
+  );
+}
+export function ActionsIcon() {
+  return (
+    <svg {...base}>
+      <path d="M11.98 1.62a.75.75 0 0 1 .39.87L10.98 8h4.27a.75.75 0 0 1 .56 1.25l-7.5 8.5a.75.75 0 0 1-1.3-.68L8.4 11.5H4.75a.75.75 0 0 1-.56-1.25l7-8.5a.75.75 0 0 1 .79-.13Z" />
+    </svg>
+  );
+}
 export function Logo({ className = "size-7" }: { className?: string }) {
   return (
     <svg viewBox="0 0 32 32" className={className} aria-hidden>

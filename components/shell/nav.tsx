@@ -6,14 +6,16 @@ import { useQuery } from "@tanstack/react-query";
 import type { ReactNode } from "react";
 import { useTRPC } from "../trpc";
 import { cx } from "../ui/cx";
-import { DevicesIcon, EnrollIcon, EventsIcon, Logo, OverviewIcon } from "./icons";
+import { ActionsIcon, ApprovalsIcon, DevicesIcon, EnrollIcon, EventsIcon, Logo, OverviewIcon } from "./icons";
 
 interface NavItem {
   href: string;
   label: string;
   icon: ReactNode;
-  badge?: number;
+  badge?: { count: number; testId: string; title: string };
 }
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 function isActive(pathname: string, href: string): boolean {
   return href === "/" ? pathname === "/" : pathname === href || pathname.startsWith(`${href}/`);
@@ -23,12 +25,26 @@ export function Nav() {
   const pathname = usePathname();
   const trpc = useTRPC();
   const counts = useQuery(trpc.devices.counts.queryOptions());
+  const actionCounts = useQuery(trpc.actions.counts.queryOptions());
   const pending = counts.data?.pendingEnrollments ?? 0;
+  const approvals = actionCounts.data?.pendingApprovals ?? 0;
 
   const items: NavItem[] = [
     { href: "/", label: "Overview", icon: <OverviewIcon /> },
     { href: "/devices", label: "Devices", icon: <DevicesIcon /> },
-    { href: "/enrollments", label: "Enrollments", icon: <EnrollIcon />, badge: pending },
+    {
+      href: "/enrollments",
+      label: "Enrollments",
+      icon: <EnrollIcon />,
+      badge: { count: pending, testId: "nav-pending-enrollments", title: plural(pending, "pending enrollment request") },
+    },
+    {
+      href: "/approvals",
+      label: "Approvals",
+      icon: <ApprovalsIcon />,
+      badge: { count: approvals, testId: "nav-pending-approvals", title: plural(approvals, "action") + " waiting for approval" },
+    },
+    { href: "/actions", label: "Actions", icon: <ActionsIcon /> },
     { href: "/events", label: "Events", icon: <EventsIcon /> },
   ];
 
@@ -53,13 +69,13 @@ export function Nav() {
               >
                 {item.icon}
                 <span className="flex-1">{item.label}</span>
-                {item.badge !== undefined && item.badge > 0 && (
+                {item.badge && item.badge.count > 0 && (
                   <span
-                    data-testid="nav-pending-enrollments"
+                    data-testid={item.badge.testId}
                     className="min-w-5 rounded-full bg-amber-400 px-1.5 text-center text-[11px] leading-5 font-semibold text-slate-900 tabular-nums"
-                    title={`${item.badge} pending enrollment request${item.badge === 1 ? "" : "s"}`}
+                    title={item.badge.title}
                   >
-                    {item.badge}
+                    {item.badge.count.toLocaleString()}
                   </span>
                 )}
               </Link>

@@ -18,7 +18,7 @@ export function specFromMachine(machine: StateMachine<string>, direction: Diagra
       notYetSupported: def.notYetSupported ?? false,
       terminal: def.terminal ?? false,
     })),
-    transitions: machine.transitions.map((t) => ({ from: t.from, to: t.to, ...(t.label ? { label: t.label } : {}) })),
+    transitions: machine.transitions.map((t) => ({ from: t.from, to: t.to, ...(t.label ? { label: t.label } : {}), ...(t.by ? { by: t.by } : {}) })),
   };
   cache.set(machine, spec);
   return spec;

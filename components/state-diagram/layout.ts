@@ -32,8 +32,14 @@ export interface EdgePlan {
   fromStates: string[];
   toStates: string[];
   label: string;
+  by: string;
   bidirectional: boolean;
   muted: boolean;
+}
+
+/** The text an edge label shows: the move, then who makes it. */
+export function edgeLabelText(label: string, by: string): string {
+  return by ? (label ? `${label} · ${by}` : by) : label;
 }
 
 const pairKey = (a: string, b: string) => `${a}\u0000${b}`;
@@ -58,7 +64,7 @@ export function groupMembers(spec: DiagramSpec): Map<string, string[]> {
  */
 export function planEdges(spec: DiagramSpec): EdgePlan[] {
   const unsupported = new Set(spec.states.filter((s) => s.notYetSupported).map((s) => s.id));
-  const unlabeled = new Set(spec.transitions.filter((t) => !t.label).map((t) => pairKey(t.from, t.to)));
+  const unlabeled = new Set(spec.transitions.filter((t) => !t.label && !t.by).map((t) => pairKey(t.from, t.to)));
   const used = new Set<string>();
   const plans: EdgePlan[] = [];
   const members = groupMembers(spec);
@@ -89,6 +95,7 @@ export function planEdges(spec: DiagramSpec): EdgePlan[] {
         fromStates: from.states,
         toStates: to.states,
         label: "",
+        by: "",
         bidirectional: out && back,
         muted: [...from.states, ...to.states].every((s) => unsupported.has(s)),
       });
@@ -100,7 +107,7 @@ export function planEdges(spec: DiagramSpec): EdgePlan[] {
     if (used.has(k)) continue;
     used.add(k);
     const reverse = pairKey(t.to, t.from);
-    const bidirectional = !t.label && unlabeled.has(reverse) && !used.has(reverse);
+    const bidirectional = !t.label && !t.by && unlabeled.has(reverse) && !used.has(reverse);
     if (bidirectional) used.add(reverse);
     plans.push({
       id: `t:${t.from}->${t.to}`,
@@ -109,6 +116,7 @@ export function planEdges(spec: DiagramSpec): EdgePlan[] {
       fromStates: [t.from],
       toStates: [t.to],
       label: t.label ?? "",
+      by: t.by ?? "",
       bidirectional,
       muted: unsupported.has(t.from) || unsupported.has(t.to),
     });
@@ -202,7 +210,8 @@ export function layoutDiagram(spec: DiagramSpec): DiagramLayout {
   const plans = planEdges(spec).filter((p) => p.fromStates.every((s) => known.has(s)) && p.toStates.every((s) => known.has(s)));
   for (const p of plans) {
     // dagre routes between states; a group edge is laid out between one state of each end.
-    const label = p.label ? { width: Math.round(p.label.length * LABEL_CHAR_WIDTH + 12), height: 16, labelpos: "c" as const } : {};
+    const text = edgeLabelText(p.label, p.by);
+    const label = text ? { width: Math.round(text.length * LABEL_CHAR_WIDTH + 12), height: 16, labelpos: "c" as const } : {};
     g.setEdge(stateNodeId(p.fromStates[0] as string), stateNodeId(p.toStates[0] as string), label, p.id);
   }
 
@@ -288,7 +297,7 @@ export function layoutDiagram(spec: DiagramSpec): DiagramLayout {
         type: "transition",
         source: START_ID,
         target: stateNodeId(initial),
-        data: { label: "", points: clonePoints(e?.points), labelPosition: null, bidirectional: false, active: false, muted: false, fromStates: [], toStates: [initial] },
+        data: { label: "", by: "", points: clonePoints(e?.points), labelPosition: null, bidirectional: false, active: false, muted: false, fromStates: [], toStates: [initial] },
       });
     }
   }
@@ -302,14 +311,14 @@ export function layoutDiagram(spec: DiagramSpec): DiagramLayout {
     const fromRect = rects.get(source);
     const toRect = rects.get(target);
     if (points && fromRect && toRect && (p.from.kind === "group" || p.to.kind === "group")) points = clipRoute(points, fromRect, toRect);
-    const labelPosition = p.label && e?.x !== undefined && e.y !== undefined ? { x: e.x, y: e.y } : null;
+    const labelPosition = (p.label || p.by) && e?.x !== undefined && e.y !== undefined ? { x: e.x, y: e.y } : null;
     for (const pt of points ?? []) grow({ x: pt.x, y: pt.y, width: 0, height: 0 });
     edges.push({
       id: p.id,
       type: "transition",
       source,
       target,
-      data: { label: p.label, points, labelPosition, bidirectional: p.bidirectional, active: false, muted: p.muted, fromStates: p.fromStates, toStates: p.toStates },
+      data: { label: p.label, by: p.by, points, labelPosition, bidirectional: p.bidirectional, active: false, muted: p.muted, fromStates: p.fromStates, toStates: p.toStates },
     });
   }
 

@@ -1,5 +1,5 @@
-/** What the diagram's styles mean. */
-export function DiagramLegend() {
+/** What the diagram's styles mean; a table without transient or unsupported states can leave those out. */
+export function DiagramLegend({ transient = true, notYetSupported = true }: { transient?: boolean; notYetSupported?: boolean } = {}) {
   const item = "inline-flex items-center gap-1.5";
   return (
     <div className="flex flex-wrap items-center gap-x-4 gap-y-1 text-[11px] text-slate-500">
@@ -9,12 +9,16 @@ export function DiagramLegend() {
       <span className={item}>
         <span className="inline-block h-0.5 w-5 bg-brand-600" /> possible next move
       </span>
-      <span className={item}>
-        <span className="inline-block h-3 w-5 rounded border border-dashed border-slate-400 bg-white" /> transient (not reported)
-      </span>
-      <span className={item}>
-        <span className="inline-block h-3 w-5 rounded border border-dashed border-slate-300 bg-white opacity-60" /> not yet supported
-      </span>
+      {transient && (
+        <span className={item}>
+          <span className="inline-block h-3 w-5 rounded border border-dashed border-slate-400 bg-white" /> transient (not reported)
+        </span>
+      )}
+      {notYetSupported && (
+        <span className={item}>
+          <span className="inline-block h-3 w-5 rounded border border-dashed border-slate-300 bg-white opacity-60" /> not yet supported
+        </span>
+      )}
       <span className={item}>
         <span className="inline-block h-3 w-5 rounded border border-slate-300 bg-white outline outline-1 outline-offset-1 outline-slate-300" /> final
       </span>

@@ -34,7 +34,7 @@ export const TransitionEdgeView = memo(function TransitionEdgeView(props: EdgePr
           strokeDasharray: muted ? "4 4" : undefined,
         }}
       />
-      {data?.label && (
+      {(data?.label || data?.by) && (
         <EdgeLabelRenderer>
           <div
             className={cx(
@@ -44,6 +44,12 @@ export const TransitionEdgeView = memo(function TransitionEdgeView(props: EdgePr
             style={{ transform: `translate(-50%, -50%) translate(${labelX}px, ${labelY}px)` }}
           >
             {data.label}
+            {data.by && (
+              <span className={cx(data.label && "ml-1", "text-[9px] tracking-wide uppercase", active ? "text-brand-500" : "text-slate-400")}>
+                {data.label ? "· " : ""}
+                {data.by}
+              </span>
+            )}
           </div>
         </EdgeLabelRenderer>
       )}

@@ -19,6 +19,8 @@ export interface DiagramTransition {
   from: string;
   to: string;
   label?: string;
+  /** Who makes the move (operator, agent, server), where the table says. */
+  by?: string;
 }
 
 export interface DiagramSpec {
@@ -68,6 +70,8 @@ export type DiagramNode = StateNode | GroupNode | StartNode;
 
 export type TransitionEdgeData = {
   label: string;
+  /** Who makes the move; drawn after the label. */
+  by: string;
   /** Route computed by the layout; absent when nodes are placed by hand. */
   points: Point[] | null;
   labelPosition: Point | null;

@@ -14,6 +14,7 @@ import type {
   UpdatedStatus,
 } from "@/lib/device-status";
 import type { EnrollmentState } from "@/lib/enrollment-status";
+import type { ActionState } from "@/lib/action-status";
 import type { Tone } from "../ui/badge";
 
 export const summaryTone: Record<SummaryStatus, Tone> = {
@@ -89,6 +90,18 @@ export const enrollmentTone: Record<EnrollmentState, Tone> = {
   Pending: "amber",
   Approved: "green",
   Denied: "red",
+};
+
+/** Seed 004's legend: violet start, black/blue intermediate, green success, grey not run, red failure. */
+export const actionStateTone: Record<ActionState, Tone> = {
+  PENDING_APPROVE: "purple",
+  PENDING_SCHEDULE: "slate",
+  NEW: "blue",
+  RUNNING: "blue",
+  DONE: "green",
+  FAILED: "red",
+  CANCELLED: "gray",
+  LOST: "orange",
 };
 
 /** Looks a state up in a tone table; unknown names (a newer server) are grey. */

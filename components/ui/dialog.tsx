@@ -1,6 +1,7 @@
 "use client";
 
 import { useEffect, useRef, type ReactNode } from "react";
+import { cx } from "./cx";
 
 /** A modal on the native <dialog>: focus trap, Escape and backdrop come with it. */
 export function Dialog({
@@ -9,6 +10,7 @@ export function Dialog({
   title,
   children,
   footer,
+  size = "md",
   ...rest
 }: {
   open: boolean;
@@ -16,6 +18,8 @@ export function Dialog({
   title: ReactNode;
   children: ReactNode;
   footer?: ReactNode;
+  /** md for confirmations, lg for forms. */
+  size?: "md" | "lg";
   "data-testid"?: string;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
@@ -38,7 +42,7 @@ export function Dialog({
       onClick={(e) => {
         if (e.target === ref.current) onClose();
       }}
-      className="m-auto w-full max-w-md rounded-xl bg-white p-0 text-slate-900 shadow-2xl ring-1 ring-slate-900/10"
+      className={cx("m-auto w-full rounded-xl bg-white p-0 text-slate-900 shadow-2xl ring-1 ring-slate-900/10", size === "lg" ? "max-w-2xl" : "max-w-md")}
       {...rest}
     >
       {open && (

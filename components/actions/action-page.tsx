@@ -1,0 +1,154 @@
+"use client";
+
+import Link from "next/link";
+import { useQuery } from "@tanstack/react-query";
+import { FINAL_ACTION_STATES, type ActionState } from "@/lib/action-status";
+import { trpcErrorCode, useTRPC } from "../trpc";
+import { useMe } from "../hooks/use-me";
+import { PageHeader } from "../ui/page-header";
+import { Card, CardHeader } from "../ui/card";
+import { EmptyState, ErrorState } from "../ui/states";
+import { Skeleton } from "../ui/skeleton";
+import { StatusBadge } from "../status/status-badge";
+import { actionStateTone } from "../status/tones";
+import { useDecisions } from "../approvals/use-decisions";
+import { ActionDiagram } from "./action-diagram";
+import { ActionInfo, ApprovalRecord, ArgsCard, OutputCard } from "./action-sections";
+import { ActionTimeline } from "./action-timeline";
+import { CancelActionButton } from "./cancel-action-button";
+import { NudgeButton } from "./nudge-button";
+import { shortId } from "./format";
+
+const breadcrumb = (
+  <Link href="/actions" className="hover:text-slate-800 hover:underline">
+    ← Actions
+  </Link>
+);
+
+const isFinal = (s: ActionState) => (FINAL_ACTION_STATES as readonly string[]).includes(s);
+
+export function ActionPage({ id }: { id: string }) {
+  const trpc = useTRPC();
+  const { canOperate } = useMe();
+  const action = useQuery(trpc.actions.get.queryOptions({ id }));
+  const events = useQuery(trpc.actions.events.queryOptions({ id }));
+  const decisions = useDecisions({ afterConflict: "This page now shows the decision that was made." });
+
+  if (action.isPending) {
+    return (
+      <>
+        <PageHeader title={<Skeleton className="h-6 w-40" />} breadcrumb={breadcrumb} />
+        <div className="grid gap-4 lg:grid-cols-2">
+          {[0, 1].map((i) => (
+            <Card key={i} className="space-y-3 p-4">
+              <Skeleton className="h-4 w-40" />
+              <Skeleton className="h-4 w-full" />
+              <Skeleton className="h-4 w-3/4" />
+            </Card>
+          ))}
+        </div>
+      </>
+    );
+  }
+
+  if (action.isError) {
+    const notFound = trpcErrorCode(action.error) === "NOT_FOUND";
+    return (
+      <>
+        <PageHeader title={`Action ${shortId(id)}`} breadcrumb={breadcrumb} />
+        <Card>
+          {notFound ? (
+            <EmptyState title="No such action">
+              There is no action with id <code className="rounded bg-slate-100 px-1">{id}</code>.
+            </EmptyState>
+          ) : (
+            <ErrorState error={action.error} onRetry={() => void action.refetch()} title="Could not load this action" />
+          )}
+        </Card>
+      </>
+    );
+  }
+
+  const a = action.data;
+  const final = isFinal(a.state);
+  const cancelRequested = a.cancelRequestedAt !== null && (a.state === "NEW" || a.state === "RUNNING");
+
+  return (
+    <>
+      <PageHeader
+        breadcrumb={breadcrumb}
+        title={
+          <span className="flex flex-wrap items-center gap-3">
+            <span>
+              <code className="font-semibold">{a.kind}</code>
+              <span className="font-normal text-slate-500"> on </span>
+              <Link href={`/devices/${encodeURIComponent(a.device)}`} className="text-brand-700 hover:underline" data-testid="action-device">
+                {a.device}
+              </Link>
+            </span>
+            <StatusBadge table={actionStateTone} state={a.state} data-testid="action-state" />
+          </span>
+        }
+        description={
+          <>
+            <code className="text-xs">{a.id}</code> · {a.origin} action
+          </>
+        }
+        actions={
+          canOperate && (
+            <>
+              <NudgeButton kind="Action" name={a.id} testId="nudge-action" />
+              {!final &&
+                (cancelRequested ? (
+                  <span className="rounded-md bg-amber-50 px-3 py-2 text-sm font-medium text-amber-800 ring-1 ring-amber-600/25 ring-inset" data-testid="cancel-pending">
+                    Cancel requested…
+                  </span>
+                ) : (
+                  <CancelActionButton id={a.id} state={a.state} kind={a.kind} device={a.device} />
+                ))}
+            </>
+          )
+        }
+      />
+      {decisions.outcome && (
+        <div
+          role={decisions.outcome.kind === "conflict" ? "alert" : "status"}
+          data-testid={decisions.outcome.kind === "conflict" ? "decision-conflict" : "decision-notice"}
+          className={
+            decisions.outcome.kind === "conflict"
+              ? "mb-4 rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900 ring-1 ring-amber-600/25 ring-inset"
+              : "mb-4 rounded-md bg-emerald-50 px-3 py-2 text-sm text-emerald-800 ring-1 ring-emerald-600/20 ring-inset"
+          }
+        >
+          {decisions.outcome.message}
+        </div>
+      )}
+      <ActionDiagram state={a.state} />
+      <div className="mt-4 grid gap-4 lg:grid-cols-2">
+        <ActionInfo action={a} />
+        <div className="space-y-4">
+          <ApprovalRecord action={a} canOperate={canOperate} onDecide={(d) => decisions.start(d, [{ id: a.id, kind: a.kind, device: a.device }])} />
+          <ArgsCard args={a.args} />
+        </div>
+      </div>
+      <div className="mt-4">
+        <OutputCard action={a} />
+      </div>
+      <div className="mt-4">
+        <Card>
+          <CardHeader
+            title="Timeline"
+            description="Every event of this action, oldest first."
+            actions={
+              <Link href={`/events?kind=Action&name=${encodeURIComponent(a.id)}`} className="text-xs font-medium text-brand-700 hover:underline">
+                Open in event log →
+              </Link>
+            }
+          />
+          {events.isError ? <ErrorState error={events.error} onRetry={() => void events.refetch()} /> : <ActionTimeline events={events.data} />}
+        </Card>
+      </div>
+      {decisions.dialog}
+    </>
+  );
+}

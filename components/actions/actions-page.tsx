@@ -1,0 +1,92 @@
+"use client";
+
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { useTRPC } from "../trpc";
+import { useMe } from "../hooks/use-me";
+import { Card } from "../ui/card";
+import { PageHeader } from "../ui/page-header";
+import { EmptyState, ErrorState } from "../ui/states";
+import { Button } from "../ui/button";
+import { Pagination } from "../devices/pagination";
+import { selectorError } from "../devices/text-filters";
+import { ActionFilters } from "./action-filters";
+import { ActionsTable } from "./actions-table";
+import { CreateActionButton } from "./create-action-dialog";
+import { hasActionFilters, listInput } from "./params";
+import { useActionParams } from "./use-action-params";
+
+export function ActionsPage() {
+  const trpc = useTRPC();
+  const { canOperate } = useMe();
+  const { params, update } = useActionParams();
+  const selectorInvalid = selectorError(params.selector) !== null;
+
+  const list = useQuery({
+    ...trpc.actions.list.queryOptions(listInput(params)),
+    placeholderData: keepPreviousData,
+    enabled: !selectorInvalid,
+  });
+
+  const filtered = hasActionFilters(params);
+  const page = params.cursors.length + 1;
+  const total = list.data?.total;
+
+  return (
+    <>
+      <PageHeader
+        title="Actions"
+        description={
+          total !== undefined
+            ? `${total.toLocaleString()} action${total === 1 ? "" : "s"}${filtered ? " match these filters" : ""}, newest first.`
+            : "Every action run on a device, newest first."
+        }
+        actions={canOperate && <CreateActionButton />}
+      />
+      <ActionFilters params={params} update={update} />
+      <Card>
+        {list.isError && !list.data ? (
+          <ErrorState error={list.error} onRetry={() => void list.refetch()} title="Could not load actions" />
+        ) : (
+          <>
+            <ActionsTable
+              items={selectorInvalid ? [] : list.data?.items}
+              loading={list.isFetching}
+              empty={
+                selectorInvalid ? (
+                  <EmptyState title="Fix the label selector to see actions" />
+                ) : page > 1 ? (
+                  <EmptyState title="Nothing on this page any more">
+                    <Button size="sm" className="mt-2" onClick={() => update({ cursors: [] })}>
+                      Back to the first page
+                    </Button>
+                  </EmptyState>
+                ) : filtered ? (
+                  <EmptyState title="No actions match these filters">Loosen the filters, or clear them.</EmptyState>
+                ) : (
+                  <EmptyState title="No actions yet">
+                    {canOperate ? "Run one on a device or on every device a label selector matches with “New action”." : "Operators run actions on devices from here."}
+                  </EmptyState>
+                )
+              }
+            />
+            <Pagination
+              noun="actions"
+              page={page}
+              limit={params.limit}
+              shown={list.data?.items.length ?? 0}
+              total={selectorInvalid ? 0 : total}
+              hasNext={!!list.data?.nextCursor}
+              onFirst={() => update({ cursors: [] })}
+              onPrev={() => update({ cursors: params.cursors.slice(0, -1) })}
+              onNext={() => {
+                const next = list.data?.nextCursor;
+                if (next) update({ cursors: [...params.cursors, next] });
+              }}
+              onLimit={(limit) => update({ limit })}
+            />
+          </>
+        )}
+      </Card>
+    </>
+  );
+}

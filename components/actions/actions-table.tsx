@@ -1,0 +1,104 @@
+"use client";
+
+import Link from "next/link";
+import type { ReactNode } from "react";
+import { useRouter } from "next/navigation";
+import type { ActionListItem } from "../trpc";
+import { StatusBadge } from "../status/status-badge";
+import { actionStateTone, summaryTone } from "../status/tones";
+import { RelativeTime } from "../ui/time";
+import { SkeletonRows } from "../ui/skeleton";
+import { cx } from "../ui/cx";
+import { actorName, argsSummary, shortId } from "./format";
+
+/** Actions as a table; a row opens the action. `showDevice` off on a device's own page. */
+export function ActionsTable({
+  items,
+  loading = false,
+  empty,
+  showDevice = true,
+  loadingRows = 10,
+}: {
+  items: ActionListItem[] | undefined;
+  loading?: boolean;
+  empty: ReactNode;
+  showDevice?: boolean;
+  loadingRows?: number;
+}) {
+  const router = useRouter();
+  const columns = ["Action", ...(showDevice ? ["Device"] : []), "State", "Origin", "Created", "Finished"];
+  return (
+    <div className="overflow-x-auto">
+      <table className="w-full text-left text-sm" data-testid="actions-table">
+        <thead className="border-b border-slate-200 bg-slate-50/80 text-xs font-medium text-slate-500">
+          <tr>
+            {columns.map((c) => (
+              <th key={c} scope="col" className="px-3 py-2.5 font-medium whitespace-nowrap first:pl-4">
+                {c}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody className={cx("transition-opacity", loading && items && "opacity-60")}>
+          {!items ? (
+            <SkeletonRows columns={columns.length} rows={loadingRows} />
+          ) : items.length === 0 ? (
+            <tr>
+              <td colSpan={columns.length}>{empty}</td>
+            </tr>
+          ) : (
+            items.map((a) => {
+              const href = `/actions/${encodeURIComponent(a.id)}`;
+              const args = argsSummary(a.args);
+              return (
+                <tr
+                  key={a.id}
+                  data-testid={`action-row-${a.id}`}
+                  onClick={(e) => {
+                    if (e.defaultPrevented || (e.target as HTMLElement).closest("a,button")) return;
+                    router.push(href);
+                  }}
+                  className="cursor-pointer border-b border-slate-100 align-top hover:bg-slate-50"
+                >
+                  <td className="py-2.5 pr-3 pl-4">
+                    <Link prefetch={false} href={href} className="font-medium text-slate-900 hover:text-brand-700 hover:underline">
+                      {a.kind}
+                    </Link>
+                    <span className="ml-2 font-mono text-[11px] text-slate-400" title={a.id}>
+                      {shortId(a.id)}
+                    </span>
+                    {args && <div className="max-w-72 truncate font-mono text-[11px] text-slate-500">{args}</div>}
+                  </td>
+                  {showDevice && (
+                    <td className="px-3 py-2.5">
+                      <Link prefetch={false} href={`/devices/${encodeURIComponent(a.device)}`} className="font-medium text-brand-700 hover:underline">
+                        {a.device}
+                      </Link>
+                      {a.deviceSummary !== "Online" && (
+                        <div className="mt-0.5">
+                          <StatusBadge table={summaryTone} state={a.deviceSummary} />
+                        </div>
+                      )}
+                    </td>
+                  )}
+                  <td className="px-3 py-2.5">
+                    <StatusBadge table={actionStateTone} state={a.state} data-testid={`action-state-${a.id}`} />
+                    {a.cancelRequestedAt && (a.state === "NEW" || a.state === "RUNNING") && <div className="mt-0.5 text-xs text-amber-700">cancel requested</div>}
+                  </td>
+                  <td className="px-3 py-2.5 text-slate-600">{a.origin}</td>
+                  <td className="px-3 py-2.5 text-slate-600">
+                    <RelativeTime value={a.createdAt} />
+                    <div className="text-xs text-slate-400">by {actorName(a.createdBy)}</div>
+                  </td>
+                  <td className="px-3 py-2.5 text-slate-600">
+                    <RelativeTime value={a.finishedAt} never="—" />
+                  </td>
+                </tr>
+              );
+            })
+          )}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,166 @@
+"use client";
+
+import Link from "next/link";
+import { useEffect, useRef, type ReactNode } from "react";
+import type { ActionListItem } from "../trpc";
+import { StatusBadge } from "../status/status-badge";
+import { summaryTone } from "../status/tones";
+import { RelativeTime } from "../ui/time";
+import { SkeletonRows } from "../ui/skeleton";
+import { Button } from "../ui/button";
+import { cx } from "../ui/cx";
+import { actorName, argsSummary, shortId } from "../actions/format";
+
+export function ApprovalsTable({
+  items,
+  loading,
+  canOperate,
+  selected,
+  focused,
+  busy,
+  onFocus,
+  onToggle,
+  onToggleAll,
+  onApprove,
+  onReject,
+  empty,
+}: {
+  items: ActionListItem[] | undefined;
+  loading: boolean;
+  canOperate: boolean;
+  selected: ReadonlySet<string>;
+  focused: number;
+  busy: boolean;
+  onFocus: (index: number) => void;
+  onToggle: (id: string) => void;
+  onToggleAll: (ids: string[], select: boolean) => void;
+  onApprove: (a: ActionListItem) => void;
+  onReject: (a: ActionListItem) => void;
+  empty: ReactNode;
+}) {
+  const ids = (items ?? []).map((a) => a.id);
+  const allSelected = ids.length > 0 && ids.every((id) => selected.has(id));
+  const someSelected = ids.some((id) => selected.has(id));
+  const columns = canOperate ? 6 : 4;
+  const focusedRow = useRef<HTMLTableRowElement>(null);
+
+  // Keep the row the keyboard moved to in view.
+  useEffect(() => {
+    focusedRow.current?.scrollIntoView({ block: "nearest" });
+  }, [focused]);
+
+  return (
+    <div className="overflow-x-auto">
+      <table className="w-full text-left text-sm" data-testid="approvals-table">
+        <thead className="border-b border-slate-200 bg-slate-50/80 text-xs text-slate-500">
+          <tr>
+            {canOperate && (
+              <th className="w-10 py-2 pl-4">
+                <input
+                  type="checkbox"
+                  aria-label="Select every action on this page"
+                  data-testid="approval-select-all"
+                  checked={allSelected}
+                  ref={(el) => {
+                    if (el) el.indeterminate = someSelected && !allSelected;
+                  }}
+                  disabled={ids.length === 0}
+                  onChange={() => onToggleAll(ids, !allSelected)}
+                  className="size-3.5 accent-brand-600"
+                />
+              </th>
+            )}
+            <th className={cx("py-2 pr-3 font-medium", !canOperate && "pl-4")}>Action</th>
+            <th className="px-3 py-2 font-medium">Device</th>
+            <th className="px-3 py-2 font-medium">Requested</th>
+            <th className="px-3 py-2 font-medium">Origin</th>
+            {canOperate && <th className="px-3 py-2 pr-4 text-right font-medium">Decide</th>}
+          </tr>
+        </thead>
+        <tbody className={cx("transition-opacity", loading && items && "opacity-60")}>
+          {!items ? (
+            <SkeletonRows columns={columns} rows={6} />
+          ) : items.length === 0 ? (
+            <tr>
+              <td colSpan={columns}>{empty}</td>
+            </tr>
+          ) : (
+            items.map((a, i) => {
+              const isFocused = i === focused;
+              const isSelected = selected.has(a.id);
+              const args = argsSummary(a.args, 80);
+              return (
+                <tr
+                  key={a.id}
+                  ref={isFocused ? focusedRow : undefined}
+                  data-testid={`approval-row-${a.id}`}
+                  data-focused={isFocused ? "true" : undefined}
+                  aria-selected={isSelected}
+                  onClick={(e) => {
+                    if ((e.target as HTMLElement).closest("a,button,input")) return;
+                    onFocus(i);
+                  }}
+                  className={cx(
+                    "border-b border-slate-100 align-top",
+                    isSelected ? "bg-brand-50/60" : "hover:bg-slate-50/60",
+                    isFocused && "shadow-[inset_3px_0_0_0_var(--color-brand-600)]",
+                  )}
+                >
+                  {canOperate && (
+                    <td className="py-2.5 pl-4">
+                      <input
+                        type="checkbox"
+                        aria-label={`Select ${a.kind} on ${a.device}`}
+                        data-testid={`approval-select-${a.id}`}
+                        checked={isSelected}
+                        onChange={() => {
+                          onFocus(i);
+                          onToggle(a.id);
+                        }}
+                        className="size-3.5 accent-brand-600"
+                      />
+                    </td>
+                  )}
+                  <td className={cx("py-2.5 pr-3", !canOperate && "pl-4")}>
+                    <Link prefetch={false} href={`/actions/${encodeURIComponent(a.id)}`} className="font-medium text-slate-900 hover:text-brand-700 hover:underline">
+                      {a.kind}
+                    </Link>
+                    <span className="ml-2 font-mono text-[11px] text-slate-400" title={a.id}>
+                      {shortId(a.id)}
+                    </span>
+                    {args && <div className="max-w-md truncate font-mono text-[11px] text-slate-500" title={JSON.stringify(a.args, null, 2)}>{args}</div>}
+                  </td>
+                  <td className="px-3 py-2.5">
+                    <Link prefetch={false} href={`/devices/${encodeURIComponent(a.device)}`} className="font-medium text-brand-700 hover:underline">
+                      {a.device}
+                    </Link>
+                    <div className="mt-0.5">
+                      <StatusBadge table={summaryTone} state={a.deviceSummary} />
+                    </div>
+                  </td>
+                  <td className="px-3 py-2.5 text-slate-600">
+                    <RelativeTime value={a.createdAt} />
+                    <div className="text-xs text-slate-400">by {actorName(a.createdBy)}</div>
+                  </td>
+                  <td className="px-3 py-2.5 text-slate-600">{a.origin}</td>
+                  {canOperate && (
+                    <td className="px-3 py-2 pr-4 text-right whitespace-nowrap">
+                      <span className="inline-flex gap-1.5">
+                        <Button size="sm" variant="primary" data-testid={`approve-action-${a.id}`} disabled={busy} onClick={() => onApprove(a)}>
+                          Approve
+                        </Button>
+                        <Button size="sm" data-testid={`reject-action-${a.id}`} disabled={busy} onClick={() => onReject(a)}>
+                          Reject
+                        </Button>
+                      </span>
+                    </td>
+                  )}
+                </tr>
+              );
+            })
+          )}
+        </tbody>
+      </table>
+    </div>
+  );
+}

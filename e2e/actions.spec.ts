@@ -1,0 +1,46 @@
+import { test, expect } from "@playwright/test";
+import { E2E_ADMIN_PASSWORD } from "../playwright.config";
+import { approveByApi, deviceName, signIn, simulate, tokenFor, uniquePrefix } from "./support";
+
+test("an action created in the browser waits in the inbox, is approved with a reason, and its DONE output appears live", async ({ page }) => {
+  const prefix = uniquePrefix("act");
+  const name = deviceName(prefix, 1);
+  const admin = await tokenFor("admin", E2E_ADMIN_PASSWORD);
+  // A simulated agent: exec is simulated there, with real scheduling, reports and output.
+  const sim = simulate(prefix, 1, ["--action-seconds", "0.2-0.4"]);
+  try {
+    await approveByApi(admin, [name]);
+    await signIn(page);
+    await page.goto(`/devices/${name}`);
+    await expect(page.getByTestId("device-summary")).toHaveText(/Online/, { timeout: 15_000 });
+
+    // Create from the device page: exec needs approval by server policy.
+    await page.getByTestId("new-action").click();
+    await page.getByTestId("action-kind").selectOption("exec");
+    await expect(page.getByTestId("approval-note")).toBeVisible();
+    await page.getByTestId("action-args").fill(JSON.stringify({ command: "uptime" }));
+    await page.getByTestId("create-action-submit").click();
+    await expect(page).toHaveURL(/\/actions\/[0-9a-f-]{36}$/);
+    const id = page.url().split("/").pop()!;
+    await expect(page.getByTestId("action-state")).toHaveText(/PENDING_APPROVE/);
+
+    // The inbox has it, and the nav counts it from every page.
+    await page.goto("/approvals");
+    await expect(page.getByTestId(`approval-row-${id}`)).toBeVisible();
+    await expect(page.getByTestId("nav-pending-approvals")).toBeVisible();
+    await page.getByTestId(`approval-select-${id}`).check();
+    await page.getByTestId("approve-actions").click();
+    await page.getByTestId("decision-reason").fill("change 42: looks fine");
+    await page.getByTestId("confirm-decision").click();
+    await expect(page.getByTestId(`approval-row-${id}`)).toBeHidden();
+
+    // The agent gets it through its held poll, runs it, and the page follows without a reload.
+    await page.goto(`/actions/${id}`);
+    await expect(page.getByTestId("action-state")).toHaveText(/DONE/, { timeout: 20_000 });
+    await expect(page.getByTestId("approval-reason")).toHaveText(/change 42: looks fine/);
+    await expect(page.getByTestId("approval-decided-by")).toHaveText(/admin/);
+    await expect(page.getByTestId("action-output")).toContainText(/uptime/);
+  } finally {
+    await sim.stop();
+  }
+});
