@@ -3,82 +3,19 @@
  * server (server/main.ts, API only) on a random port with a fresh SQLite file, driven
  * through the operator REST API (../shared/OPERATOR_API.md).
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type RunningServer } from "../server/main";
 import { AGENT_API_BASE } from "../lib/protocol";
+import { AgentProcess, eventually } from "./test-support/agent-process";
 
-const ROOT = path.resolve(import.meta.dirname, "..");
 const ADMIN_PASSWORD = "agent-process-test-password";
 
 let server: RunningServer;
 let tmp: string;
 let operatorToken: string;
-const children = new Set<ChildProcess>();
-
-interface LogLine {
-  event?: string;
-  msg?: string;
-  [key: string]: unknown;
-}
-
-class AgentProcess {
-  readonly lines: LogLine[] = [];
-  readonly stderr: string[] = [];
-  readonly exited: Promise<number | null>;
-  private readonly child: ChildProcess;
-
-  constructor(args: string[]) {
-    this.child = spawn(process.execPath, ["--import", "tsx", "agent/main.ts", ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    children.add(this.child);
-    let buffer = "";
-    this.child.stdout?.on("data", (chunk: Buffer) => {
-      buffer += chunk.toString("utf8");
-      let newline: number;
-      while ((newline = buffer.indexOf("\n")) >= 0) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        try {
-          this.lines.push(JSON.parse(line) as LogLine);
-        } catch {
-          this.lines.push({ msg: line });
-        }
-      }
-    });
-    this.child.stderr?.on("data", (chunk: Buffer) => this.stderr.push(chunk.toString("utf8")));
-    this.exited = new Promise((resolve) =>
-      this.child.on("exit", (code) => {
-        children.delete(this.child);
-        resolve(code);
-      }),
-    );
-  }
-
-  events(): (string | undefined)[] {
-    return this.lines.map((l) => l.event);
-  }
-
-  async waitFor(event: string, timeoutMs = 20_000): Promise<LogLine> {
-    return eventually(() => this.lines.find((l) => l.event === event), timeoutMs, `agent log event "${event}" (stderr: ${this.stderr.join("")})`);
-  }
-
-  kill(signal: NodeJS.Signals): void {
-    this.child.kill(signal);
-  }
-}
-
-async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function api(method: string, route: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await fetch(`${server.url}/api/v1${route}`, {
@@ -117,7 +54,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of children) child.kill("SIGKILL");
+  AgentProcess.killAll();
   await server?.close();
   await fs.rm(tmp, { recursive: true, force: true });
 });

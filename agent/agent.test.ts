@@ -15,7 +15,7 @@ const FAST: Partial<AgentTiming> = {
   pollWaitSeconds: 2,
   retry: { baseMs: 20, capMs: 200 },
   denied: { baseMs: 100, capMs: 400 },
-  ignoredWorkDelayMs: 300,
+  heldWorkDelayMs: 300,
 };
 
 let server: FakeServer;
@@ -265,16 +265,19 @@ describe("operation", () => {
     expect(Date.now() - started).toBeLessThan(500);
   });
 
-  it("does not spin on offered actions it does not take", async () => {
+  it("does not spin while the server keeps offering an action whose report does not get through", async () => {
     const { agent, events } = await enrolledAgent();
-    server.offerAction("worker-0");
+    server.fail({ method: "PUT", path: /^\/actions\//, status: 503, times: 1_000 });
+    const action = server.offerAction("worker-0", "noop");
     await new Promise((r) => setTimeout(r, 1_000));
-    // ignoredWorkDelayMs is 300: about 4 polls a second, not thousands.
+    // heldWorkDelayMs is 300: a few polls a second, not thousands; the action is held once.
     const polls = server.requests.filter((r) => r.path === "/work").length;
-    expect(polls).toBeLessThanOrEqual(6);
-    expect(events().filter((e) => e === "action.ignored")).toHaveLength(1);
+    expect(polls).toBeLessThanOrEqual(8);
+    expect(events().filter((e) => e === "action.received")).toHaveLength(1);
     expect(agent.phase).toBe("polling");
-    expect(server.device("worker-0").reports.every((r) => r.actions.length === 0)).toBe(true);
+    expect(action.state).toBe("PENDING_SCHEDULE");
+    // Not run before the server has its NEW report.
+    expect(events()).not.toContain("action.started");
   });
 
   it("silence() stops polls and heartbeats for a while, then it comes back", async () => {

@@ -1,5 +1,5 @@
 /**
- * The Drover agent core: enroll, long-poll for work, heartbeat, decommission.
+ * The Drover agent core: enroll, long-poll for work, run actions, heartbeat, decommission.
  *
  * One Agent is one device. The CLI (main.ts) runs one with a file state store and the
  * host's real resource readings; the simulator (simulate.ts) runs thousands in one process
@@ -15,8 +15,9 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { DeviceRole, RenderedSpec, StatusReport } from "../lib/protocol";
-import { IgnoringExecutor, type ActionExecutor } from "./actions";
+import { ActionQueue, type ActionStats } from "./actions";
 import { InvalidResponseError, ProtocolClient, ProtocolError, TransportError } from "./client";
+import { builtinExecutors, type ExecutorRegistry } from "./executors";
 import type { HealthSource, Resources } from "./health";
 import { PersistingSpecApplier, readAppliedSpec, type SpecApplier } from "./spec";
 import { IdentityDocument, StateError, type AppliedSpecDocument, type StateStore } from "./state";
@@ -39,8 +40,12 @@ export interface AgentTiming {
   retry: Omit<BackoffOptions, "random">;
   /** Backoff between re-asks after an enrollment was denied. */
   denied: Omit<BackoffOptions, "random">;
-  /** Pause before polling again when the answer held only actions this agent does not take. */
-  ignoredWorkDelayMs: number;
+  /**
+   * Longest wait before polling again when an answer offered only actions this agent
+   * already holds: the server offers them until their reports arrive, so the agent waits
+   * for its reports to get through rather than be handed the same again at once.
+   */
+  heldWorkDelayMs: number;
   /** An empty answer faster than this means the server is not holding polls: back off. */
   fastAnswerMs: number;
   /** ± share of jitter on each heartbeat interval (0 = exact). */
@@ -52,7 +57,7 @@ export const DEFAULT_TIMING: AgentTiming = {
   pollWaitSeconds: 60,
   retry: { baseMs: 1_000, capMs: 30_000 },
   denied: { baseMs: 5_000, capMs: 5 * 60_000 },
-  ignoredWorkDelayMs: 5_000,
+  heldWorkDelayMs: 5_000,
   fastAnswerMs: 500,
   heartbeatJitter: 0,
 };
@@ -68,7 +73,8 @@ export interface AgentOptions {
   timing?: Partial<AgentTiming>;
   /** Applications to report; none by default. The simulator reports synthetic ones. */
   applications?: (applied: AppliedSpecDocument | null) => Applications;
-  executor?: ActionExecutor;
+  /** The action kinds this agent runs; the built-in ones (no exec allowed, simulated reboot) by default. */
+  executors?: ExecutorRegistry;
   specApplier?: SpecApplier;
   now?: () => number;
   random?: () => number;
@@ -118,7 +124,8 @@ export class Agent {
   private readonly log: Logger;
   private readonly now: () => number;
   private readonly random: () => number;
-  private readonly executor: ActionExecutor;
+  /** The action queue: journal, runner and reports (actions.ts). */
+  private readonly actions: ActionQueue;
   private readonly specApplier: SpecApplier;
   private readonly stopController = new AbortController();
   private readonly heartbeatWaker = new Waker();
@@ -130,13 +137,26 @@ export class Agent {
   private fatal: AgentOutcome | null = null;
   private silentUntil = 0;
   private pollController: AbortController | null = null;
+  /** The heartbeat on its way, if any: action reports wait for it (see actions.ts). */
+  private heartbeatInFlight: Promise<void> | null = null;
 
   constructor(private readonly options: AgentOptions) {
     this.timing = { ...DEFAULT_TIMING, ...options.timing };
     this.log = options.logger;
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
-    this.executor = options.executor ?? new IgnoringExecutor(options.logger);
+    this.actions = new ActionQueue({
+      store: options.store,
+      client: options.client,
+      token: () => this.token(),
+      executors: options.executors ?? builtinExecutors(),
+      logger: options.logger,
+      retry: this.timing.retry,
+      random: this.random,
+      now: this.now,
+      heartbeatSettled: () => this.heartbeatInFlight ?? Promise.resolve(),
+      onConditionChange: () => this.heartbeatWaker.wake(),
+    });
     this.specApplier = options.specApplier ?? new PersistingSpecApplier(options.store);
   }
 
@@ -158,6 +178,10 @@ export class Agent {
 
   get appliedSpec(): AppliedSpecDocument | null {
     return this.applied;
+  }
+
+  get actionStats(): ActionStats {
+    return this.actions.stats;
   }
 
   get hasToken(): boolean {
@@ -190,7 +214,7 @@ export class Agent {
       return outcome;
     } finally {
       this.phase = "done";
-      await this.executor.stop().catch(() => undefined);
+      await this.actions.stop().catch(() => undefined);
     }
   }
 
@@ -330,6 +354,9 @@ export class Agent {
   // Operation: the work long-poll and the heartbeat, side by side
 
   private async operate(): Promise<AgentOutcome> {
+    // The journal first: the first heartbeat must list the queue, or the server takes the
+    // actions missing from it for LOST.
+    await this.actions.start();
     this.phase = "polling";
     // `life` ends both loops: on stop(), or when the heartbeat finds the credential revoked.
     const life = new AbortController();
@@ -399,18 +426,32 @@ export class Agent {
       }
       const offered = work.actions.length > 0 || (work.cancel?.length ?? 0) > 0;
       let delayMs = (work.pollAfterSeconds ?? 0) * 1000;
+      let slowDown = !tookWork && !offered && this.now() - started < this.timing.fastAnswerMs;
       if (offered) {
-        const took = await this.executor.offer(work.actions, work.cancel ?? []);
-        // Offered actions stay offered until reported: without this pause, an agent that
-        // does not take them would ask again at once, forever.
-        if (took) tookWork = true;
-        else if (!tookWork) delayMs = Math.max(delayMs, this.timing.ignoredWorkDelayMs);
+        let took: boolean;
+        const wasQuiet = this.actions.isQuiet();
+        try {
+          took = await this.actions.offer(work.actions, work.cancel ?? [], started);
+        } catch (error) {
+          this.stats.errors++;
+          const retryInMs = retry.next();
+          this.log.error({ event: "actions.failed", error: errorInfo(error), retryInMs }, "taking offered actions failed");
+          await sleep(retryInMs, life);
+          continue;
+        }
+        if (took) {
+          tookWork = true;
+        } else if (!tookWork) {
+          // All of it is ours already; the server offers it until our reports arrive.
+          await this.actions.waitQuiet(life, this.timing.heldWorkDelayMs);
+          // Nothing was on its way: the server offers what it has every report of. Do not spin.
+          if (wasQuiet) slowDown = true;
+        }
       }
-      if (!tookWork && !offered && this.now() - started < this.timing.fastAnswerMs) {
-        delayMs = Math.max(delayMs, retry.next());
-      } else {
-        retry.reset();
-      }
+      // Fast poll after work, long-poll when idle; back off from a server that answers
+      // at once with nothing new.
+      if (slowDown) delayMs = Math.max(delayMs, retry.next());
+      else retry.reset();
       if (delayMs > 0) await sleep(delayMs, life);
     }
     return this.fatal ? this.fatalOutcome(this.fatal) : { kind: "stopped" };
@@ -457,18 +498,31 @@ export class Agent {
   }
 
   private async sendStatus(extra: Pick<StatusReport, "decommissioning">, signal: AbortSignal) {
-    const answer = await this.options.client.postStatus(
+    const resources = await this.resources();
+    // From here to the POST nothing awaits: the queue listed is the queue as it is sent.
+    const sending = this.options.client.postStatus(
       this.token(),
       {
-        resources: await this.resources(),
+        resources,
         applications: this.options.applications?.(this.applied) ?? [],
-        conditions: { rebooting: false },
+        conditions: { rebooting: this.actions.rebooting },
         config: { renderedVersion: this.appliedVersion },
-        actions: this.executor.queue(),
+        actions: this.actions.queue(),
         ...extra,
       },
       signal,
     );
+    const inFlight = sending.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.heartbeatInFlight = inFlight;
+    let answer;
+    try {
+      answer = await sending;
+    } finally {
+      if (this.heartbeatInFlight === inFlight) this.heartbeatInFlight = null;
+    }
     this.stats.heartbeats++;
     this.log.debug({ event: "heartbeat", heartbeatSeconds: answer.heartbeatSeconds }, "status reported");
     return answer;
@@ -499,7 +553,7 @@ export class Agent {
 
     let result: { state: "Completed" | "Error"; info?: string } = { state: "Completed" };
     const steps: [string, () => Promise<void>][] = [
-      ["stop actions", () => this.executor.stop()],
+      ["stop actions", () => this.actions.remove()],
       ["remove applied spec", () => this.options.store.remove("spec")],
     ];
     for (const [step, run] of steps) {
@@ -565,6 +619,7 @@ export class Agent {
   private async fatalOutcome(outcome: AgentOutcome): Promise<AgentOutcome> {
     if (outcome.kind === "revoked" && this.identity?.decommissioning) {
       this.log.info({ event: "decommission.resumed" }, "credential revoked during decommissioning; finishing");
+      await this.actions.remove();
       await this.options.store.remove("spec");
       await this.wipeCredential();
       return { kind: "decommissioned", state: "Completed" };

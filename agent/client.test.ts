@@ -56,6 +56,17 @@ describe.each([
     expect(JSON.parse(seen[0]?.body ?? "")).toEqual({ ...report, applications: [], conditions: {}, actions: [] });
   });
 
+  it("PUTs an action report and reads the recorded action loosely", async () => {
+    const recorded = { id: "a-1", state: "DONE", kind: "exec", origin: "user", output: "hi\n", extra: { any: "thing" } };
+    const { url, seen } = await answer(200, JSON.stringify(recorded));
+    const client = new ProtocolClient({ serverUrl: url });
+    expect(await client.reportAction("tok", "a-1", { state: "DONE", output: "hi\n" })).toEqual(recorded);
+    expect(seen[0]?.method).toBe("PUT");
+    expect(seen[0]?.url).toBe("/api/agent/v1/actions/a-1");
+    expect(JSON.parse(seen[0]?.body ?? "")).toEqual({ state: "DONE", output: "hi\n" });
+    await expect(client.reportAction("tok", "a-1", { state: "LOST" as "DONE" })).rejects.toThrow();
+  });
+
   it("puts the secret in X-Enrollment-Secret and the wait in the query", async () => {
     const { url, seen } = await answer(200, JSON.stringify({ status: "Pending" }));
     await new ProtocolClient({ serverUrl: url }).getEnrollment("e 1", "secret", 30);

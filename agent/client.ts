@@ -7,7 +7,7 @@
  *  - TransportError: no answer at all (refused, reset, DNS, timeout).
  * An abort through the caller's signal is rethrown as it is (an AbortError).
  */
-import type { z } from "zod";
+import { z } from "zod";
 import {
   ActionReport,
   AGENT_API_BASE,
@@ -23,6 +23,9 @@ import {
   type ErrorCode,
 } from "../lib/protocol";
 import { linkedSignal } from "./timing";
+
+/** The 200 answer to an action report, read loosely: the agent does not depend on its other fields. */
+const RecordedAction = z.looseObject({ id: z.string(), state: z.string() });
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: "INVALID_REQUEST",
@@ -132,10 +135,12 @@ export class ProtocolClient {
     return this.request(StatusResponse, "POST", "/status", { token, body: StatusReport.parse(report), signal });
   }
 
-  /** PUT /actions/{id} : an action report (used by the action executor). */
-  async putAction(token: string, actionId: string, report: ActionReportInput, signal?: AbortSignal) {
-    // The answer is "the action as the server now records it"; the agent only needs the 200.
-    return this.request(null, "PUT", `/actions/${encodeURIComponent(actionId)}`, {
+  /**
+   * PUT /actions/{id} : an action report. The answer is the action as the server now
+   * records it; the agent needs only the 200, so it is read loosely.
+   */
+  async reportAction(token: string, actionId: string, report: ActionReportInput, signal?: AbortSignal) {
+    return this.request(RecordedAction, "PUT", `/actions/${encodeURIComponent(actionId)}`, {
       token,
       body: ActionReport.parse(report),
       signal,

@@ -14,8 +14,16 @@ describe("agent command line", () => {
       labels: { site: "lab", env: "dev" },
       platform: "linux-arm64",
       role: "controller",
+      allowExec: [],
+      realReboot: false,
       logLevel: "info",
     });
+  });
+
+  it("reads --allow-exec as an exact list of commands and --real-reboot as a switch", () => {
+    const config = parseAgentArgs([...base, "--allow-exec", "echo, /usr/bin/uptime,echo", "--real-reboot"]);
+    expect(config !== "help" && config.allowExec).toEqual(["echo", "/usr/bin/uptime"]);
+    expect(config !== "help" && config.realReboot).toBe(true);
   });
 
   it("fills defaults: no labels, this host's platform, worker", () => {
@@ -51,6 +59,8 @@ describe("agent command line", () => {
     ["unknown option", [...base, "--token", "x"], /Unknown option '--token'/],
     ["stray positional", [...base, "extra"], /positional/],
     ["option without value", ["--server"], /--server/],
+    ["empty command in --allow-exec", [...base, "--allow-exec", "echo,,ls"], /--allow-exec: a comma-separated list/],
+    ["--real-reboot with a value", [...base, "--real-reboot=yes"], /real-reboot/],
   ];
   it.each(bad)("rejects %s", (_name, argv, message) => {
     expect(() => parseAgentArgs(argv)).toThrow(ArgsError);
@@ -74,7 +84,14 @@ describe("simulator command line", () => {
       heartbeatJitter: true,
       rate: 200,
       stateDir: undefined,
+      actionFailure: 0,
+      actionSeconds: [0.05, 0.5],
     });
+  });
+
+  it("reads the action knobs", () => {
+    const config = parseSimulateArgs(["--server", "http://h:1", "--agents", "3", "--action-failure", "0.25", "--action-seconds", "1-2.5"]);
+    expect(config).toMatchObject({ actionFailure: 0.25, actionSeconds: [1, 2.5] });
   });
 
   const bad: [string, string[], RegExp][] = [
@@ -85,6 +102,9 @@ describe("simulator command line", () => {
     ["degraded + error above 1", ["--server", "http://h", "--agents", "5", "--degraded", "0.6", "--error", "0.6"], /must not exceed 1/],
     ["bad prefix", ["--server", "http://h", "--agents", "5", "--prefix", "Sim"], /--prefix:/],
     ["bad rate", ["--server", "http://h", "--agents", "5", "--rate", "0"], /--rate:/],
+    ["action failure above 1", ["--server", "http://h", "--agents", "5", "--action-failure", "2"], /--action-failure: must be between 0 and 1/],
+    ["action seconds not a range", ["--server", "http://h", "--agents", "5", "--action-seconds", "3"], /--action-seconds: MIN-MAX/],
+    ["action seconds reversed", ["--server", "http://h", "--agents", "5", "--action-seconds", "2-1"], /--action-seconds: MIN-MAX/],
   ];
   it.each(bad)("rejects %s", (_name, argv, message) => {
     expect(() => parseSimulateArgs(argv)).toThrow(message);

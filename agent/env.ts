@@ -64,23 +64,58 @@ const LogLevel = z.enum(["trace", "debug", "info", "warn", "error", "fatal", "si
 
 const Share = z.coerce.number().min(0, "must be between 0 and 1").max(1, "must be between 0 and 1");
 
+/** `--allow-exec echo,/usr/bin/uptime`: commands matched exactly, so no blanks around them. */
+const AllowExec = z
+  .string()
+  .default("")
+  .transform((value, ctx) => {
+    const commands = value.split(",").map((c) => c.trim());
+    if (value.trim() === "") return [];
+    if (commands.some((c) => c === "")) {
+      ctx.addIssue({ code: "custom", message: "a comma-separated list of commands, e.g. echo,/usr/bin/uptime" });
+      return z.NEVER;
+    }
+    return [...new Set(commands)];
+  });
+
+/** `--action-seconds 0.05-0.5`: a range of seconds. */
+const SecondsRange = z
+  .string()
+  .transform((value, ctx): [number, number] => {
+    const match = /^\s*(\d+(?:\.\d+)?)\s*-\s*(\d+(?:\.\d+)?)\s*$/.exec(value);
+    const min = Number(match?.[1]);
+    const max = Number(match?.[2]);
+    if (!match || !(min <= max) || max > 3600) {
+      ctx.addIssue({ code: "custom", message: "MIN-MAX seconds, MIN <= MAX <= 3600, e.g. 0.05-0.5" });
+      return z.NEVER;
+    }
+    return [min, max];
+  });
+
 // ---------------------------------------------------------------------------------------
 // Agent
 
 export const AGENT_USAGE = `Usage: npm run agent -- --server URL --name NAME --state-dir DIR [options]
 
-Runs the Drover device agent: enrolls, waits for approval, long-polls for work and reports
-status. A restart with the same --state-dir resumes with the stored credential.
+Runs the Drover device agent: enrolls, waits for approval, long-polls for work, runs
+actions one at a time and reports status. A restart with the same --state-dir resumes with
+the stored credential and action queue.
 
 Options:
   --server URL         Drover server, e.g. http://localhost:3000 (required)
   --name NAME          device name: lowercase letters, digits, '-' and '.' (required)
-  --state-dir DIR      where the credential and applied spec are kept (required)
+  --state-dir DIR      where the credential, applied spec and action journal are kept (required)
   --labels k=v,...     device labels, e.g. site=lab,env=dev
   --platform OS-ARCH   e.g. linux-amd64 (default: this host, ${hostPlatform()})
   --role ROLE          worker or controller (default: worker)
+  --allow-exec LIST    commands that exec actions may run, comma-separated and matched
+                       exactly, e.g. echo,/usr/bin/uptime (default: none; exec is refused)
+  --real-reboot        reboot actions reboot this host (systemctl reboot); without it they
+                       are simulated: Rebooting is reported for a few seconds
   --log-level LEVEL    trace, debug, info, warn, error, fatal or silent (default: info)
   -h, --help           show this help
+
+Action kinds: noop; sleep {seconds}; exec {command, args?, timeoutSeconds?}; reboot.
 
 Exit status: 0 stopped by a signal or decommissioned; 1 credential revoked, name taken or
 another fatal error; 2 bad arguments.`;
@@ -92,6 +127,8 @@ const AgentArgs = z.object({
   labels: Labels,
   platform: Platform.default(hostPlatform),
   role: DeviceRole.default("worker"),
+  allowExec: AllowExec,
+  realReboot: z.boolean().default(false),
   logLevel: LogLevel.default("info"),
 });
 export type AgentConfig = z.infer<typeof AgentArgs>;
@@ -104,6 +141,8 @@ export function parseAgentArgs(argv: string[]): AgentConfig | "help" {
     labels: { type: "string" },
     platform: { type: "string" },
     role: { type: "string" },
+    "allow-exec": { type: "string" },
+    "real-reboot": { type: "boolean" },
     "log-level": { type: "string" },
     help: { type: "boolean", short: "h" },
   });
@@ -115,6 +154,8 @@ export function parseAgentArgs(argv: string[]): AgentConfig | "help" {
     labels: values.labels,
     platform: values.platform,
     role: values.role,
+    allowExec: values["allow-exec"],
+    realReboot: values["real-reboot"],
     logLevel: values["log-level"],
   });
 }
@@ -142,6 +183,10 @@ Options:
   --silent-seconds S     how long a silent spell lasts (default: 360, past the default
                          disconnection timeout of 300 s, so the device shows Offline)
   --heartbeat-jitter     spread each heartbeat interval by +-20%
+  --action-failure SHARE share of actions that fail (default: 0)
+  --action-seconds MIN-MAX
+                         how long a simulated exec, noop or reboot takes (default: 0.05-0.5;
+                         sleep takes its own seconds). Actions never touch this host.
   --rate N               agents started per second during ramp-up (default: 200)
   --state-dir DIR        keep each agent's state under DIR/NAME (default: in memory)
   --transport T          node-http (default; cheaper per request) or fetch (as the agent)
@@ -169,6 +214,8 @@ const SimulateArgs = z
     silent: Share.default(0.01),
     silentSeconds: z.coerce.number().positive().default(360),
     heartbeatJitter: z.boolean().default(false),
+    actionFailure: Share.default(0),
+    actionSeconds: SecondsRange.default([0.05, 0.5]),
     rate: z.coerce.number().positive().default(200),
     stateDir: z
       .string()
@@ -198,6 +245,8 @@ export function parseSimulateArgs(argv: string[]): SimulateConfig | "help" {
     silent: { type: "string" },
     "silent-seconds": { type: "string" },
     "heartbeat-jitter": { type: "boolean" },
+    "action-failure": { type: "string" },
+    "action-seconds": { type: "string" },
     rate: { type: "string" },
     "state-dir": { type: "string" },
     seed: { type: "string" },
@@ -222,6 +271,8 @@ export function parseSimulateArgs(argv: string[]): SimulateConfig | "help" {
     silent: values.silent,
     silentSeconds: values["silent-seconds"],
     heartbeatJitter: values["heartbeat-jitter"],
+    actionFailure: values["action-failure"],
+    actionSeconds: values["action-seconds"],
     rate: values.rate,
     stateDir: values["state-dir"],
     seed: values.seed,
@@ -248,6 +299,10 @@ const FLAG: Record<string, string> = {
   silentSeconds: "--silent-seconds",
   heartbeatJitter: "--heartbeat-jitter",
   summarySeconds: "--summary-seconds",
+  allowExec: "--allow-exec",
+  realReboot: "--real-reboot",
+  actionFailure: "--action-failure",
+  actionSeconds: "--action-seconds",
 };
 
 function validate<S extends z.ZodType>(schema: S, input: Record<string, unknown>): z.output<S> {

@@ -7,6 +7,7 @@ import pino from "pino";
 import { Agent, exitCodeFor } from "./agent";
 import { ProtocolClient } from "./client";
 import { AGENT_USAGE, AGENT_VERSION, ArgsError, parseAgentArgs, type AgentConfig } from "./env";
+import { builtinExecutors } from "./executors";
 import { HostHealthSource } from "./health";
 import { FileStateStore } from "./state";
 
@@ -56,6 +57,7 @@ export async function main(argv: string[]): Promise<number> {
     client: new ProtocolClient({ serverUrl: config.server, userAgent: `drover-agent/${AGENT_VERSION}` }),
     store,
     health: new HostHealthSource(config.stateDir),
+    executors: builtinExecutors({ allowExec: config.allowExec, realReboot: config.realReboot }),
     logger,
   });
 
@@ -72,7 +74,17 @@ export async function main(argv: string[]): Promise<number> {
   process.once("SIGINT", onSignal);
 
   logger.info(
-    { event: "start", server: config.server, stateDir: config.stateDir, labels: config.labels, platform: config.platform, role: config.role, version: AGENT_VERSION },
+    {
+      event: "start",
+      server: config.server,
+      stateDir: config.stateDir,
+      labels: config.labels,
+      platform: config.platform,
+      role: config.role,
+      allowExec: config.allowExec,
+      realReboot: config.realReboot,
+      version: AGENT_VERSION,
+    },
     "drover agent starting",
   );
   const outcome = await agent.start();

@@ -50,6 +50,8 @@ export async function main(argv: string[]): Promise<number> {
     silent: config.silent,
     silentSeconds: config.silentSeconds,
     heartbeatJitter: config.heartbeatJitter,
+    actionFailure: config.actionFailure,
+    actionSeconds: config.actionSeconds,
     rate: config.rate,
     transport: config.transport,
     ...(config.stateDir ? { stateDir: config.stateDir } : {}),

@@ -37,14 +37,18 @@ afterAll(async () => {
   await fs.rm(tmp, { recursive: true, force: true });
 });
 
-async function operator(route: string) {
+async function operator(route: string, method = "GET", body?: unknown) {
   const login = await fetch(`${server.url}/api/v1/auth/token`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ username: "admin", password: ADMIN_PASSWORD }),
   });
   const { token } = (await login.json()) as { token: string };
-  const res = await fetch(`${server.url}/api/v1${route}`, { headers: { authorization: `Bearer ${token}` } });
+  const res = await fetch(`${server.url}/api/v1${route}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return (await res.json()) as Record<string, unknown>;
 }
 
@@ -68,5 +72,52 @@ describe("the simulator against the real server", () => {
     const stopped = await simulation.stop();
     simulation = null;
     expect(stopped).toMatchObject({ started: 40, approved: 40, failed: 0, revoked: 0 });
+  });
+
+  it("runs the actions the server schedules: exec simulated, a share failing, none LOST", async () => {
+    simulation = startSimulation({
+      server: server.url,
+      agents: 6,
+      prefix: "simact",
+      labels: { simulated: "true", fleet: "act" },
+      degraded: 0,
+      error: 0,
+      restarts: 0,
+      flap: 0,
+      silent: 0,
+      actionFailure: 0.5,
+      actionSeconds: [0.01, 0.05],
+      seed: 12,
+    });
+    await eventually(() => simulation?.stats().polling === 6, 30_000, "all 6 agents polling");
+    await eventually(async () => {
+      const list = (await operator("/devices?labelSelector=fleet%3Dact&limit=100")) as { items?: { summary: string }[] };
+      return list.items?.length === 6 && list.items.every((d) => d.summary === "Online");
+    }, 30_000, "6 devices Online");
+
+    const created: string[] = [];
+    for (const [kind, args] of [
+      ["noop", {}],
+      ["exec", { command: "/not/on/this/host", args: ["--simulated"] }],
+      ["noop", {}],
+    ] as const) {
+      const res = (await operator("/actions", "POST", { labelSelector: "fleet=act", kind, args })) as { items: { id: string; state: string }[] };
+      const pending = res.items.filter((a) => a.state === "PENDING_APPROVE").map((a) => a.id);
+      if (pending.length > 0) await operator("/actions/approve", "POST", { ids: pending });
+      created.push(...res.items.map((a) => a.id));
+    }
+    expect(created).toHaveLength(18);
+    const finished = await eventually(async () => {
+      const list = (await operator("/actions?labelSelector=fleet%3Dact&limit=100")) as { items: { id: string; kind: string; state: string; error: string | null }[] };
+      return list.items.length === 18 && list.items.every((a) => ["DONE", "FAILED", "CANCELLED", "LOST"].includes(a.state)) ? list.items : undefined;
+    }, 30_000, "18 actions finished");
+    const failed = finished.filter((a) => a.state === "FAILED");
+    expect(finished.filter((a) => a.state === "DONE").length + failed.length).toBe(18);
+    expect(failed.length).toBeGreaterThan(0);
+    expect(failed.length).toBeLessThan(18);
+    expect(failed.every((a) => a.error === "simulated failure")).toBe(true);
+    const exec = (await operator(`/actions/${finished.find((a) => a.kind === "exec" && a.state === "DONE")?.id ?? ""}`)) as { output?: string };
+    expect(exec.output).toMatch(/^\[simulated\] \/not\/on\/this\/host --simulated\n/);
+    expect(simulation.stats()).toMatchObject({ actionsDone: 18 - failed.length, actionsFailed: failed.length });
   });
 });

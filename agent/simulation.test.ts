@@ -121,6 +121,23 @@ describe("startSimulation against a fake server", () => {
     await eventually(() => silent.every((name, i) => server.device(name).reports.length > (counts[i] ?? 0)), 5_000, "back");
   });
 
+  it("virtual agents run actions through the simulated executors: exec never spawns, a share fails", async () => {
+    simulation = startSimulation({ server: server.url, agents: 4, seed: 5, actionFailure: 0.5, actionSeconds: [0.01, 0.05] });
+    await eventually(() => simulation?.stats().polling === 4, 10_000, "polling");
+    const actions = [...server.devices.keys()].flatMap((name) =>
+      Array.from({ length: 5 }, (_, i) => server.offerAction(name, "exec", { command: "/definitely/not/on/this/host", args: [String(i)] })),
+    );
+    const finished = () => actions.filter((a) => a.state === "DONE" || a.state === "FAILED").length;
+    await eventually(() => finished() === actions.length, 10_000, "every action finished");
+    const failed = actions.filter((a) => a.state === "FAILED");
+    // About half, by the seeded draw; never all or none of 20.
+    expect(failed.length).toBeGreaterThan(2);
+    expect(failed.length).toBeLessThan(18);
+    expect(failed.every((a) => a.error === "simulated failure")).toBe(true);
+    expect(actions.filter((a) => a.state === "DONE").every((a) => /^\[simulated\] \/definitely\/not\/on\/this\/host \d/.test(a.output ?? ""))).toBe(true);
+    expect(simulation.stats()).toMatchObject({ actionsDone: 20 - failed.length, actionsFailed: failed.length, actionsCancelled: 0 });
+  });
+
   it("counts decommissioned agents (over global fetch)", async () => {
     simulation = startSimulation({ server: server.url, agents: 3, seed: 3, transport: "fetch" });
     await eventually(() => simulation?.stats().polling === 3, 10_000, "polling");

@@ -11,6 +11,10 @@
  *   flap      cpu toggles Healthy <-> Degraded now and then
  *   silent    stops polling and heartbeating for `silentSeconds`, then comes back, repeatedly
  *
+ * Actions run through the simulated executors (executors/simulated.ts): the same kinds and
+ * args checks, nothing touches the host; `actionFailure` of them fail, and exec, noop and
+ * reboot take a random time in `actionSeconds`.
+ *
  * Connections: each agent holds one long-poll and briefly a second one for a heartbeat.
  * Both transports open as many connections per origin as are asked for (undici's default
  * pool is unbounded; the node:http agent is set to Infinity), keeping at most 256 idle
@@ -22,6 +26,7 @@ import pino, { type Logger } from "pino";
 import type { Resources } from "./health";
 import { Agent, type AgentOutcome, type AgentTiming, type Applications } from "./agent";
 import { ProtocolClient } from "./client";
+import { DEFAULT_SIMULATED_ACTION_SECONDS, simulatedExecutors } from "./executors";
 import { createNodeHttpTransport } from "./http-transport";
 import { FileStateStore, MemoryStateStore, type AppliedSpecDocument, type StateStore } from "./state";
 import { AGENT_VERSION } from "./env";
@@ -44,6 +49,10 @@ export interface SimulationOptions {
   /** An agent of the silent share is active for a random time in this range between spells. */
   activeSeconds?: [number, number];
   heartbeatJitter?: boolean;
+  /** Share of actions that fail (default 0). */
+  actionFailure?: number;
+  /** Simulated duration of exec, noop and reboot actions, seconds (default 0.05-0.5). */
+  actionSeconds?: readonly [number, number];
   /** Agents started per second. */
   rate?: number;
   /** Keep each agent's state in DIR/NAME instead of memory. */
@@ -75,6 +84,9 @@ export interface SimulationStats {
   heartbeats: number;
   specsApplied: number;
   errors: number;
+  actionsDone: number;
+  actionsFailed: number;
+  actionsCancelled: number;
   decommissioned: number;
   revoked: number;
   /** Ended for another reason (name taken, state error...). */
@@ -253,6 +265,12 @@ export function startSimulation(options: SimulationOptions): SimulationHandle {
       logger: logger.child({ device: name }),
       timing,
       random: agentRandom,
+      executors: simulatedExecutors({
+        failure: options.actionFailure ?? 0,
+        seconds: options.actionSeconds ?? DEFAULT_SIMULATED_ACTION_SECONDS,
+        // A stream of its own, so that actions do not shift the health and application draws.
+        random: seededRandom(seed + index + 1 + 0x9e3779b9),
+      }),
     });
     const entry: SimulatedAgent = { name, agent, profile, outcome: null };
     agents.push(entry);
@@ -309,6 +327,9 @@ export function startSimulation(options: SimulationOptions): SimulationHandle {
       heartbeats: 0,
       specsApplied: 0,
       errors: 0,
+      actionsDone: 0,
+      actionsFailed: 0,
+      actionsCancelled: 0,
       decommissioned: 0,
       revoked: 0,
       failed: 0,
@@ -322,6 +343,9 @@ export function startSimulation(options: SimulationOptions): SimulationHandle {
       s.heartbeats += agent.stats.heartbeats;
       s.specsApplied += agent.stats.specsApplied;
       s.errors += agent.stats.errors;
+      s.actionsDone += agent.actionStats.done;
+      s.actionsFailed += agent.actionStats.failed;
+      s.actionsCancelled += agent.actionStats.cancelled;
       if (outcome?.kind === "decommissioned" || outcome?.kind === "already-decommissioned") s.decommissioned++;
       else if (outcome?.kind === "revoked") s.revoked++;
       else if (outcome && outcome.kind !== "stopped") s.failed++;

@@ -4,6 +4,7 @@
  *   identity.json  device name, enrollment id + secret (before approval), token (after),
  *                  decommissioning / decommissioned flags. Mode 0600.
  *   spec.json      the last applied rendered spec and its renderedVersion. Mode 0600.
+ *   actions.json   the action journal (journal.ts): the queue and recently finished actions.
  *
  * Every write is atomic: write a temp file, fsync it, rename it over the document, fsync
  * the directory. A crash leaves either the old or the new document, never a torn one; a
@@ -20,7 +21,7 @@ import path from "node:path";
 import { z } from "zod";
 import { RenderedSpec } from "../lib/protocol";
 
-export const DOCUMENT_NAMES = ["identity", "spec"] as const;
+export const DOCUMENT_NAMES = ["identity", "spec", "actions"] as const;
 export type DocumentName = (typeof DOCUMENT_NAMES)[number];
 
 export interface StateStore {

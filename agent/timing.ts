@@ -32,13 +32,15 @@ export class Waker {
       return true;
     }
     let woken = false;
-    const wakeSignal = new Promise<void>((resolve) => {
-      this.resolveCurrent = () => {
-        woken = true;
-        resolve();
-      };
-    });
-    await Promise.race([sleep(ms, signal), wakeSignal]);
+    // A wake ends the sleep itself (its timer and its listener on `signal`), not just the wait.
+    const cut = new AbortController();
+    this.resolveCurrent = () => {
+      woken = true;
+      cut.abort();
+    };
+    const linked = linkedSignal([signal, cut.signal]);
+    await sleep(ms, linked.signal);
+    linked.dispose();
     this.resolveCurrent = null;
     this.pending = false;
     return woken;

@@ -593,7 +593,7 @@ describe("errors, limits and the contract", () => {
     expect((await heartbeat(s, other)).status).toBe(200);
   });
 
-  it("GET /openapi.json is an OpenAPI 3.1 document with the four paths", async () => {
+  it("GET /openapi.json is an OpenAPI 3.1 document with the protocol's five paths", async () => {
     const res = await s.agent<{
       openapi: string;
       info: { title: string; version: string };
@@ -604,7 +604,8 @@ describe("errors, limits and the contract", () => {
     const doc = res.body;
     expect(doc.openapi).toMatch(/^3\.1\./);
     expect(doc.info.title).toEqual(expect.any(String));
-    expect(Object.keys(doc.paths).sort()).toEqual(["/enrollments", "/enrollments/{id}", "/status", "/work"]);
+    expect(Object.keys(doc.paths).sort()).toEqual(["/actions/{id}", "/enrollments", "/enrollments/{id}", "/status", "/work"]);
+    expect(Object.keys(doc.paths["/actions/{id}"] ?? {})).toEqual(["put"]);
     expect(Object.keys(doc.paths["/enrollments"] ?? {})).toEqual(["post"]);
     expect(Object.keys(doc.paths["/enrollments/{id}"] ?? {})).toEqual(["get"]);
     expect(Object.keys(doc.paths["/work"] ?? {})).toEqual(["get"]);

@@ -7,14 +7,15 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomBytes, randomUUID } from "node:crypto";
+import { canMove, type ActionState } from "../../lib/action-status";
 import {
+  ActionReport,
   AGENT_API_BASE,
   EnrollmentRequestBody,
   StatusReport,
   WorkQuery,
   WaitQuery,
   type ErrorCode,
-  type OfferedAction,
   type RenderedSpec,
   type WorkResponse,
 } from "../../lib/protocol";
@@ -32,8 +33,24 @@ export interface FakeDevice {
   decommission: boolean;
   reports: StatusReport[];
   enrollPosts: number;
-  /** Actions offered on every poll (the agent does not take them yet). */
-  actions: OfferedAction[];
+  /** Actions of this device, in creation order. */
+  actions: FakeAction[];
+}
+
+/** An action as the real server keeps it (server/actions), with every report it received. */
+export interface FakeAction {
+  id: string;
+  device: string;
+  kind: string;
+  args: Record<string, unknown>;
+  createdAt: string;
+  state: ActionState;
+  origin: "user" | "agent";
+  output?: string;
+  error?: string;
+  cancelRequested: boolean;
+  /** Every report received (accepted or not), with the status it got. */
+  reports: (ActionReport & { status: number })[];
 }
 
 export interface Failure {
@@ -111,6 +128,10 @@ export class FakeServer {
     this.failures.push({ times: 1, ...failure });
   }
 
+  clearFailures(): void {
+    this.failures = [];
+  }
+
   device(name: string): FakeDevice {
     const device = this.devices.get(name);
     if (!device) throw new Error(`no device ${name}`);
@@ -144,9 +165,41 @@ export class FakeServer {
     this.notify(name);
   }
 
-  offerAction(name: string, kind = "exec"): void {
-    this.device(name).actions.push({ id: randomUUID(), kind, args: {}, createdAt: new Date().toISOString() });
+  /** A new PENDING_SCHEDULE action for the device; offered on its polls until reported. */
+  offerAction(name: string, kind = "noop", args: Record<string, unknown> = {}, createdAt = new Date().toISOString()): FakeAction {
+    const action: FakeAction = { id: randomUUID(), device: name, kind, args, createdAt, state: "PENDING_SCHEDULE", origin: "user", cancelRequested: false, reports: [] };
+    this.device(name).actions.push(action);
     this.notify(name);
+    return action;
+  }
+
+  action(id: string): FakeAction {
+    for (const device of this.devices.values()) {
+      const action = device.actions.find((a) => a.id === id);
+      if (action) return action;
+    }
+    throw new Error(`no action ${id}`);
+  }
+
+  /** As the operator API: PENDING_SCHEDULE is cancelled at once; NEW and RUNNING go to the agent in `cancel`. */
+  cancelAction(id: string): void {
+    const action = this.action(id);
+    if (action.state === "PENDING_SCHEDULE" || action.state === "PENDING_APPROVE") action.state = "CANCELLED";
+    else action.cancelRequested = true;
+    this.notify(action.device);
+  }
+
+  /** The server loses the action (a restored backup, say): reports of it get 404. */
+  forget(id: string): void {
+    const action = this.action(id);
+    const device = this.device(action.device);
+    device.actions = device.actions.filter((a) => a !== action);
+  }
+
+  /** Moves an action behind the agent's back (e.g. back to PENDING_SCHEDULE). */
+  setActionState(id: string, state: ActionState): void {
+    this.action(id).state = state;
+    this.notify(this.action(id).device);
   }
 
   revoke(name: string): void {
@@ -288,8 +341,17 @@ export class FakeServer {
           answer.decommission = true;
           any = true;
         }
-        if (device.actions.length > 0) {
-          answer.actions = device.actions;
+        const offered = device.actions
+          .filter((a) => a.state === "PENDING_SCHEDULE")
+          .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+          .map(({ id, kind, args, createdAt }) => ({ id, kind, args, createdAt }));
+        if (offered.length > 0) {
+          answer.actions = offered;
+          any = true;
+        }
+        const cancel = device.actions.filter((a) => a.cancelRequested && (a.state === "NEW" || a.state === "RUNNING")).map((a) => a.id);
+        if (cancel.length > 0) {
+          answer.cancel = cancel;
           any = true;
         }
         return any ? answer : null;
@@ -305,9 +367,43 @@ export class FakeServer {
       const parsed = StatusReport.safeParse(JSON.parse(text || "null"));
       if (!parsed.success) return error(400, parsed.error.message);
       device.reports.push(parsed.data);
+      // The heartbeat lists the agent's whole queue: what is missing is LOST.
+      const listed = new Set(parsed.data.actions.map((a) => a.id));
+      for (const action of device.actions) {
+        if ((action.state === "NEW" || action.state === "RUNNING") && !listed.has(action.id)) action.state = "LOST";
+      }
       const state = parsed.data.decommissioning?.state;
       if (state === "Completed" || state === "Error") device.revoked = true;
       return send(200, { heartbeatSeconds: this.heartbeatSeconds });
+    }
+
+    const actionPath = /^\/actions\/([^/]+)$/.exec(path);
+    if (method === "PUT" && actionPath) {
+      const device = authed();
+      if (!device) return;
+      const parsed = ActionReport.safeParse(JSON.parse(text || "null"));
+      if (!parsed.success) return error(400, parsed.error.message);
+      const report = parsed.data;
+      const id = actionPath[1] as string;
+      let action = [...this.devices.values()].flatMap((d) => d.actions).find((a) => a.id === id);
+      if (action && action.device !== device.name) return error(403, "another device's action");
+      if (!action) {
+        if (report.kind === undefined) return error(404, "action not found");
+        // An agent's own action (or one the server forgot): the agent wins.
+        action = { id, device: device.name, kind: report.kind, args: report.args ?? {}, createdAt: new Date().toISOString(), state: report.state, origin: "agent", cancelRequested: false, reports: [] };
+        device.actions.push(action);
+      } else if (action.state !== report.state) {
+        if (!canMove(action.state, report.state, "agent")) {
+          action.reports.push({ ...report, status: 409 });
+          return error(409, `cannot move from ${action.state} to ${report.state}`);
+        }
+        action.state = report.state;
+      }
+      if (report.output !== undefined) action.output = report.output;
+      if (report.error !== undefined) action.error = report.error;
+      action.reports.push({ ...report, status: 200 });
+      const { reports: _reports, cancelRequested: _cancel, ...recorded } = action;
+      return send(200, recorded);
     }
 
     return error(404, `no route ${method} ${path}`);

@@ -13,6 +13,7 @@ import { conflict, invalid, notFound } from "../errors";
 import { publishEvents, recordEvents, type NewEvent } from "../events/events";
 import { topics } from "../bus";
 import { selectorWhere } from "../devices/queries";
+import { wakeDevicesWithPendingActions } from "./scheduling";
 
 export const actionSelect = {
   id: true,
@@ -191,6 +192,8 @@ export async function cancelAction(ctx: ServerContext, id: string, actor: string
   });
   publishEvents(ctx, events);
   if (tellAgent) ctx.bus.publish(topics.device(deviceId), { at: Date.now() });
+  // An offered action holds a concurrency slot until it moves: cancelling it may let another device go.
+  else if (events.length > 0 && ctx.env.DROVER_ACTION_CONCURRENCY.length > 0) await wakeDevicesWithPendingActions(ctx);
   return getAction(ctx, id);
 }
 

@@ -31,4 +31,8 @@ export async function reportAction(ctx: ServerContext, device: { id: string; nam
 export function reconcileQueue(ctx: ServerContext, device: { id: string; name: string }, queue: { id: string }[]): void {
   const lost = agentStore(ctx).markLost(device, new Set(queue.map((a) => a.id)), ctx.now(), LOST_GRACE_MS);
   publishEvents(ctx, lost);
+  // A LOST action frees its concurrency slot, like a finished one.
+  if (lost.length > 0 && ctx.env.DROVER_ACTION_CONCURRENCY.length > 0) {
+    wakeDevicesWithPendingActions(ctx).catch((err: unknown) => ctx.log.error({ err }, "waking devices after LOST failed"));
+  }
 }

@@ -14,13 +14,19 @@ function labelsOf(d: { role: string; labels: { key: string; value: string }[] })
   return { ...Object.fromEntries(d.labels.map((l) => [l.key, l.value])), [ROLE_LABEL]: d.role };
 }
 
-export async function concurrencyAllows(ctx: ServerContext, deviceId: string): Promise<boolean> {
+type Policy = ServerContext["env"]["DROVER_ACTION_CONCURRENCY"][number];
+
+/** The policies that cover this device (none when there are none, or it is gone). */
+async function policiesOf(ctx: ServerContext, deviceId: string): Promise<Policy[]> {
   const policies = ctx.env.DROVER_ACTION_CONCURRENCY;
-  if (policies.length === 0) return true;
+  if (policies.length === 0) return [];
   const device = await ctx.db.device.findUnique({ where: { id: deviceId }, select: { role: true, labels: { select: { key: true, value: true } } } });
-  if (!device) return false;
-  const mine = policies.filter((p) => matchesSelector(p.requirements, labelsOf(device)));
-  if (mine.length === 0) return true;
+  if (!device) return [];
+  return policies.filter((p) => matchesSelector(p.requirements, labelsOf(device)));
+}
+
+/** Whether every one of `mine` has a free slot, counting the other devices busy now. */
+async function slotsFree(ctx: ServerContext, deviceId: string, mine: Policy[]): Promise<boolean> {
   const busy = await ctx.db.device.findMany({
     where: {
       id: { not: deviceId },
@@ -29,6 +35,27 @@ export async function concurrencyAllows(ctx: ServerContext, deviceId: string): P
     select: { role: true, labels: { select: { key: true, value: true } } },
   });
   return mine.every((p) => busy.filter((d) => matchesSelector(p.requirements, labelsOf(d))).length < p.max);
+}
+
+export async function concurrencyAllows(ctx: ServerContext, deviceId: string): Promise<boolean> {
+  const mine = await policiesOf(ctx, deviceId);
+  return mine.length === 0 || slotsFree(ctx, deviceId, mine);
+}
+
+/** One check-and-offer at a time per server, for devices under a policy. */
+const offering = new WeakMap<ServerContext, Promise<unknown>>();
+
+/**
+ * Checks the policies and offers (`offer(allowed)` marks what it hands out as offered) as one
+ * step: devices woken together by a freed slot would otherwise all see it free and all take
+ * it. Devices no policy covers do not wait for each other.
+ */
+export async function offerWithinPolicies<T>(ctx: ServerContext, deviceId: string, offer: (allowed: boolean) => T): Promise<T> {
+  const mine = await policiesOf(ctx, deviceId);
+  if (mine.length === 0) return offer(true);
+  const turn = (offering.get(ctx) ?? Promise.resolve()).then(async () => offer(await slotsFree(ctx, deviceId, mine)));
+  offering.set(ctx, turn.catch(() => undefined));
+  return turn;
 }
 
 /**

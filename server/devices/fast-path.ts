@@ -13,6 +13,7 @@ import type { EventRow, NewEvent } from "../events/events";
 import type { ActionReport, OfferedAction } from "../../lib/protocol";
 import { decideReport, type StoredAction } from "../actions/report";
 import { conflict } from "../errors";
+import { FINAL_ACTION_STATES } from "../../lib/action-status";
 
 /** What a heartbeat writes: the report, lastSeen and every derived column. */
 export interface HeartbeatWrite {
@@ -34,6 +35,10 @@ export function sqliteDate(d: Date): string {
 }
 
 const date = (v: unknown): Date | null => (typeof v === "string" ? new Date(v) : null);
+
+/** Times of an action the server first hears of (or replaces) in `state` at `at`. */
+const startedAt = (state: string, at: string): string | null => (state === "RUNNING" ? at : null);
+const finishedAt = (state: string, at: string): string | null => ((FINAL_ACTION_STATES as readonly string[]).includes(state) ? at : null);
 
 interface RawDevice {
   id: string;
@@ -211,18 +216,22 @@ export class FastPath {
           return { events: [], finished: false };
         case "create": {
           const d = decision.data;
+          // First heard of now: started now if it runs, finished now if it is over.
           this.db
             .prepare(
-              `INSERT INTO "Action" ("id", "deviceId", "kind", "args", "origin", "state", "output", "error", "createdAt", "updatedAt") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+              `INSERT INTO "Action" ("id", "deviceId", "kind", "args", "origin", "state", "output", "error", "startedAt", "finishedAt", "createdAt", "updatedAt")
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
             )
-            .run(d.id, d.deviceId, d.kind, d.args, d.origin, d.state, d.output ?? null, d.error ?? null, at, at);
+            .run(d.id, d.deviceId, d.kind, d.args, d.origin, d.state, d.output ?? null, d.error ?? null, startedAt(d.state, at), finishedAt(d.state, at), at, at);
           return { events: [this.insertEvent(decision.event, now)], finished: true };
         }
         case "overwrite": {
           const o = decision.set;
           this.db
-            .prepare(`UPDATE "Action" SET "kind" = ?, "args" = ?, "origin" = ?, "state" = ?, "output" = ?, "error" = ?, "updatedAt" = ? WHERE "id" = ?`)
-            .run(o.kind, o.args, o.origin, o.state, o.output ?? null, o.error ?? null, at, id);
+            .prepare(
+              `UPDATE "Action" SET "kind" = ?, "args" = ?, "origin" = ?, "state" = ?, "output" = ?, "error" = ?, "startedAt" = ?, "finishedAt" = ?, "updatedAt" = ? WHERE "id" = ?`,
+            )
+            .run(o.kind, o.args, o.origin, o.state, o.output ?? null, o.error ?? null, startedAt(o.state, at), finishedAt(o.state, at), at, id);
           return { events: [this.insertEvent(decision.event, now)], finished: true };
         }
         case "move": {

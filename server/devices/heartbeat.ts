@@ -14,6 +14,7 @@ import { publishEvents, recordEvents, type NewEvent } from "../events/events";
 import { notFound } from "../errors";
 import type { HeartbeatWrite } from "./fast-path";
 import { reconcileQueue } from "../actions/agent-reports";
+import { topics } from "../bus";
 import { derive, deviceFactsSelect, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
 
 function applyReport(device: DeviceFactsRow, reportedJson: string, report: StatusReport, now: Date, ctx: ServerContext) {
@@ -77,6 +78,8 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
   } else if (ctx.fast) {
     // SQLite: re-read, decide and write in one synchronous transaction (tens of microseconds).
     publishEvents(ctx, ctx.fast.writeHeartbeat(device.id, (fresh) => applyReport(fresh, reportedJson, report, now, ctx)));
+    // A status change may make work offerable (e.g. back Online with actions waiting): wake its poll.
+    ctx.bus.publish(topics.device(device.id), { at: Date.now() });
   } else {
     const rows = await ctx.db.$transaction(async (tx) => {
       const fresh = await tx.device.findUnique({ where: { id: device.id }, select: deviceFactsSelect });
@@ -86,6 +89,7 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
       return recordEvents(tx, events);
     });
     publishEvents(ctx, rows);
+    ctx.bus.publish(topics.device(device.id), { at: Date.now() });
   }
   // The queue the agent sent is its whole queue: what we have as NEW or RUNNING and it lacks is LOST.
   if (ctx.fast) reconcileQueue(ctx, device, report.actions);

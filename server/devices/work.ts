@@ -4,7 +4,7 @@
  */
 import type { RenderedSpec, WorkResponse } from "../../lib/protocol";
 import type { ServerContext } from "../context";
-import { concurrencyAllows } from "../actions/scheduling";
+import { offerWithinPolicies } from "../actions/scheduling";
 
 export async function pendingWork(ctx: ServerContext, deviceId: string, specVersion: number): Promise<WorkResponse | null> {
   const device = ctx.fast
@@ -26,8 +26,11 @@ export async function pendingWork(ctx: ServerContext, deviceId: string, specVers
   }
   if (ctx.fast?.hasActionWork(deviceId)) {
     // Scheduling rules (seed 004): only to an Online device, within concurrency policies.
-    const offer = device.summary === "Online" && device.lifecycle === "Enrolled" && (await concurrencyAllows(ctx, deviceId));
-    const { actions, cancel } = ctx.fast.offerActions(deviceId, ctx.now(), offer);
+    const fast = ctx.fast;
+    const eligible = device.summary === "Online" && device.lifecycle === "Enrolled";
+    const { actions, cancel } = eligible
+      ? await offerWithinPolicies(ctx, deviceId, (allowed) => fast.offerActions(deviceId, ctx.now(), allowed))
+      : fast.offerActions(deviceId, ctx.now(), false);
     if (actions.length) {
       work.actions = actions;
       any = true;

@@ -1,0 +1,77 @@
+/**
+ * The real agent as a child process (`node --import tsx agent/main.ts ...`), with its JSON
+ * log lines parsed, for the process tests against the real server.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const children = new Set<ChildProcess>();
+
+export interface LogLine {
+  event?: string;
+  msg?: string;
+  [key: string]: unknown;
+}
+
+export class AgentProcess {
+  readonly lines: LogLine[] = [];
+  readonly stderr: string[] = [];
+  readonly exited: Promise<number | null>;
+  private readonly child: ChildProcess;
+
+  /** `preload`: modules imported before the agent (e.g. test-support/healthy-host.ts). */
+  constructor(args: string[], options: { preload?: string[] } = {}) {
+    const imports = ["tsx", ...(options.preload ?? [])].flatMap((m) => ["--import", m]);
+    this.child = spawn(process.execPath, [...imports, "agent/main.ts", ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    children.add(this.child);
+    let buffer = "";
+    this.child.stdout?.on("data", (chunk: Buffer) => {
+      buffer += chunk.toString("utf8");
+      let newline: number;
+      while ((newline = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        try {
+          this.lines.push(JSON.parse(line) as LogLine);
+        } catch {
+          this.lines.push({ msg: line });
+        }
+      }
+    });
+    this.child.stderr?.on("data", (chunk: Buffer) => this.stderr.push(chunk.toString("utf8")));
+    this.exited = new Promise((resolve) =>
+      this.child.on("exit", (code) => {
+        children.delete(this.child);
+        resolve(code);
+      }),
+    );
+  }
+
+  /** Every agent process still running, killed (afterAll). */
+  static killAll(): void {
+    for (const child of children) child.kill("SIGKILL");
+  }
+
+  events(filter: (line: LogLine) => boolean = () => true): (string | undefined)[] {
+    return this.lines.filter(filter).map((l) => l.event);
+  }
+
+  async waitFor(event: string, timeoutMs = 20_000, match: (line: LogLine) => boolean = () => true): Promise<LogLine> {
+    return eventually(() => this.lines.find((l) => l.event === event && match(l)), timeoutMs, `agent log event "${event}" (stderr: ${this.stderr.join("")})`);
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+}
+
+export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
