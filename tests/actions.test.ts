@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./helpers/server";
-import { expectError, heartbeat, type EnrolledDevice } from "./helpers/devices";
+import { enrollDevice, expectError, heartbeat, type EnrolledDevice } from "./helpers/devices";
 import {
   actionEvents,
   createAction,
@@ -658,5 +658,27 @@ describe("events", () => {
     // Times never go backwards along the life.
     const times = events.map((e) => Date.parse(e.time));
     expect([...times].sort((x, y) => x - y)).toEqual(times);
+  });
+});
+
+describe("long id lists", () => {
+  it("bulk decisions over more ids than SQLite binds in one statement answer 404, not 500", async () => {
+    const ids = Array.from({ length: 1200 }, () => randomUUID());
+    const res = await s.api<{ error: { code: string } }>("POST", "/actions/approve", { ids });
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe("NOT_FOUND");
+  });
+
+  it("approves 1,200 actions in one request", async () => {
+    const d = await enrollDevice(s);
+    const device = await s.ctx.db.device.findUniqueOrThrow({ where: { name: d.name }, select: { id: true } });
+    const ids = Array.from({ length: 1200 }, () => randomUUID());
+    await s.ctx.db.action.createMany({
+      data: ids.map((id, i) => ({ id, deviceId: device.id, kind: "exec", args: "{}", origin: "user", state: "PENDING_APPROVE", createdAt: new Date(Date.now() + i) })),
+    });
+    const res = await s.api<{ items: { state: string }[] }>("POST", "/actions/approve", { ids, reason: "bulk" });
+    expect(res.status).toBe(200);
+    expect(res.body.items).toHaveLength(1200);
+    expect(res.body.items.every((a) => a.state === "PENDING_SCHEDULE")).toBe(true);
   });
 });

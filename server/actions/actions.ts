@@ -13,6 +13,7 @@ import { conflict, invalid, notFound } from "../errors";
 import { publishEvents, recordEvents, type NewEvent } from "../events/events";
 import { topics } from "../bus";
 import { selectorWhere } from "../devices/queries";
+import { inChunks } from "../lib/chunks";
 import { wakeDevicesWithPendingActions } from "./scheduling";
 
 export const actionSelect = {
@@ -113,7 +114,7 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
   });
   publishEvents(ctx, events);
   if (!approval) for (const d of targets) ctx.bus.publish(topics.device(d.id), { at: Date.now() });
-  const rows = await ctx.db.action.findMany({ where: { id: { in: ids } }, select: actionSelect, orderBy: { createdAt: "asc" } });
+  const rows = await inChunks(ids, (chunk) => ctx.db.action.findMany({ where: { id: { in: chunk } }, select: actionSelect, orderBy: { createdAt: "asc" } }));
   return rows.map(presentAction);
 }
 
@@ -128,7 +129,7 @@ export async function decideActions(ctx: ServerContext, ids: string[], decision:
   const to: ActionState = decision === "Approved" ? "PENDING_SCHEDULE" : "CANCELLED";
   const now = ctx.now();
   const { events, deviceIds } = await ctx.db.$transaction(async (tx) => {
-    const found = await tx.action.findMany({ where: { id: { in: unique } }, select: { id: true, state: true, deviceId: true, kind: true } });
+    const found = await inChunks(unique, (chunk) => tx.action.findMany({ where: { id: { in: chunk } }, select: { id: true, state: true, deviceId: true, kind: true } }));
     const missing = unique.filter((id) => !found.some((f) => f.id === id));
     if (missing.length) throw notFound(`action ${missing.join(", ")}`);
     const newEvents: NewEvent[] = [];
@@ -154,7 +155,7 @@ export async function decideActions(ctx: ServerContext, ids: string[], decision:
   });
   publishEvents(ctx, events);
   if (decision === "Approved") for (const id of new Set(deviceIds)) ctx.bus.publish(topics.device(id), { at: Date.now() });
-  const rows = await ctx.db.action.findMany({ where: { id: { in: unique } }, select: actionSelect, orderBy: { createdAt: "asc" } });
+  const rows = await inChunks(unique, (chunk) => ctx.db.action.findMany({ where: { id: { in: chunk } }, select: actionSelect, orderBy: { createdAt: "asc" } }));
   return rows.map(presentAction);
 }
 

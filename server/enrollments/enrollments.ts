@@ -14,6 +14,7 @@ import { newToken, sameHash, sha256 } from "../lib/crypto";
 import { publishEvents, recordEvents, type EventRow, type NewEvent } from "../events/events";
 import { topics } from "../bus";
 import { DEVICE_TOKEN_PREFIX } from "../devices/credentials";
+import { inChunks } from "../lib/chunks";
 
 export const enrollmentSelect = {
   id: true,
@@ -146,13 +147,13 @@ export async function decideEnrollments(
   const now = ctx.now();
   const unique = [...new Set(ids)];
   const { rows, events } = await ctx.db.$transaction(async (tx) => {
-    const found = await tx.enrollmentRequest.findMany({ where: { id: { in: unique } } });
+    const found = await inChunks(unique, (chunk) => tx.enrollmentRequest.findMany({ where: { id: { in: chunk } } }));
     const missing = unique.filter((id) => !found.some((f) => f.id === id));
     if (missing.length) throw notFound(`enrollment request ${missing.join(", ")}`);
     const newEvents: NewEvent[] = [];
     for (const e of found) newEvents.push(...(await decideOne(tx, e, decision, actor, reason, now)));
     const events: EventRow[] = await recordEvents(tx, newEvents);
-    const rows = await tx.enrollmentRequest.findMany({ where: { id: { in: unique } }, select: enrollmentSelect });
+    const rows = await inChunks(unique, (chunk) => tx.enrollmentRequest.findMany({ where: { id: { in: chunk } }, select: enrollmentSelect }));
     return { rows, events };
   });
   publishEvents(ctx, events);

@@ -11,6 +11,8 @@ export const EventListInput = z.object({
   name: z.string().max(128).optional(),
   since: z.coerce.date().optional(),
   beforeId: z.coerce.number().int().optional(),
+  /** Events newer than this id, oldest first (for followers such as `drover events --follow`). */
+  afterId: z.coerce.number().int().optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 

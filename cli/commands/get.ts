@@ -1,0 +1,120 @@
+import { InvalidArgumentError, type Command } from "commander";
+import { apiFor, note, outputOption, write, type Format } from "../context";
+import { CliError, EXIT, type Api, type Query } from "../http";
+import { actionColumns, deviceColumns, enrollmentColumns, formatData, formatTable, type Column } from "../output";
+import type { Action, Device, Enrollment, Page } from "../types";
+
+interface ListOptions {
+  output: Format;
+  selector?: string;
+  limit?: number;
+  all?: boolean;
+}
+
+export function parseLimit(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("expected a positive integer");
+  return n;
+}
+
+/** GET a paged list; with `all`, follows nextCursor to the end (pages of 500 unless --limit). */
+export async function fetchList<T>(api: Api, path: string, query: Query, all: boolean): Promise<Page<T>> {
+  let page = await api.get<Page<T>>(path, query);
+  if (!all) return page;
+  const items = [...page.items];
+  while (page.nextCursor) {
+    const cursor = page.nextCursor;
+    page = await api.get<Page<T>>(path, { ...query, cursor });
+    items.push(...page.items);
+    if (page.nextCursor === cursor) break;
+  }
+  return { items, total: page.total ?? items.length, nextCursor: null };
+}
+
+/** Prints one object or a list in the chosen format; an empty table says so on stderr. */
+function show<T>(format: Format, data: unknown, rows: T[], columns: Column<T>[], what: string): void {
+  if (format !== "table") return write(formatData(data, format));
+  if (rows.length === 0) return note(`No ${what} found.`);
+  write(formatTable(columns, rows));
+}
+
+function morePages(page: Page<unknown>, format: Format): void {
+  if (format === "table" && page.nextCursor) {
+    note(`(${page.items.length} of ${page.total ?? "more"} shown: --all for every page)`);
+  }
+}
+
+export function registerGet(program: Command): void {
+  const get = program
+    .command("get")
+    .description("list or show devices, actions and enrollment requests")
+    .addHelpText("after", "\nExamples:\n  drover get devices -l site=lab\n  drover get actions --state PENDING_APPROVE -o yaml\n  drover get enrollments --status Pending");
+
+  get
+    .command("devices")
+    .aliases(["device", "dev"])
+    .description("devices with their derived statuses (one device in full with NAME)")
+    .argument("[name]", "a device name")
+    .option("-l, --selector <selector>", "label selector, e.g. 'site=lab,env in (dev,test)'")
+    .option("--limit <n>", "page size (server default 50)", parseLimit)
+    .option("--all", "follow every page")
+    .addOption(outputOption())
+    .action(async (name: string | undefined, opts: ListOptions, cmd: Command) => {
+      const api = apiFor(cmd);
+      if (name) {
+        const device = await api.get<Device>(`/devices/${encodeURIComponent(name)}`);
+        return show(opts.output, device, [device], deviceColumns, "devices");
+      }
+      const query = { labelSelector: opts.selector, limit: opts.limit ?? (opts.all ? 500 : undefined) };
+      const page = await fetchList<Device>(api, "/devices", query, opts.all === true);
+      show(opts.output, page, page.items, deviceColumns, "devices");
+      morePages(page, opts.output);
+    });
+
+  get
+    .command("actions")
+    .alias("action")
+    .description("actions, newest first (one action with its output with ID)")
+    .argument("[id]", "an action id")
+    .option("-l, --selector <selector>", "only actions of devices matching this label selector")
+    .option("--device <name>", "only this device's actions")
+    .option("--state <states>", "only these states, comma-separated (e.g. PENDING_APPROVE,RUNNING)")
+    .option("--limit <n>", "page size (server default 50)", parseLimit)
+    .option("--all", "follow every page")
+    .addOption(outputOption())
+    .action(async (id: string | undefined, opts: ListOptions & { device?: string; state?: string }, cmd: Command) => {
+      const api = apiFor(cmd);
+      if (id) {
+        const action = await api.get<Action>(`/actions/${encodeURIComponent(id)}`);
+        return show(opts.output, action, [action], actionColumns, "actions");
+      }
+      const query = {
+        labelSelector: opts.selector,
+        device: opts.device,
+        state: opts.state?.toUpperCase(),
+        limit: opts.limit ?? (opts.all ? 500 : undefined),
+      };
+      const page = await fetchList<Action>(api, "/actions", query, opts.all === true);
+      show(opts.output, page, page.items, actionColumns, "actions");
+      morePages(page, opts.output);
+    });
+
+  get
+    .command("enrollments")
+    .alias("enrollment")
+    .description("enrollment requests, newest first (one by id or device name with NAME_OR_ID)")
+    .argument("[name-or-id]", "an enrollment id or a device name")
+    .option("--status <status>", "Pending, Approved or Denied")
+    .option("--limit <n>", "at most this many (server default 200, max 1000)", parseLimit)
+    .option("--all", "as many as the server gives (1000)")
+    .addOption(outputOption())
+    .action(async (nameOrId: string | undefined, opts: ListOptions & { status?: string }, cmd: Command) => {
+      const api = apiFor(cmd);
+      const limit = nameOrId || opts.all ? 1000 : opts.limit;
+      const page = await api.get<Page<Enrollment>>("/enrollments", { status: opts.status, limit });
+      if (!nameOrId) return show(opts.output, page, page.items, enrollmentColumns, "enrollment requests");
+      const found = page.items.filter((e) => e.id === nameOrId || e.deviceName === nameOrId);
+      if (found.length === 0) throw new CliError(`NOT_FOUND: enrollment request "${nameOrId}" not found`, EXIT.REFUSED);
+      show(opts.output, found.length === 1 ? found[0] : { items: found }, found, enrollmentColumns, "enrollment requests");
+    });
+}

@@ -1,0 +1,56 @@
+/**
+ * The operator API's objects as the CLI reads them (JSON: dates are ISO strings). Only the
+ * fields the CLI shows are typed; json/yaml output prints whatever the server sent.
+ */
+export type Labels = Record<string, string>;
+
+export interface Page<T> {
+  items: T[];
+  total?: number;
+  nextCursor?: string | null;
+}
+
+export interface Device {
+  name: string;
+  summary: string;
+  updatedStatus: string;
+  applicationSummary: string;
+  lifecycle: string;
+  lastSeen: string | null;
+  labels: Labels;
+}
+
+export interface Action {
+  id: string;
+  device: string;
+  kind: string;
+  state: string;
+  origin: string;
+  createdAt: string;
+}
+
+export interface Enrollment {
+  id: string;
+  deviceName: string;
+  status: string;
+  labels: Labels;
+  createdAt: string;
+}
+
+export interface DroverEvent {
+  id: number;
+  time: string;
+  objectKind: string;
+  objectName: string;
+  type: string;
+  reason: string;
+  message: string;
+  actor: string;
+}
+
+export interface TokenResponse {
+  token: string;
+  expiresAt: string;
+  username: string;
+  role: string;
+}
