@@ -22,6 +22,12 @@ export function createMetrics() {
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers: [registry],
     }),
+    actionsFinished: new Counter({
+      name: "drover_actions_finished_total",
+      help: "Actions that reached a final state, by state",
+      labelNames: ["state"] as const,
+      registers: [registry],
+    }),
     devicesByStatus: new Gauge({
       name: "drover_devices",
       help: "Devices per status axis and value",

@@ -23,6 +23,7 @@ export async function reportAction(ctx: ServerContext, device: { id: string; nam
   const store = agentStore(ctx);
   const { events, finished } = store.reportAction(device, id, report, ctx.now());
   publishEvents(ctx, events);
+  if (finished) ctx.metrics.actionsFinished.inc({ state: report.state });
   // A finished action may free a concurrency slot for another device.
   if (finished && ctx.env.DROVER_ACTION_CONCURRENCY.length > 0) await wakeDevicesWithPendingActions(ctx);
   return store.actionView(id);
@@ -31,6 +32,7 @@ export async function reportAction(ctx: ServerContext, device: { id: string; nam
 export function reconcileQueue(ctx: ServerContext, device: { id: string; name: string }, queue: { id: string }[]): void {
   const lost = agentStore(ctx).markLost(device, new Set(queue.map((a) => a.id)), ctx.now(), LOST_GRACE_MS);
   publishEvents(ctx, lost);
+  if (lost.length > 0) ctx.metrics.actionsFinished.inc({ state: "LOST" }, lost.length);
   // A LOST action frees its concurrency slot, like a finished one.
   if (lost.length > 0 && ctx.env.DROVER_ACTION_CONCURRENCY.length > 0) {
     wakeDevicesWithPendingActions(ctx).catch((err: unknown) => ctx.log.error({ err }, "waking devices after LOST failed"));

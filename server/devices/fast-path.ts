@@ -189,6 +189,18 @@ export class FastPath {
     return r ? { ...r, decommissionRequestedAt: date(r.decommissionRequestedAt) } : null;
   }
 
+  /** Devices per value of each status axis, in one pass over the indexed columns. */
+  statusCounts(): { axis: string; value: string; n: number }[] {
+    return this.db
+      .prepare(
+        `SELECT 'summary' AS axis, summary AS value, count(*) AS n FROM "Device" GROUP BY summary
+         UNION ALL SELECT 'updated', updatedStatus, count(*) FROM "Device" GROUP BY updatedStatus
+         UNION ALL SELECT 'applicationSummary', applicationSummary, count(*) FROM "Device" GROUP BY applicationSummary
+         UNION ALL SELECT 'lifecycle', lifecycle, count(*) FROM "Device" GROUP BY lifecycle`,
+      )
+      .all() as { axis: string; value: string; n: number }[];
+  }
+
   /** Whether the device has actions to offer or cancels to tell: the poll's cheap first check. */
   hasActionWork(deviceId: string): boolean {
     return (this.pendingCountStmt.get(deviceId)?.n ?? 0) > 0;
