@@ -92,6 +92,18 @@ export class FastPath {
   private readonly lostStmt: Database.Statement<[string, string, string, string]>;
   private readonly pendingCountStmt: Database.Statement<[string], { n: number }>;
 
+  private readonly prepared = new Map<string, Database.Statement>();
+
+  /** Prepares a statement once and keeps it (preparing costs more than running a small one). */
+  private stmt(sql: string): Database.Statement {
+    let st = this.prepared.get(sql);
+    if (!st) {
+      st = this.db.prepare(sql);
+      this.prepared.set(sql, st);
+    }
+    return st;
+  }
+
   constructor(file: string) {
     this.db = new Database(file);
     this.db.pragma("journal_mode = WAL");
@@ -191,8 +203,8 @@ export class FastPath {
 
   /** Devices per value of each status axis, in one pass over the indexed columns. */
   statusCounts(): { axis: string; value: string; n: number }[] {
-    return this.db
-      .prepare(
+    return this
+      .stmt(
         `SELECT 'summary' AS axis, summary AS value, count(*) AS n FROM "Device" GROUP BY summary
          UNION ALL SELECT 'updated', updatedStatus, count(*) FROM "Device" GROUP BY updatedStatus
          UNION ALL SELECT 'applicationSummary', applicationSummary, count(*) FROM "Device" GROUP BY applicationSummary
@@ -208,9 +220,10 @@ export class FastPath {
 
   /** PENDING_SCHEDULE actions, oldest first, marked offered; and the ids to cancel. */
   offerActions(deviceId: string, now: Date, offer: boolean): { actions: OfferedAction[]; cancel: string[] } {
+    if (!offer) return { actions: [], cancel: this.cancelStmt.all(deviceId).map((c) => c.id) };
     return this.db.transaction(() => {
       const at = sqliteDate(now);
-      const actions = (offer ? this.offerStmt.all(deviceId) : []).map((a) => {
+      const actions = this.offerStmt.all(deviceId).map((a) => {
         this.offeredStmt.run(at, a.id);
         return { id: a.id, kind: a.kind, args: JSON.parse(a.args) as Record<string, unknown>, createdAt: new Date(a.createdAt).toISOString() };
       });
@@ -229,8 +242,8 @@ export class FastPath {
         case "create": {
           const d = decision.data;
           // First heard of now: started now if it runs, finished now if it is over.
-          this.db
-            .prepare(
+          this
+            .stmt(
               `INSERT INTO "Action" ("id", "deviceId", "kind", "args", "origin", "state", "output", "error", "startedAt", "finishedAt", "createdAt", "updatedAt")
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
             )
@@ -239,8 +252,8 @@ export class FastPath {
         }
         case "overwrite": {
           const o = decision.set;
-          this.db
-            .prepare(
+          this
+            .stmt(
               `UPDATE "Action" SET "kind" = ?, "args" = ?, "origin" = ?, "state" = ?, "output" = ?, "error" = ?, "startedAt" = ?, "finishedAt" = ?, "updatedAt" = ? WHERE "id" = ?`,
             )
             .run(o.kind, o.args, o.origin, o.state, o.output ?? null, o.error ?? null, startedAt(o.state, at), finishedAt(o.state, at), at, id);
@@ -248,8 +261,8 @@ export class FastPath {
         }
         case "move": {
           const m = decision.set;
-          const { changes } = this.db
-            .prepare(
+          const { changes } = this
+            .stmt(
               `UPDATE "Action" SET "state" = ?, "output" = COALESCE(?, "output"), "error" = COALESCE(?, "error"),
                 "startedAt" = CASE WHEN ? THEN ? ELSE "startedAt" END, "finishedAt" = CASE WHEN ? THEN ? ELSE "finishedAt" END,
                 "updatedAt" = ? WHERE "id" = ? AND "state" = ?`,
@@ -268,11 +281,13 @@ export class FastPath {
    * flight alongside the heartbeat is not mistaken for a loss.
    */
   markLost(device: { id: string; name: string }, queued: Set<string>, now: Date, graceMs: number): EventRow[] {
+    // The common heartbeat loses nothing: look first, open a transaction only when needed.
+    const missing = this.activeStmt.all(device.id, sqliteDate(new Date(now.getTime() - graceMs))).filter((a) => !queued.has(a.id));
+    if (missing.length === 0) return [];
     return this.db.transaction(() => {
       const at = sqliteDate(now);
       const out: EventRow[] = [];
-      for (const a of this.activeStmt.all(device.id, sqliteDate(new Date(now.getTime() - graceMs)))) {
-        if (queued.has(a.id)) continue;
+      for (const a of missing) {
         if (this.lostStmt.run(at, at, a.id, a.state).changes !== 1) continue;
         out.push(
           this.insertEvent(
@@ -287,8 +302,8 @@ export class FastPath {
 
   /** The action as recorded, for the agent's report answer. */
   actionView(id: string) {
-    const r = this.db
-      .prepare(`SELECT id, kind, args, origin, state, output, error, createdAt, updatedAt FROM "Action" WHERE "id" = ?`)
+    const r = this
+      .stmt(`SELECT id, kind, args, origin, state, output, error, createdAt, updatedAt FROM "Action" WHERE "id" = ?`)
       .get(id) as { id: string; kind: string; args: string; origin: string; state: string; output: string | null; error: string | null; createdAt: string; updatedAt: string } | undefined;
     if (!r) return null;
     return { ...r, args: JSON.parse(r.args) as Record<string, unknown>, createdAt: new Date(r.createdAt).toISOString(), updatedAt: new Date(r.updatedAt).toISOString() };
