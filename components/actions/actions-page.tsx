@@ -5,9 +5,8 @@ import { useTRPC } from "../trpc";
 import { useMe } from "../hooks/use-me";
 import { Card } from "../ui/card";
 import { PageHeader } from "../ui/page-header";
-import { EmptyState, ErrorState } from "../ui/states";
-import { Button } from "../ui/button";
-import { Pagination } from "../devices/pagination";
+import { EmptyState, ErrorState, ListEmptyState } from "../ui/states";
+import { CursorPagination } from "../devices/pagination";
 import { selectorError } from "../devices/text-filters";
 import { ActionFilters } from "./action-filters";
 import { ActionsTable } from "./actions-table";
@@ -52,38 +51,18 @@ export function ActionsPage() {
               items={selectorInvalid ? [] : list.data?.items}
               loading={list.isFetching}
               empty={
-                selectorInvalid ? (
-                  <EmptyState title="Fix the label selector to see actions" />
-                ) : page > 1 ? (
-                  <EmptyState title="Nothing on this page any more">
-                    <Button size="sm" className="mt-2" onClick={() => update({ cursors: [] })}>
-                      Back to the first page
-                    </Button>
-                  </EmptyState>
-                ) : filtered ? (
-                  <EmptyState title="No actions match these filters">Loosen the filters, or clear them.</EmptyState>
-                ) : (
-                  <EmptyState title="No actions yet">
-                    {canOperate ? "Run one on a device or on every device a label selector matches with “New action”." : "Operators run actions on devices from here."}
-                  </EmptyState>
-                )
+                <ListEmptyState noun="actions" selectorInvalid={selectorInvalid} page={page} onFirstPage={() => update({ cursors: [] })}>
+                  {filtered ? (
+                    <EmptyState title="No actions match these filters">Loosen the filters, or clear them.</EmptyState>
+                  ) : (
+                    <EmptyState title="No actions yet">
+                      {canOperate ? "Run one on a device or on every device a label selector matches with “New action”." : "Operators run actions on devices from here."}
+                    </EmptyState>
+                  )}
+                </ListEmptyState>
               }
             />
-            <Pagination
-              noun="actions"
-              page={page}
-              limit={params.limit}
-              shown={list.data?.items.length ?? 0}
-              total={selectorInvalid ? 0 : total}
-              hasNext={!!list.data?.nextCursor}
-              onFirst={() => update({ cursors: [] })}
-              onPrev={() => update({ cursors: params.cursors.slice(0, -1) })}
-              onNext={() => {
-                const next = list.data?.nextCursor;
-                if (next) update({ cursors: [...params.cursors, next] });
-              }}
-              onLimit={(limit) => update({ limit })}
-            />
+            <CursorPagination params={params} update={update} nextCursor={list.data?.nextCursor} noun="actions" shown={list.data?.items.length ?? 0} total={selectorInvalid ? 0 : total} />
           </>
         )}
       </Card>

@@ -5,8 +5,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import type { ActionState } from "@/lib/action-status";
 import { errorMessage, useTRPC } from "../trpc";
 import { Button } from "../ui/button";
-import { Dialog } from "../ui/dialog";
-import { InlineError } from "../ui/states";
+import { ReasonDialog } from "../ui/reason-dialog";
 
 /**
  * Cancel, with confirmation. A pending action is CANCELLED at once; a NEW or RUNNING one is
@@ -16,7 +15,8 @@ export function CancelActionButton({ id, state, kind, device }: { id: string; st
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [open, setOpen] = useState(false);
-  const [reason, setReason] = useState("");
+  // A new session per opening starts the reason afresh.
+  const [session, setSession] = useState(0);
   const mutation = useMutation(
     trpc.actions.cancel.mutationOptions({
       onSuccess: (action) => {
@@ -30,66 +30,39 @@ export function CancelActionButton({ id, state, kind, device }: { id: string; st
   );
   const onAgent = state === "NEW" || state === "RUNNING";
 
-  function close() {
-    if (!mutation.isPending) setOpen(false);
-  }
-
   return (
     <>
       <Button
         variant="danger"
         data-testid="cancel-action"
         onClick={() => {
-          setReason("");
+          setSession((n) => n + 1);
           mutation.reset();
           setOpen(true);
         }}
       >
         Cancel action…
       </Button>
-      <Dialog
+      <ReasonDialog
+        key={session}
         open={open}
-        onClose={close}
+        pending={mutation.isPending}
+        error={mutation.isError ? errorMessage(mutation.error) : null}
         title={`Cancel ${kind} on ${device}?`}
-        data-testid="cancel-action-dialog"
-        footer={
-          <>
-            <Button onClick={close} disabled={mutation.isPending}>
-              Keep it
-            </Button>
-            <Button
-              variant="danger"
-              data-testid="confirm-cancel-action"
-              disabled={mutation.isPending}
-              onClick={() => mutation.mutate({ id, ...(reason.trim() ? { reason: reason.trim() } : {}) })}
-            >
-              {mutation.isPending ? "Cancelling…" : "Cancel action"}
-            </Button>
-          </>
-        }
+        onCancel={() => setOpen(false)}
+        onConfirm={(reason) => mutation.mutate({ id, ...(reason ? { reason } : {}) })}
+        cancelLabel="Keep it"
+        confirmLabel={mutation.isPending ? "Cancelling…" : "Cancel action"}
+        rows={2}
+        focusRing="red"
+        testIds={{ dialog: "cancel-action-dialog", confirm: "confirm-cancel-action", reason: "cancel-reason" }}
       >
-        <div className="space-y-3">
-          <p>
-            {onAgent
-              ? `The action is ${state} on the agent. The agent is told in its next long-poll, stops it and reports CANCELLED; until then it stays ${state}.`
-              : `The action is ${state}: it becomes CANCELLED at once and never runs.`}
-          </p>
-          {mutation.isError && <InlineError>{errorMessage(mutation.error)}</InlineError>}
-          <label className="block">
-            <span className="mb-1 block text-slate-700">
-              Reason <span className="text-slate-400">(optional)</span>
-            </span>
-            <textarea
-              data-testid="cancel-reason"
-              rows={2}
-              maxLength={1024}
-              value={reason}
-              onChange={(e) => setReason(e.target.value)}
-              className="block w-full rounded-md border-0 px-3 py-2 text-sm text-slate-900 ring-1 ring-slate-300 ring-inset focus:ring-2 focus:ring-red-500 focus:outline-none"
-            />
-          </label>
-        </div>
-      </Dialog>
+        <p>
+          {onAgent
+            ? `The action is ${state} on the agent. The agent is told in its next long-poll, stops it and reports CANCELLED; until then it stays ${state}.`
+            : `The action is ${state}: it becomes CANCELLED at once and never runs.`}
+        </p>
+      </ReasonDialog>
     </>
   );
 }

@@ -7,9 +7,10 @@ import { useTRPC, type ActionListItem } from "../trpc";
 import { useMe } from "../hooks/use-me";
 import { Card } from "../ui/card";
 import { PageHeader } from "../ui/page-header";
-import { EmptyState, ErrorState } from "../ui/states";
+import { EmptyState, ErrorState, ListEmptyState } from "../ui/states";
 import { Button } from "../ui/button";
-import { Pagination } from "../devices/pagination";
+import { toggled } from "../ui/selection";
+import { CursorPagination } from "../devices/pagination";
 import { selectorError } from "../devices/text-filters";
 import { ActionFilters } from "../actions/action-filters";
 import { listInput } from "../actions/params";
@@ -64,12 +65,7 @@ export function ApprovalsPage() {
   });
 
   function toggle(id: string) {
-    setPicked((prev) => {
-      const next = new Set(prev);
-      if (next.has(id)) next.delete(id);
-      else next.add(id);
-      return next;
-    });
+    setPicked((prev) => toggled(prev, id));
   }
 
   /** The selection, or else the focused row: what a or r acts on. */
@@ -176,37 +172,15 @@ export function ApprovalsPage() {
               onApprove={(a) => decisions.start("approve", [target(a)])}
               onReject={(a) => decisions.start("reject", [target(a)])}
               empty={
-                selectorInvalid ? (
-                  <EmptyState title="Fix the label selector to see actions" />
-                ) : page > 1 ? (
-                  <EmptyState title="Nothing on this page any more">
-                    <Button size="sm" className="mt-2" onClick={() => update({ cursors: [] })}>
-                      Back to the first page
-                    </Button>
-                  </EmptyState>
-                ) : (
+                <ListEmptyState noun="actions" selectorInvalid={selectorInvalid} page={page} onFirstPage={() => update({ cursors: [] })}>
                   <EmptyState title="No actions waiting for approval">
                     {filtered ? "None match these filters; others may be waiting." : "Actions whose kind or request needs approval appear here until an operator decides."}
                   </EmptyState>
-                )
+                </ListEmptyState>
               }
             />
             {(total ?? 0) > 0 && (
-              <Pagination
-                noun="actions"
-                page={page}
-                limit={params.limit}
-                shown={items?.length ?? 0}
-                total={total}
-                hasNext={!!list.data?.nextCursor}
-                onFirst={() => update({ cursors: [] })}
-                onPrev={() => update({ cursors: params.cursors.slice(0, -1) })}
-                onNext={() => {
-                  const next = list.data?.nextCursor;
-                  if (next) update({ cursors: [...params.cursors, next] });
-                }}
-                onLimit={(limit) => update({ limit })}
-              />
+              <CursorPagination params={params} update={update} nextCursor={list.data?.nextCursor} noun="actions" shown={items?.length ?? 0} total={total} />
             )}
           </>
         )}

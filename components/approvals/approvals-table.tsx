@@ -9,6 +9,7 @@ import { RelativeTime } from "../ui/time";
 import { SkeletonRows } from "../ui/skeleton";
 import { Button } from "../ui/button";
 import { cx } from "../ui/cx";
+import { SelectAllHeader, SelectCheckbox } from "../ui/selection";
 import { actorName, argsSummary, shortId } from "../actions/format";
 
 export function ApprovalsTable({
@@ -39,8 +40,6 @@ export function ApprovalsTable({
   empty: ReactNode;
 }) {
   const ids = (items ?? []).map((a) => a.id);
-  const allSelected = ids.length > 0 && ids.every((id) => selected.has(id));
-  const someSelected = ids.some((id) => selected.has(id));
   const columns = canOperate ? 6 : 4;
   const focusedRow = useRef<HTMLTableRowElement>(null);
 
@@ -55,20 +54,7 @@ export function ApprovalsTable({
         <thead className="border-b border-slate-200 bg-slate-50/80 text-xs text-slate-500">
           <tr>
             {canOperate && (
-              <th className="w-10 py-2 pl-4">
-                <input
-                  type="checkbox"
-                  aria-label="Select every action on this page"
-                  data-testid="approval-select-all"
-                  checked={allSelected}
-                  ref={(el) => {
-                    if (el) el.indeterminate = someSelected && !allSelected;
-                  }}
-                  disabled={ids.length === 0}
-                  onChange={() => onToggleAll(ids, !allSelected)}
-                  className="size-3.5 accent-brand-600"
-                />
-              </th>
+              <SelectAllHeader ids={ids} selected={selected} onToggleAll={onToggleAll} label="Select every action on this page" testId="approval-select-all" />
             )}
             <th className={cx("py-2 pr-3 font-medium", !canOperate && "pl-4")}>Action</th>
             <th className="px-3 py-2 font-medium">Device</th>
@@ -108,16 +94,14 @@ export function ApprovalsTable({
                 >
                   {canOperate && (
                     <td className="py-2.5 pl-4">
-                      <input
-                        type="checkbox"
-                        aria-label={`Select ${a.kind} on ${a.device}`}
-                        data-testid={`approval-select-${a.id}`}
+                      <SelectCheckbox
+                        label={`Select ${a.kind} on ${a.device}`}
+                        testId={`approval-select-${a.id}`}
                         checked={isSelected}
                         onChange={() => {
                           onFocus(i);
                           onToggle(a.id);
                         }}
-                        className="size-3.5 accent-brand-600"
                       />
                     </td>
                   )}

@@ -4,12 +4,11 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../trpc";
 import { Card } from "../ui/card";
 import { PageHeader } from "../ui/page-header";
-import { EmptyState, ErrorState } from "../ui/states";
-import { Button } from "../ui/button";
+import { EmptyState, ErrorState, ListEmptyState } from "../ui/states";
 import { formatSelector, parseSelector, type Requirement } from "@/lib/label-selector";
 import { DeviceFilters, hasFilters } from "./device-filters";
 import { DevicesTable } from "./devices-table";
-import { Pagination } from "./pagination";
+import { CursorPagination } from "./pagination";
 import { useDeviceParams } from "./use-device-params";
 import { selectorError } from "./text-filters";
 import { useHeartbeatInterval } from "../hooks/use-heartbeat-interval";
@@ -67,38 +66,19 @@ export function DevicesPage() {
               loading={list.isFetching}
               onLabelClick={addLabel}
               empty={
-                selectorInvalid ? (
-                  <EmptyState title="Fix the label selector to see devices" />
-                ) : page > 1 ? (
-                  <EmptyState title="Nothing on this page any more">
-                    <Button size="sm" className="mt-2" onClick={() => update({ cursors: [] })}>
-                      Back to the first page
-                    </Button>
-                  </EmptyState>
-                ) : filtered ? (
-                  <EmptyState title="No devices match these filters">Loosen the label selector or status filters.</EmptyState>
-                ) : (
-                  <EmptyState title="No devices yet">
-                    Devices appear here once their enrollment request is approved. Start an agent with <code className="rounded bg-slate-100 px-1">drover-agent</code> or
-                    approve pending requests on the Enrollments page.
-                  </EmptyState>
-                )
+                <ListEmptyState noun="devices" selectorInvalid={selectorInvalid} page={page} onFirstPage={() => update({ cursors: [] })}>
+                  {filtered ? (
+                    <EmptyState title="No devices match these filters">Loosen the label selector or status filters.</EmptyState>
+                  ) : (
+                    <EmptyState title="No devices yet">
+                      Devices appear here once their enrollment request is approved. Start an agent with <code className="rounded bg-slate-100 px-1">drover-agent</code> or
+                      approve pending requests on the Enrollments page.
+                    </EmptyState>
+                  )}
+                </ListEmptyState>
               }
             />
-            <Pagination
-              page={page}
-              limit={params.limit}
-              shown={list.data?.items.length ?? 0}
-              total={selectorInvalid ? 0 : list.data?.total}
-              hasNext={!!list.data?.nextCursor}
-              onFirst={() => update({ cursors: [] })}
-              onPrev={() => update({ cursors: params.cursors.slice(0, -1) })}
-              onNext={() => {
-                const next = list.data?.nextCursor;
-                if (next) update({ cursors: [...params.cursors, next] });
-              }}
-              onLimit={(limit) => update({ limit })}
-            />
+            <CursorPagination params={params} update={update} nextCursor={list.data?.nextCursor} shown={list.data?.items.length ?? 0} total={selectorInvalid ? 0 : list.data?.total} />
           </>
         )}
       </Card>

@@ -75,3 +75,43 @@ export function Pagination({
     </div>
   );
 }
+
+/** Where a cursor-paged list is: the cursors walked so far (page = cursors + 1) and the page size. */
+export interface Paging {
+  cursors: string[];
+  limit: number;
+}
+
+/** Pagination driven by the list's URL state: first / previous / next walk the cursor stack. */
+export function CursorPagination({
+  params,
+  update,
+  nextCursor,
+  shown,
+  total,
+  noun,
+}: {
+  params: Paging;
+  update: (patch: Partial<Paging>) => void;
+  nextCursor: string | null | undefined;
+  shown: number;
+  total: number | undefined;
+  noun?: string;
+}) {
+  return (
+    <Pagination
+      noun={noun}
+      page={params.cursors.length + 1}
+      limit={params.limit}
+      shown={shown}
+      total={total}
+      hasNext={!!nextCursor}
+      onFirst={() => update({ cursors: [] })}
+      onPrev={() => update({ cursors: params.cursors.slice(0, -1) })}
+      onNext={() => {
+        if (nextCursor) update({ cursors: [...params.cursors, nextCursor] });
+      }}
+      onLimit={(limit) => update({ limit })}
+    />
+  );
+}

@@ -14,6 +14,7 @@ import { Card } from "../ui/card";
 import { Button } from "../ui/button";
 import { EmptyState, ErrorState, InlineError } from "../ui/states";
 import { cx } from "../ui/cx";
+import { toggled } from "../ui/selection";
 import { EnrollmentsTable } from "./enrollments-table";
 import { DenyDialog } from "./deny-dialog";
 
@@ -174,14 +175,7 @@ export function EnrollmentsPage() {
             canOperate={canOperate}
             selected={selected}
             busy={busy}
-            onToggle={(id) =>
-              setSelected((prev) => {
-                const next = new Set(prev);
-                if (next.has(id)) next.delete(id);
-                else next.add(id);
-                return next;
-              })
-            }
+            onToggle={(id) => setSelected((prev) => toggled(prev, id))}
             onToggleAll={(ids, select) => setSelected(select ? new Set(ids) : new Set())}
             onApprove={(e) => doApprove([e])}
             onDeny={(e) => {

@@ -8,6 +8,7 @@ import { RelativeTime } from "../ui/time";
 import { SkeletonRows } from "../ui/skeleton";
 import { Button } from "../ui/button";
 import { cx } from "../ui/cx";
+import { SelectAllHeader, SelectCheckbox } from "../ui/selection";
 import Link from "next/link";
 import type { ReactNode } from "react";
 
@@ -33,8 +34,6 @@ export function EnrollmentsTable({
   empty: ReactNode;
 }) {
   const pendingIds = (items ?? []).filter((e) => e.status === "Pending").map((e) => e.id);
-  const allSelected = pendingIds.length > 0 && pendingIds.every((id) => selected.has(id));
-  const someSelected = pendingIds.some((id) => selected.has(id));
   const columns = canOperate ? 8 : 6;
   return (
     <div className="overflow-x-auto">
@@ -42,20 +41,7 @@ export function EnrollmentsTable({
         <thead className="border-b border-slate-200 bg-slate-50/80 text-xs text-slate-500">
           <tr>
             {canOperate && (
-              <th className="w-10 py-2 pl-4">
-                <input
-                  type="checkbox"
-                  aria-label="Select all pending requests"
-                  data-testid="select-all"
-                  checked={allSelected}
-                  ref={(el) => {
-                    if (el) el.indeterminate = someSelected && !allSelected;
-                  }}
-                  disabled={pendingIds.length === 0}
-                  onChange={() => onToggleAll(pendingIds, !allSelected)}
-                  className="size-3.5 accent-brand-600"
-                />
-              </th>
+              <SelectAllHeader ids={pendingIds} selected={selected} onToggleAll={onToggleAll} label="Select all pending requests" testId="select-all" />
             )}
             <th className={cx("py-2 pr-3 font-medium", !canOperate && "pl-4")}>Device</th>
             <th className="px-3 py-2 font-medium">Labels</th>
@@ -81,14 +67,7 @@ export function EnrollmentsTable({
                   {canOperate && (
                     <td className="py-2.5 pl-4">
                       {pending && (
-                        <input
-                          type="checkbox"
-                          aria-label={`Select ${e.deviceName}`}
-                          data-testid={`select-${e.deviceName}`}
-                          checked={selected.has(e.id)}
-                          onChange={() => onToggle(e.id)}
-                          className="size-3.5 accent-brand-600"
-                        />
+                        <SelectCheckbox label={`Select ${e.deviceName}`} testId={`select-${e.deviceName}`} checked={selected.has(e.id)} onChange={() => onToggle(e.id)} />
                       )}
                     </td>
                   )}

@@ -45,3 +45,33 @@ export function InlineError({ children }: { children: ReactNode }) {
     </p>
   );
 }
+
+/**
+ * A paged, label-filtered list's empty state: first an invalid selector, then a page that
+ * emptied under the user (with a way back), else `children`, the list's own empty state.
+ */
+export function ListEmptyState({
+  noun,
+  selectorInvalid,
+  page,
+  onFirstPage,
+  children,
+}: {
+  /** What the rows are, plural. */
+  noun: string;
+  selectorInvalid: boolean;
+  page: number;
+  onFirstPage: () => void;
+  children: ReactNode;
+}) {
+  if (selectorInvalid) return <EmptyState title={`Fix the label selector to see ${noun}`} />;
+  if (page > 1)
+    return (
+      <EmptyState title="Nothing on this page any more">
+        <Button size="sm" className="mt-2" onClick={onFirstPage}>
+          Back to the first page
+        </Button>
+      </EmptyState>
+    );
+  return children;
+}

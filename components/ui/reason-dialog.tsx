@@ -1,0 +1,118 @@
+"use client";
+
+import { useState, type ReactNode } from "react";
+import { Dialog } from "./dialog";
+import { Button } from "./button";
+import { InlineError } from "./states";
+import { cx } from "./cx";
+
+/**
+ * A confirmation with an optional free-text reason: the body (children) explains what
+ * happens, the reason is handed to onConfirm trimmed. The reason lives here, so a parent
+ * re-keys the dialog to start a fresh one.
+ */
+export function ReasonDialog({
+  open,
+  pending,
+  error,
+  title,
+  onCancel,
+  onConfirm,
+  cancelLabel = "Cancel",
+  confirmLabel,
+  confirmVariant = "danger",
+  confirmDisabled = false,
+  placeholder,
+  rows = 3,
+  focusRing = "brand",
+  keyboard = false,
+  children,
+  testIds,
+}: {
+  open: boolean;
+  pending: boolean;
+  error: ReactNode;
+  title: ReactNode;
+  onCancel: () => void;
+  onConfirm: (reason: string) => void;
+  cancelLabel?: ReactNode;
+  confirmLabel: ReactNode;
+  confirmVariant?: "primary" | "danger";
+  /** Besides while pending. */
+  confirmDisabled?: boolean;
+  placeholder?: string;
+  rows?: number;
+  focusRing?: "brand" | "red";
+  /** Focus the reason box, and let Ctrl/Cmd+Enter (and a form submit) confirm. */
+  keyboard?: boolean;
+  children: ReactNode;
+  testIds: { dialog: string; confirm: string; reason: string };
+}) {
+  const [reason, setReason] = useState("");
+  const canConfirm = !pending && !confirmDisabled;
+  const confirm = () => onConfirm(reason.trim());
+  const body = (
+    <>
+      {children}
+      {error && <InlineError>{error}</InlineError>}
+      <label className="block">
+        <span className="mb-1 block text-slate-700">
+          Reason <span className="text-slate-400">(optional)</span>
+        </span>
+        <textarea
+          data-testid={testIds.reason}
+          rows={rows}
+          maxLength={1024}
+          autoFocus={keyboard || undefined}
+          value={reason}
+          onChange={(e) => setReason(e.target.value)}
+          onKeyDown={
+            keyboard
+              ? (e) => {
+                  // Ctrl/Cmd+Enter confirms from the reason box.
+                  if (e.key === "Enter" && (e.metaKey || e.ctrlKey) && canConfirm) confirm();
+                }
+              : undefined
+          }
+          placeholder={placeholder}
+          className={cx(
+            "block w-full rounded-md border-0 px-3 py-2 text-sm text-slate-900 ring-1 ring-slate-300 ring-inset focus:ring-2 focus:outline-none",
+            focusRing === "red" ? "focus:ring-red-500" : "focus:ring-brand-500",
+          )}
+        />
+      </label>
+    </>
+  );
+  return (
+    <Dialog
+      open={open}
+      onClose={() => !pending && onCancel()}
+      title={title}
+      data-testid={testIds.dialog}
+      footer={
+        <>
+          <Button onClick={onCancel} disabled={pending}>
+            {cancelLabel}
+          </Button>
+          <Button variant={confirmVariant} data-testid={testIds.confirm} disabled={!canConfirm} onClick={confirm}>
+            {confirmLabel}
+          </Button>
+        </>
+      }
+    >
+      {keyboard ? (
+        <form
+          className="space-y-3"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (canConfirm) confirm();
+          }}
+        >
+          {body}
+        </form>
+      ) : (
+        <div className="space-y-3">{body}</div>
+      )}
+    </Dialog>
+  );
+}
