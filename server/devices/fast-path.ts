@@ -8,7 +8,7 @@
  * no fast path: callers fall back to Prisma.
  */
 import Database from "better-sqlite3";
-import type { DeviceFactsRow } from "./status";
+import type { DeviceFactsRow, StatusColumns } from "./status";
 import type { EventRow, NewEvent } from "../events/events";
 import type { ActionReport, OfferedAction } from "../../lib/protocol";
 import { decideReport, type StoredAction } from "../actions/report";
@@ -16,16 +16,10 @@ import { conflict } from "../errors";
 import { FINAL_ACTION_STATES } from "../../lib/action-status";
 
 /** What a heartbeat writes: the report, lastSeen and every derived column. */
-export interface HeartbeatWrite {
+export interface HeartbeatWrite extends StatusColumns {
   reported: string;
   lastSeen: Date;
   conflictPaused?: boolean;
-  summary: string;
-  updatedStatus: string;
-  updatingReason: string | null;
-  applicationSummary: string;
-  lifecycle: string;
-  decommissioning: string | null;
   credentialRevokedAt?: Date;
 }
 
@@ -172,7 +166,7 @@ export class FastPath {
    * the lastSeen it was derived from (a device that reported meanwhile is skipped), with
    * their events, in one synchronous transaction.
    */
-  writeSweep(items: { id: string; lastSeen: Date; columns: Omit<HeartbeatWrite, "reported" | "lastSeen" | "conflictPaused" | "credentialRevokedAt">; events: NewEvent[] }[], now: Date): EventRow[] {
+  writeSweep(items: { id: string; lastSeen: Date; columns: StatusColumns; events: NewEvent[] }[], now: Date): EventRow[] {
     return this.db.transaction(() => {
       const at = sqliteDate(now);
       const out: EventRow[] = [];

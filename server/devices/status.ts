@@ -70,6 +70,8 @@ export function storedStatus(row: DeviceFactsRow): DerivedStatus {
   };
 }
 
+export type StatusColumns = ReturnType<typeof statusColumns>;
+
 export function statusColumns(s: DerivedStatus) {
   return {
     summary: s.summary,
