@@ -6,21 +6,15 @@
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Agent, type AgentOptions, type AgentTiming } from "./agent";
+import { Agent, type AgentOptions } from "./agent";
 import { ProtocolClient } from "./client";
 import { builtinExecutors, registry, type Executor } from "./executors";
 import { staticHealth } from "./health";
 import { ActionJournalDocument, RESTART_REASON } from "./journal";
 import { MemoryStateStore, type StateStore } from "./state";
 import { eventually, FakeServer, type FakeAction } from "./test-support/fake-server";
+import { FAST } from "./test-support/fast-timing";
 
-const FAST: Partial<AgentTiming> = {
-  enrollWaitSeconds: 2,
-  pollWaitSeconds: 2,
-  retry: { baseMs: 20, capMs: 200 },
-  denied: { baseMs: 100, capMs: 400 },
-  heldWorkDelayMs: 300,
-};
 
 let server: FakeServer;
 const running: Agent[] = [];

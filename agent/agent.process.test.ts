@@ -4,16 +4,13 @@
  * through the operator REST API (../shared/OPERATOR_API.md).
  */
 import fs from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type RunningServer } from "../server/main";
+import { startTestServer, type TestServer } from "../tests/helpers/server";
 import { AGENT_API_BASE } from "../lib/protocol";
 import { AgentProcess, eventually } from "./test-support/agent-process";
 
-const ADMIN_PASSWORD = "agent-process-test-password";
-
-let server: RunningServer;
+let server: TestServer;
 let tmp: string;
 let operatorToken: string;
 
@@ -33,30 +30,15 @@ async function device(name: string) {
 }
 
 beforeAll(async () => {
-  tmp = await fs.mkdtemp(path.join(os.tmpdir(), "drover-agent-process-"));
-  server = await startServer({
-    console: false,
-    env: {
-      PORT: "0",
-      HOST: "127.0.0.1",
-      DATABASE_URL: `file:${path.join(tmp, "drover.db")}`,
-      DROVER_ADMIN_PASSWORD: ADMIN_PASSWORD,
-      DROVER_HEARTBEAT_SECONDS: "2",
-      LOG_LEVEL: "warn",
-    },
-  });
-  const res = await fetch(`${server.url}/api/v1/auth/token`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ username: "admin", password: ADMIN_PASSWORD }),
-  });
-  operatorToken = ((await res.json()) as { token: string }).token;
+  server = await startTestServer({ DROVER_HEARTBEAT_SECONDS: "2", LOG_LEVEL: "warn" });
+  // State dirs live in the server's temp folder, removed with it.
+  tmp = server.dir;
+  operatorToken = server.adminToken;
 });
 
 afterAll(async () => {
   AgentProcess.killAll();
   await server?.close();
-  await fs.rm(tmp, { recursive: true, force: true });
 });
 
 describe("the agent process against the real server", () => {

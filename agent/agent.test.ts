@@ -4,19 +4,13 @@
  */
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Agent, exitCodeFor, type AgentOptions, type AgentTiming } from "./agent";
+import { Agent, exitCodeFor, type AgentOptions } from "./agent";
 import { ProtocolClient } from "./client";
 import { staticHealth } from "./health";
 import { AppliedSpecDocument, IdentityDocument, MemoryStateStore, type DocumentName, type StateStore } from "./state";
 import { eventually, FakeServer } from "./test-support/fake-server";
+import { FAST } from "./test-support/fast-timing";
 
-const FAST: Partial<AgentTiming> = {
-  enrollWaitSeconds: 2,
-  pollWaitSeconds: 2,
-  retry: { baseMs: 20, capMs: 200 },
-  denied: { baseMs: 100, capMs: 400 },
-  heldWorkDelayMs: 300,
-};
 
 let server: FakeServer;
 const running: Agent[] = [];

@@ -2,54 +2,25 @@
  * The simulator against the real server (API only, fresh SQLite, auto-approve by label):
  * the statuses the server derives match the simulator's knobs.
  */
-import fs from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type RunningServer } from "../server/main";
+import { startTestServer, type TestServer } from "../tests/helpers/server";
 import { startSimulation, type SimulationHandle } from "./simulate";
 import { eventually } from "./test-support/fake-server";
 
-const ADMIN_PASSWORD = "simulation-test-password";
-let server: RunningServer;
-let tmp: string;
+let server: TestServer;
 let simulation: SimulationHandle | null = null;
 
 beforeAll(async () => {
-  tmp = await fs.mkdtemp(path.join(os.tmpdir(), "drover-simulation-"));
-  server = await startServer({
-    console: false,
-    env: {
-      PORT: "0",
-      HOST: "127.0.0.1",
-      DATABASE_URL: `file:${path.join(tmp, "drover.db")}`,
-      DROVER_ADMIN_PASSWORD: ADMIN_PASSWORD,
-      DROVER_AUTO_APPROVE: "simulated=true",
-      DROVER_HEARTBEAT_SECONDS: "2",
-      LOG_LEVEL: "warn",
-    },
-  });
+  server = await startTestServer({ DROVER_AUTO_APPROVE: "simulated=true", DROVER_HEARTBEAT_SECONDS: "2", LOG_LEVEL: "warn" });
 });
 
 afterAll(async () => {
   await simulation?.stop();
   await server?.close();
-  await fs.rm(tmp, { recursive: true, force: true });
 });
 
 async function operator(route: string, method = "GET", body?: unknown) {
-  const login = await fetch(`${server.url}/api/v1/auth/token`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ username: "admin", password: ADMIN_PASSWORD }),
-  });
-  const { token } = (await login.json()) as { token: string };
-  const res = await fetch(`${server.url}/api/v1${route}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return (await res.json()) as Record<string, unknown>;
+  return (await server.api<Record<string, unknown>>(method, route, body)).body;
 }
 
 describe("the simulator against the real server", () => {
