@@ -8,6 +8,7 @@ import { StatusBadge } from "../status/status-badge";
 import { actionStateTone, summaryTone } from "../status/tones";
 import { RelativeTime } from "../ui/time";
 import { SkeletonRows } from "../ui/skeleton";
+import { TableHeader } from "../ui/table-header";
 import { cx } from "../ui/cx";
 import { actorName, argsSummary, shortId } from "./format";
 
@@ -30,15 +31,7 @@ export function ActionsTable({
   return (
     <div className="overflow-x-auto">
       <table className="w-full text-left text-sm" data-testid="actions-table">
-        <thead className="border-b border-slate-200 bg-slate-50/80 text-xs font-medium text-slate-500">
-          <tr>
-            {columns.map((c) => (
-              <th key={c} scope="col" className="px-3 py-2.5 font-medium whitespace-nowrap first:pl-4">
-                {c}
-              </th>
-            ))}
-          </tr>
-        </thead>
+        <TableHeader columns={columns} />
         <tbody className={cx("transition-opacity", loading && items && "opacity-60")}>
           {!items ? (
             <SkeletonRows columns={columns.length} rows={loadingRows} />

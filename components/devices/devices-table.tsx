@@ -9,6 +9,7 @@ import { applicationSummaryTone, lifecycleTone, summaryTone, updatedTone } from 
 import { LabelChips } from "../ui/label-chips";
 import { RelativeTime } from "../ui/time";
 import { SkeletonRows } from "../ui/skeleton";
+import { TableHeader } from "../ui/table-header";
 import { cx } from "../ui/cx";
 import { useLive } from "../live/live-updates";
 
@@ -30,15 +31,7 @@ export function DevicesTable({
   return (
     <div className="overflow-x-auto">
       <table className="w-full text-left text-sm" data-testid="devices-table">
-        <thead className="border-b border-slate-200 bg-slate-50/80 text-xs font-medium text-slate-500">
-          <tr>
-            {COLUMNS.map((c) => (
-              <th key={c} scope="col" className="px-3 py-2.5 font-medium whitespace-nowrap first:pl-4">
-                {c}
-              </th>
-            ))}
-          </tr>
-        </thead>
+        <TableHeader columns={COLUMNS} />
         <tbody className={cx("transition-opacity", loading && items && "opacity-60")}>
           {!items ? (
             <SkeletonRows columns={COLUMNS.length} rows={10} />

@@ -37,11 +37,6 @@ async function slotsFree(ctx: ServerContext, deviceId: string, mine: Policy[]): 
   return mine.every((p) => busy.filter((d) => matchesSelector(p.requirements, labelsOf(d))).length < p.max);
 }
 
-export async function concurrencyAllows(ctx: ServerContext, deviceId: string): Promise<boolean> {
-  const mine = await policiesOf(ctx, deviceId);
-  return mine.length === 0 || slotsFree(ctx, deviceId, mine);
-}
-
 /** One check-and-offer at a time per server, for devices under a policy. */
 const offering = new WeakMap<ServerContext, Promise<unknown>>();
 
