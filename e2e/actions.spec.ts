@@ -19,6 +19,8 @@ test("an action created in the browser waits in the inbox, is approved with a re
     await page.getByTestId("action-kind").selectOption("exec");
     await expect(page.getByTestId("approval-note")).toBeVisible();
     await page.getByTestId("action-args").fill(JSON.stringify({ command: "uptime" }));
+    await expect(page.getByTestId("preview-count")).toHaveAttribute("data-count", "1");
+    await expect(page.getByTestId("create-action-submit")).toBeEnabled();
     await page.getByTestId("create-action-submit").click();
     await expect(page).toHaveURL(/\/actions\/[0-9a-f-]{36}$/);
     const id = page.url().split("/").pop()!;

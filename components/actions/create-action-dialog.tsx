@@ -78,12 +78,20 @@ function CreateActionDialog({ open, onClose, device }: { open: boolean; onClose:
     ...(settledKey.startsWith("device:") ? { device: settledTarget } : { labelSelector: settledTarget }),
     ...(previewKind ? { kind: previewKind } : {}),
   };
-  const preview = useQuery({ ...trpc.actions.preview.queryOptions(previewInput), enabled: open && settledTarget !== "", staleTime: 5_000, retry: false });
+  const preview = useQuery({
+    ...trpc.actions.preview.queryOptions(previewInput),
+    enabled: open && settledTarget !== "",
+    staleTime: 5_000,
+    retry: false,
+    // A change of kind alone keeps the matched devices on screen (and Create enabled) while the
+    // approval policy for the new kind loads; a change of target never shows the old target's devices.
+    placeholderData: (previous, previousQuery) => (previous && sameTarget(previousQuery?.queryKey, previewInput) ? previous : undefined),
+  });
   const settings = useQuery(trpc.system.settings.queryOptions(undefined, { staleTime: 10 * 60_000 }));
 
   // Server policy: the preview says so for the kind it saw; until then, the settings.
   const policyApproval =
-    preview.data && preview.data.needsApproval !== null && previewKind === kind ? preview.data.needsApproval : !kindError && (settings.data?.approvalKinds.includes(kind) ?? false);
+    preview.data && !preview.isPlaceholderData && preview.data.needsApproval !== null && previewKind === kind ? preview.data.needsApproval : !kindError && (settings.data?.approvalKinds.includes(kind) ?? false);
 
   const create = useMutation(
     trpc.actions.create.mutationOptions({
@@ -307,4 +315,10 @@ function CreateActionDialog({ open, onClose, device }: { open: boolean; onClose:
       </form>
     </Dialog>
   );
+}
+
+/** Whether a cached preview query was for the same device or selector as `input` (kinds may differ). */
+function sameTarget(queryKey: readonly unknown[] | undefined, input: { device?: string; labelSelector?: string }): boolean {
+  const previous = (queryKey?.[1] as { input?: { device?: string; labelSelector?: string } } | undefined)?.input;
+  return previous !== undefined && previous.device === input.device && previous.labelSelector === input.labelSelector;
 }
