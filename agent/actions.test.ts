@@ -238,6 +238,42 @@ describe("reports", () => {
   });
 });
 
+describe("polling", () => {
+  it("after taking an action, polls again only once the server has answered its NEW report", async () => {
+    // Requests as the agent sends them and gets their answers, in order.
+    const log: { at: "sent" | "answered"; what: string; offered?: string[] }[] = [];
+    const spy = (async (input: string | URL | Request, init?: RequestInit) => {
+      const url = new URL(input instanceof Request ? input.url : input);
+      const path = url.pathname.replace(/^.*\/api\/agent\/v1/, "");
+      const body = typeof init?.body === "string" ? (JSON.parse(init.body) as { state?: string }) : {};
+      const what = `${init?.method ?? "GET"} ${path}${body.state ? ` ${body.state}` : ""}`;
+      // Hold the NEW report back: an agent that polls at once does it meanwhile, and is
+      // offered the same action again.
+      if (body.state === "NEW") await new Promise((r) => setTimeout(r, 300));
+      log.push({ at: "sent", what });
+      const response = await fetch(input, init);
+      const offered = path === "/work" ? (JSON.parse(await response.clone().text()) as { actions?: { id: string }[] }).actions?.map((a) => a.id) : undefined;
+      log.push({ at: "answered", what, ...(offered ? { offered } : {}) });
+      return response;
+    }) as typeof fetch;
+    // heldWorkDelayMs well above the 300 ms hold, so that only the answer ends the wait.
+    await startAgent(new MemoryStateStore(), { client: new ProtocolClient({ serverUrl: server.url, fetch: spy }), timing: { ...FAST, heldWorkDelayMs: 5_000 } });
+    const action = server.offerAction("worker-0", "noop");
+    await waitEnded(action);
+    expect(reported(action)).toEqual(["NEW", "RUNNING", "DONE"]);
+
+    const offers = log.filter((e) => e.offered?.includes(action.id));
+    expect(offers).toHaveLength(1);
+    const offeredAt = log.indexOf(offers[0]!);
+    const newAnsweredAt = log.findIndex((e) => e.at === "answered" && e.what === `PUT /actions/${action.id} NEW`);
+    expect(newAnsweredAt).toBeGreaterThan(offeredAt);
+    const between = log.slice(offeredAt + 1, newAnsweredAt).filter((e) => e.at === "sent" && e.what === "GET /work");
+    expect(between).toEqual([]);
+    // And it does poll again after that.
+    await eventually(() => log.slice(newAnsweredAt).some((e) => e.at === "sent" && e.what === "GET /work"), 5_000, "the next poll");
+  });
+});
+
 describe("restart", () => {
   it("an action running when the agent stopped is FAILED with the reason; the queue after it runs; DONE ones do not run again", async () => {
     const store = new MemoryStateStore();

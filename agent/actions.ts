@@ -204,16 +204,26 @@ export class ActionQueue {
     return this.journal.nextReport() === null && !this.running?.cancelled;
   }
 
-  /** Waits until isQuiet(), at most `maxMs`. */
-  async waitQuiet(signal: AbortSignal, maxMs: number): Promise<void> {
-    if (this.isQuiet()) return;
-    let wake = () => {};
-    const quiet = new Promise<void>((resolve) => {
-      wake = resolve;
-      this.quietWaiters.add(resolve);
+  /**
+   * Waits until isQuiet() (the server has answered every report, and no cancel is under
+   * way), at most `maxMs` or until `signal` aborts. A running action that is not being
+   * cancelled does not count: this waits for reports, not for actions to end.
+   */
+  waitQuiet(signal: AbortSignal, maxMs: number): Promise<void> {
+    if (this.isQuiet() || signal.aborted) return Promise.resolve();
+    // One timer and one listener, both gone once quiet: the poll loop calls this after
+    // every offer, and a 10,000-agent simulator should not keep a 5 s timer each.
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        this.quietWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, maxMs);
+      signal.addEventListener("abort", done, { once: true });
+      this.quietWaiters.add(done);
     });
-    await Promise.race([quiet, sleep(maxMs, signal)]);
-    this.quietWaiters.delete(wake);
   }
 
   /**

@@ -41,9 +41,10 @@ export interface AgentTiming {
   /** Backoff between re-asks after an enrollment was denied. */
   denied: Omit<BackoffOptions, "random">;
   /**
-   * Longest wait before polling again when an answer offered only actions this agent
-   * already holds: the server offers them until their reports arrive, so the agent waits
-   * for its reports to get through rather than be handed the same again at once.
+   * Longest wait before polling again after an answer with actions or cancels (new ones,
+   * or only ones this agent already holds): the server offers them until their reports
+   * arrive, so the agent waits for its reports to get through rather than be handed the
+   * same again at once.
    */
   heldWorkDelayMs: number;
   /** An empty answer faster than this means the server is not holding polls: back off. */
@@ -441,6 +442,11 @@ export class Agent {
         }
         if (took) {
           tookWork = true;
+          // The server offers what we took (and repeats the cancels) on every poll until our
+          // reports arrive: poll once they are answered, not at once to be handed the same
+          // again. A running action does not hold the poll back; one being cancelled does,
+          // until its CANCELLED report is answered (see ActionQueue.waitQuiet).
+          await this.actions.waitQuiet(life, this.timing.heldWorkDelayMs);
         } else if (!tookWork) {
           // All of it is ours already; the server offers it until our reports arrive.
           await this.actions.waitQuiet(life, this.timing.heldWorkDelayMs);
@@ -448,7 +454,7 @@ export class Agent {
           if (wasQuiet) slowDown = true;
         }
       }
-      // Fast poll after work, long-poll when idle; back off from a server that answers
+      // Poll again soon after work, long-poll when idle; back off from a server that answers
       // at once with nothing new.
       if (slowDown) delayMs = Math.max(delayMs, retry.next());
       else retry.reset();

@@ -81,6 +81,39 @@ describe("sleep and Waker", () => {
     expect(Date.now() - started).toBeLessThan(100);
     expect(await waker.sleep(10)).toBe(false);
   });
+
+  it("the signal aborting ends the sleep with false; a wake after it is kept for the next sleep", async () => {
+    const waker = new Waker();
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort(), 20);
+    expect(await waker.sleep(10_000, controller.signal)).toBe(false);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(await waker.sleep(10_000, controller.signal)).toBe(false); // already aborted
+    waker.wake();
+    expect(await waker.sleep(10_000, controller.signal)).toBe(true); // the pending wake first
+  });
+
+  it("a wake ends the sleep without an AbortController (whose abort() builds a DOMException)", async () => {
+    const Original = globalThis.AbortController;
+    let made = 0;
+    globalThis.AbortController = class extends Original {
+      constructor() {
+        super();
+        made++;
+      }
+    };
+    try {
+      const waker = new Waker();
+      const parent = new Original();
+      setTimeout(() => waker.wake(), 10);
+      expect(await waker.sleep(10_000, parent.signal)).toBe(true);
+      expect(made).toBe(0);
+      expect(parent.signal.aborted).toBe(false);
+    } finally {
+      globalThis.AbortController = Original;
+    }
+  });
 });
 
 describe("linkedSignal", () => {

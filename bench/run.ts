@@ -206,7 +206,7 @@ async function main() {
     if (created.status !== 201) throw new Error(`create round ${round}: ${created.status} ${JSON.stringify(created.body)}`);
     while ((await doneCount()) < round * ACTION_AGENTS) {
       checkDeadline();
-      await sleep(20);
+      await sleep(50);
     }
   }
   const actionsSeconds = (performance.now() - actionsStart) / 1000;

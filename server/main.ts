@@ -134,10 +134,10 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     }
     if (p.startsWith("/api/auth/")) return void authHandler(req, res).catch(fail);
     if (p === "/metrics") {
-      return void metrics.registry
-        .metrics()
+      return void metrics
+        .render()
         .then((text) => {
-          res.writeHead(200, { "content-type": metrics.registry.contentType });
+          res.writeHead(200, { "content-type": metrics.contentType });
           res.end(text);
         })
         .catch(fail);

@@ -447,5 +447,10 @@ describe("the contract and metrics", () => {
     await eventually(async () => (value(await metrics(), 'drover_devices{axis="summary",status="Online"}') === online ? true : undefined));
     const text = await metrics();
     expect(text).toMatch(/^drover_devices\{axis="lifecycle",status="Enrolled"\} \d+$/m);
+    // The process metrics come along (rendered at most once a second), each series once.
+    expect(value(text, "process_resident_memory_bytes")).toBeGreaterThan(0);
+    expect(value(text, "nodejs_heap_size_used_bytes")).toBeGreaterThan(0);
+    const names = text.split("\n").filter((l) => l.startsWith("# TYPE ")).map((l) => l.split(" ")[2]);
+    expect(new Set(names).size).toBe(names.length);
   });
 });

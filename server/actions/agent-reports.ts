@@ -21,7 +21,7 @@ function agentStore(ctx: ServerContext): FastPath {
 export async function reportAction(ctx: ServerContext, device: { id: string; name: string }, id: string, report: ActionReport) {
   if (!z.uuid().safeParse(id).success) throw invalid("id: an action id is a UUID");
   const store = agentStore(ctx);
-  const { events, finished } = store.reportAction(device, id, report, ctx.now());
+  const { events, finished } = await store.reportAction(device, id, report, ctx.now());
   publishEvents(ctx, events);
   if (finished) ctx.metrics.actionsFinished.inc({ state: report.state });
   // A finished action may free a concurrency slot for another device.
@@ -29,8 +29,8 @@ export async function reportAction(ctx: ServerContext, device: { id: string; nam
   return store.actionView(id);
 }
 
-export function reconcileQueue(ctx: ServerContext, device: { id: string; name: string }, queue: { id: string }[]): void {
-  const lost = agentStore(ctx).markLost(device, new Set(queue.map((a) => a.id)), ctx.now(), LOST_GRACE_MS);
+export async function reconcileQueue(ctx: ServerContext, device: { id: string; name: string }, queue: { id: string }[]): Promise<void> {
+  const lost = await agentStore(ctx).markLost(device, new Set(queue.map((a) => a.id)), ctx.now(), LOST_GRACE_MS);
   publishEvents(ctx, lost);
   if (lost.length > 0) ctx.metrics.actionsFinished.inc({ state: "LOST" }, lost.length);
   // A LOST action frees its concurrency slot, like a finished one.

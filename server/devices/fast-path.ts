@@ -6,6 +6,13 @@
  * is what lets one process ingest thousands of heartbeats a second. Anything that changes a
  * status still goes through Prisma in a transaction with its events. On PostgreSQL there is
  * no fast path: callers fall back to Prisma.
+ *
+ * Group commit: every write here goes through `commit()`, which runs the writes that arrive
+ * in one turn of the event loop in one transaction, each in its own savepoint (a write that
+ * throws rolls back alone and rejects alone). A commit costs ≈40–150 µs and dirties the same
+ * table and index pages again and again; under load, hundreds of heartbeats and reports
+ * share one. A caller's promise settles after the commit, so nothing is answered before it
+ * is durable in the WAL.
  */
 import Database from "better-sqlite3";
 import type { DeviceFactsRow, StatusColumns } from "./status";
@@ -70,7 +77,7 @@ function toFacts(r: RawDevice | undefined): (DeviceFactsRow & { credentialRevoke
 }
 
 export class FastPath {
-  private readonly db: Database.Database;
+  protected readonly db: Database.Database;
   private readonly byToken: Database.Statement<[string], RawDevice>;
   private readonly touchStmt: Database.Statement<[string, string, string, string]>;
   private readonly byId: Database.Statement<[string], RawDevice>;
@@ -87,6 +94,43 @@ export class FastPath {
   private readonly pendingCountStmt: Database.Statement<[string], { n: number }>;
 
   private readonly prepared = new Map<string, Database.Statement>();
+  private pending: { write: () => unknown; resolve: (value: never) => void; reject: (error: unknown) => void }[] = [];
+
+  /** Runs `write` in the next group commit; settles once that transaction has committed. */
+  protected commit<T>(write: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.pending.length === 0) setImmediate(() => this.flush());
+      this.pending.push({ write, resolve: resolve as (value: never) => void, reject });
+    });
+  }
+
+  private flush(): void {
+    const batch = this.pending;
+    this.pending = [];
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    try {
+      this.db.transaction(() => {
+        for (const op of batch) {
+          try {
+            // Nested: a savepoint, released or rolled back on its own.
+            outcomes.push({ ok: true, value: batch.length === 1 ? op.write() : this.db.transaction(op.write)() });
+          } catch (error) {
+            if (batch.length === 1) throw error;
+            outcomes.push({ ok: false, error });
+          }
+        }
+      })();
+    } catch (error) {
+      // The commit failed (or the only write threw): nothing of the batch is written.
+      for (const op of batch) op.reject(error);
+      return;
+    }
+    batch.forEach((op, i) => {
+      const o = outcomes[i]!;
+      if (o.ok) op.resolve(o.value as never);
+      else op.reject(o.error);
+    });
+  }
 
   /** Prepares a statement once and keeps it (preparing costs more than running a small one). */
   private stmt(sql: string): Database.Statement {
@@ -142,8 +186,8 @@ export class FastPath {
    * Re-reads the device, lets `decide` compute what to write from that fresh row, and writes
    * it with its events, in one synchronous SQLite transaction: nothing can interleave.
    */
-  writeHeartbeat(id: string, decide: (fresh: DeviceFactsRow) => { data: HeartbeatWrite; events: NewEvent[] }): EventRow[] {
-    return this.db.transaction(() => {
+  writeHeartbeat(id: string, decide: (fresh: DeviceFactsRow) => { data: HeartbeatWrite; events: NewEvent[] }): Promise<EventRow[]> {
+    return this.commit(() => {
       const fresh = toFacts(this.byId.get(id));
       if (!fresh) return [];
       const { data, events } = decide(fresh);
@@ -158,7 +202,7 @@ export class FastPath {
         const { id: eventId } = this.eventStmt.get(at, e.objectKind, e.objectName, e.type, e.reason, message, e.actor)!;
         return { id: eventId, time: data.lastSeen, objectKind: e.objectKind, objectName: e.objectName, type: e.type, reason: e.reason, message, actor: e.actor };
       });
-    })();
+    });
   }
 
   /**
@@ -166,8 +210,8 @@ export class FastPath {
    * the lastSeen it was derived from (a device that reported meanwhile is skipped), with
    * their events, in one synchronous transaction.
    */
-  writeSweep(items: { id: string; lastSeen: Date; columns: StatusColumns; events: NewEvent[] }[], now: Date): EventRow[] {
-    return this.db.transaction(() => {
+  writeSweep(items: { id: string; lastSeen: Date; columns: StatusColumns; events: NewEvent[] }[], now: Date): Promise<EventRow[]> {
+    return this.commit(() => {
       const at = sqliteDate(now);
       const out: EventRow[] = [];
       for (const item of items) {
@@ -181,13 +225,13 @@ export class FastPath {
         }
       }
       return out;
-    })();
+    });
   }
 
   /** A heartbeat that changed no status: lastSeen and the report only. */
-  touch(id: string, reported: string, lastSeen: Date): void {
+  touch(id: string, reported: string, lastSeen: Date): Promise<void> {
     const at = sqliteDate(lastSeen);
-    this.touchStmt.run(reported, at, at, id);
+    return this.commit(() => void this.touchStmt.run(reported, at, at, id));
   }
 
   workFacts(id: string) {
@@ -213,21 +257,21 @@ export class FastPath {
   }
 
   /** PENDING_SCHEDULE actions, oldest first, marked offered; and the ids to cancel. */
-  offerActions(deviceId: string, now: Date, offer: boolean): { actions: OfferedAction[]; cancel: string[] } {
+  async offerActions(deviceId: string, now: Date, offer: boolean): Promise<{ actions: OfferedAction[]; cancel: string[] }> {
     if (!offer) return { actions: [], cancel: this.cancelStmt.all(deviceId).map((c) => c.id) };
-    return this.db.transaction(() => {
+    return this.commit(() => {
       const at = sqliteDate(now);
       const actions = this.offerStmt.all(deviceId).map((a) => {
         this.offeredStmt.run(at, a.id);
         return { id: a.id, kind: a.kind, args: JSON.parse(a.args) as Record<string, unknown>, createdAt: new Date(a.createdAt).toISOString() };
       });
       return { actions, cancel: this.cancelStmt.all(deviceId).map((c) => c.id) };
-    })();
+    });
   }
 
   /** An agent's report on one action: decided by decideReport, written with its event. */
-  reportAction(device: { id: string; name: string }, id: string, report: ActionReport, now: Date): { events: EventRow[]; finished: boolean } {
-    return this.db.transaction(() => {
+  reportAction(device: { id: string; name: string }, id: string, report: ActionReport, now: Date): Promise<{ events: EventRow[]; finished: boolean }> {
+    return this.commit(() => {
       const decision = decideReport(this.actionStmt.get(id) ?? null, id, device, report);
       const at = sqliteDate(now);
       switch (decision.kind) {
@@ -266,7 +310,7 @@ export class FastPath {
           return { events: [this.insertEvent(decision.event, now)], finished: m.finished };
         }
       }
-    })();
+    });
   }
 
   /**
@@ -274,11 +318,11 @@ export class FastPath {
    * no longer lists become LOST. Only actions unchanged for `graceMs` count, so a report in
    * flight alongside the heartbeat is not mistaken for a loss.
    */
-  markLost(device: { id: string; name: string }, queued: Set<string>, now: Date, graceMs: number): EventRow[] {
-    // The common heartbeat loses nothing: look first, open a transaction only when needed.
+  async markLost(device: { id: string; name: string }, queued: Set<string>, now: Date, graceMs: number): Promise<EventRow[]> {
+    // The common heartbeat loses nothing: look first, write only when needed.
     const missing = this.activeStmt.all(device.id, sqliteDate(new Date(now.getTime() - graceMs))).filter((a) => !queued.has(a.id));
     if (missing.length === 0) return [];
-    return this.db.transaction(() => {
+    return this.commit(() => {
       const at = sqliteDate(now);
       const out: EventRow[] = [];
       for (const a of missing) {
@@ -291,7 +335,7 @@ export class FastPath {
         );
       }
       return out;
-    })();
+    });
   }
 
   /** The action as recorded, for the agent's report answer. */

@@ -73,11 +73,11 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
   const changes = applyReport(device, reportedJson, report, now, ctx).events.length > 0;
   if (!changes) {
     // Nothing changed but lastSeen and the report; status columns are left as they are.
-    if (ctx.fast) ctx.fast.touch(device.id, reportedJson, now);
+    if (ctx.fast) await ctx.fast.touch(device.id, reportedJson, now);
     else await ctx.db.device.update({ where: { id: device.id }, data: { reported: reportedJson, lastSeen: now } });
   } else if (ctx.fast) {
-    // SQLite: re-read, decide and write in one synchronous transaction (tens of microseconds).
-    publishEvents(ctx, ctx.fast.writeHeartbeat(device.id, (fresh) => applyReport(fresh, reportedJson, report, now, ctx)));
+    // SQLite: re-read, decide and write in one synchronous transaction (a group commit, fast-path.ts).
+    publishEvents(ctx, await ctx.fast.writeHeartbeat(device.id, (fresh) => applyReport(fresh, reportedJson, report, now, ctx)));
     // A status change may make work offerable (e.g. back Online with actions waiting): wake its poll.
     ctx.bus.publish(topics.device(device.id), { at: Date.now() });
   } else {
@@ -92,6 +92,6 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
     ctx.bus.publish(topics.device(device.id), { at: Date.now() });
   }
   // The queue the agent sent is its whole queue: what we have as NEW or RUNNING and it lacks is LOST.
-  if (ctx.fast) reconcileQueue(ctx, device, report.actions);
+  if (ctx.fast) await reconcileQueue(ctx, device, report.actions);
   ctx.metrics.heartbeats.inc();
 }

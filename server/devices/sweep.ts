@@ -26,7 +26,7 @@ export async function sweepDisconnected(ctx: ServerContext): Promise<number> {
       const after = derive(row, now, ctx.statusSettings);
       return { id: row.id, lastSeen: row.lastSeen!, columns: statusColumns(after), events: statusChangeEvents(row.name, storedStatus(row), after, "sweep") };
     });
-    publishEvents(ctx, ctx.fast.writeSweep(items, now));
+    publishEvents(ctx, await ctx.fast.writeSweep(items, now));
     return stale.length;
   }
   const rows: EventRow[] = await ctx.db.$transaction(async (tx) => {

@@ -30,7 +30,7 @@ export async function pendingWork(ctx: ServerContext, deviceId: string, specVers
     const eligible = device.summary === "Online" && device.lifecycle === "Enrolled";
     const { actions, cancel } = eligible
       ? await offerWithinPolicies(ctx, deviceId, (allowed) => fast.offerActions(deviceId, ctx.now(), allowed))
-      : fast.offerActions(deviceId, ctx.now(), false);
+      : await fast.offerActions(deviceId, ctx.now(), false);
     if (actions.length) {
       work.actions = actions;
       any = true;
