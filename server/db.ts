@@ -4,7 +4,7 @@
  */
 import path from "node:path";
 import fs from "node:fs";
-import { PrismaBetterSQLite3 } from "@prisma/adapter-better-sqlite3";
+import { GatedSQLite3, WriteGate } from "./write-gate";
 import { PrismaClient, Prisma } from "./generated/prisma/client";
 
 export { Prisma };
@@ -17,10 +17,11 @@ export function sqlitePath(url: string): string | null {
   return path.resolve(url.slice("file:".length).split("?")[0] ?? "");
 }
 
-export async function openDb(url: string): Promise<Db> {
+/** `gate`: shared with the fast path, so that its commits never land inside a Prisma transaction (write-gate.ts). */
+export async function openDb(url: string, gate: WriteGate = new WriteGate()): Promise<Db> {
   const file = sqlitePath(url);
   if (file) fs.mkdirSync(path.dirname(file), { recursive: true });
-  const db = new PrismaClient({ adapter: new PrismaBetterSQLite3({ url }) });
+  const db = new PrismaClient({ adapter: new GatedSQLite3({ url }, gate) });
   if (file) {
     // WAL lets readers go on while the heartbeat path writes; NORMAL sync is durable across
     // process crashes (not power loss mid-checkpoint), the usual trade for a server.

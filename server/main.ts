@@ -12,6 +12,7 @@ import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import { toNodeHandler, fromNodeHeaders } from "better-auth/node";
 import { readEnv, heartbeatSeconds, type Env } from "./env";
 import { openDb, sqlitePath, type Db } from "./db";
+import { WriteGate } from "./write-gate";
 import { FastPath } from "./devices/fast-path";
 import { migrate } from "./migrate";
 import { Bus } from "./bus";
@@ -71,10 +72,11 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const env = readEnv({ ...process.env, ...options.env });
   const log = rootLogger.child({}, { level: env.LOG_LEVEL });
   if (!options.skipMigrate) await migrate(env.DATABASE_URL);
-  const db = await openDb(env.DATABASE_URL);
+  const gate = new WriteGate();
+  const db = await openDb(env.DATABASE_URL, gate);
   const metrics = createMetrics();
   const file = sqlitePath(env.DATABASE_URL);
-  const fast = file ? new FastPath(file) : null;
+  const fast = file ? new FastPath(file, gate) : null;
   const ctx: ServerContext = {
     db,
     fast,

@@ -8,6 +8,8 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FastPath } from "../server/devices/fast-path";
+import { openDb, type Db } from "../server/db";
+import { WriteGate } from "../server/write-gate";
 
 /** The fast path with a scratch table, to drive commit() directly. */
 class Probe extends FastPath {
@@ -37,20 +39,24 @@ class Probe extends FastPath {
   }
 }
 
+/** A fresh database file with Drover's schema, which the fast path prepares its statements against. */
+function migratedFile(dir: string): string {
+  const file = path.join(dir, "x.db");
+  const schema = new Database(file);
+  const migrations = path.resolve(import.meta.dirname, "../prisma/migrations");
+  for (const m of fs.readdirSync(migrations).filter((d) => fs.existsSync(path.join(migrations, d, "migration.sql"))).sort()) {
+    schema.exec(fs.readFileSync(path.join(migrations, m, "migration.sql"), "utf8"));
+  }
+  schema.close();
+  return file;
+}
+
 describe("group commit", () => {
   let dir: string;
   let probe: Probe;
   beforeEach(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-fast-"));
-    const file = path.join(dir, "x.db");
-    // Drover's schema, which the fast path prepares its statements against.
-    const schema = new Database(file);
-    const migrations = path.resolve(import.meta.dirname, "../prisma/migrations");
-    for (const m of fs.readdirSync(migrations).filter((d) => fs.existsSync(path.join(migrations, d, "migration.sql"))).sort()) {
-      schema.exec(fs.readFileSync(path.join(migrations, m, "migration.sql"), "utf8"));
-    }
-    schema.close();
-    probe = new Probe(file);
+    probe = new Probe(migratedFile(dir));
   });
   afterEach(() => {
     probe.close();
@@ -80,5 +86,53 @@ describe("group commit", () => {
   it("rolls back a single write that throws", async () => {
     await expect(probe.put("only", 1, true)).rejects.toThrow("write only refused");
     expect(probe.value("only")).toBeUndefined();
+  });
+});
+
+describe("write gate", () => {
+  let dir: string;
+  let db: Db;
+  let fast: FastPath;
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-gate-"));
+    const file = migratedFile(dir);
+    const gate = new WriteGate();
+    db = await openDb(`file:${file}`, gate);
+    fast = new FastPath(file, gate);
+  });
+  afterEach(async () => {
+    fast.close();
+    await db.$disconnect();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("holds fast-path commits while a Prisma transaction is open, then writes them", async () => {
+    const { id } = await db.device.create({ data: { name: "gate-1", platform: "linux-amd64", role: "worker", agentVersion: "t" } });
+    const order: string[] = [];
+    let touched: Promise<void> | undefined;
+    await db.$transaction(async (tx) => {
+      // Read first: a commit from the other connection now would make the write below fail
+      // with SQLITE_BUSY_SNAPSHOT.
+      await tx.device.findUniqueOrThrow({ where: { id } });
+      touched = fast.touch(id, '{"from":"fast"}', new Date()).then(() => void order.push("fast"));
+      await new Promise((r) => setTimeout(r, 50));
+      await tx.device.update({ where: { id }, data: { owner: "prisma" } });
+      order.push("prisma");
+    });
+    await touched;
+    expect(order).toEqual(["prisma", "fast"]);
+    expect(await db.device.findUniqueOrThrow({ where: { id }, select: { owner: true, reported: true } })).toEqual({ owner: "prisma", reported: '{"from":"fast"}' });
+  });
+
+  it("lets the gate go when a Prisma transaction rolls back", async () => {
+    const { id } = await db.device.create({ data: { name: "gate-2", platform: "linux-amd64", role: "worker", agentVersion: "t" } });
+    await expect(
+      db.$transaction(async (tx) => {
+        await tx.device.update({ where: { id }, data: { owner: "rolled back" } });
+        throw new Error("no");
+      }),
+    ).rejects.toThrow("no");
+    await fast.touch(id, "{}", new Date());
+    expect((await db.device.findUniqueOrThrow({ where: { id } })).owner).toBeNull();
   });
 });

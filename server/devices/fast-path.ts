@@ -21,6 +21,7 @@ import type { ActionReport, OfferedAction } from "../../lib/protocol";
 import { decideReport, type StoredAction } from "../actions/report";
 import { conflict } from "../errors";
 import { FINAL_ACTION_STATES } from "../../lib/action-status";
+import { WriteGate } from "../write-gate";
 
 /** What a heartbeat writes: the report, lastSeen and every derived column. */
 export interface HeartbeatWrite extends StatusColumns {
@@ -105,8 +106,11 @@ export class FastPath {
   }
 
   private flush(): void {
+    // Never inside an open Prisma transaction (write-gate.ts): wait for it to end.
+    if (this.gate.held) return this.gate.afterRelease(() => this.flush());
     const batch = this.pending;
     this.pending = [];
+    if (batch.length === 0) return;
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
     try {
       this.db.transaction(() => {
@@ -142,7 +146,10 @@ export class FastPath {
     return st;
   }
 
-  constructor(file: string) {
+  constructor(
+    file: string,
+    private readonly gate: WriteGate = new WriteGate(),
+  ) {
     this.db = new Database(file);
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = NORMAL");
