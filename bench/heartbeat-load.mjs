@@ -12,6 +12,7 @@ const body = JSON.stringify({ resources: { cpu: "Healthy", memory: "Healthy", di
 const end = Date.now() + seconds * 1000;
 let ok = 0;
 let failed = 0;
+const failures = {};
 const times = [];
 
 function post(token) {
@@ -29,18 +30,25 @@ function post(token) {
   });
 }
 
+const WORKERS = 128;
 await Promise.all(
-  Array.from({ length: 128 }, async (_, w) => {
+  Array.from({ length: WORKERS }, async (_, w) => {
+    // Each worker strides over the tokens, so no device gets a burst from many workers at
+    // once (the server rate-limits per device: that would measure the limiter).
     let i = w;
     while (Date.now() < end) {
       const t0 = performance.now();
-      const status = await post(tokens[i++ % tokens.length]);
+      const status = await post(tokens[i % tokens.length]);
+      i += WORKERS;
       if (status === 200) ok++;
-      else failed++;
+      else {
+        failed++;
+        failures[status] = (failures[status] ?? 0) + 1;
+      }
       times.push(performance.now() - t0);
     }
   }),
 );
 agent.destroy();
 times.sort((a, b) => a - b);
-process.stdout.write(JSON.stringify({ ok, failed, perSecond: Math.round(ok / seconds), p99Ms: Number((times[Math.floor(times.length * 0.99)] ?? 0).toFixed(1)) }));
+process.stdout.write(JSON.stringify({ ok, failed, failures, perSecond: Math.round(ok / seconds), p99Ms: Number((times[Math.floor(times.length * 0.99)] ?? 0).toFixed(1)) }));
