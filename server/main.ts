@@ -38,6 +38,8 @@ export interface StartOptions {
   dev?: boolean;
   /** Skip `prisma migrate deploy` (the database is already at the schema). */
   skipMigrate?: boolean;
+  /** false: no SQLite fast path, so tests can run the Prisma paths PostgreSQL will take. */
+  fastPath?: boolean;
 }
 
 export interface RunningServer {
@@ -77,7 +79,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const db = await openDb(env.DATABASE_URL, gate);
   const metrics = createMetrics();
   const file = sqlitePath(env.DATABASE_URL);
-  const fast = file ? new FastPath(file, gate) : null;
+  const fast = file && options.fastPath !== false ? new FastPath(file, gate) : null;
   const ctx: ServerContext = {
     db,
     fast,

@@ -15,6 +15,7 @@ import { topics } from "../bus";
 import { selectorWhere } from "../devices/queries";
 import { inChunks } from "../lib/chunks";
 import { wakeDevicesWithPendingActions } from "./scheduling";
+import type { NewActionRow } from "../devices/fast-path";
 
 export const actionSelect = {
   id: true,
@@ -83,39 +84,54 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
   const approval = needsApproval(ctx, input.kind, input.requireApproval);
   const state: ActionState = approval ? "PENDING_APPROVE" : "PENDING_SCHEDULE";
   const now = ctx.now();
-  const ids = targets.map(() => randomUUID());
   const args = JSON.stringify(input.args);
-  const events = await ctx.db.$transaction(async (tx) => {
-    await tx.action.createMany({
-      data: targets.map((d, i) => ({
-        id: ids[i]!,
-        deviceId: d.id,
-        kind: input.kind,
-        args,
-        origin,
-        state,
-        requireApproval: approval,
-        createdBy: actor,
-        // Distinct, ordered creation times keep "oldest createdAt first" well defined.
-        createdAt: new Date(now.getTime() + i),
-      })),
-    });
-    return recordEvents(
-      tx,
-      targets.map((d, i) => ({
-        objectKind: "Action",
-        objectName: ids[i]!,
-        type: "ActionCreated",
-        reason: state,
-        message: `${input.kind} on ${d.name}${approval ? ", waiting for approval" : ""}`,
-        actor,
-      })),
-    );
-  });
+  const rows: NewActionRow[] = targets.map((d, i) => ({
+    id: randomUUID(),
+    deviceId: d.id,
+    kind: input.kind,
+    args,
+    origin,
+    state,
+    requireApproval: approval,
+    createdBy: actor,
+    // Distinct, ordered creation times keep "oldest createdAt first" well defined.
+    createdAt: new Date(now.getTime() + i),
+  }));
+  const newEvents: NewEvent[] = rows.map((r, i) => ({
+    objectKind: "Action",
+    objectName: r.id,
+    type: "ActionCreated",
+    reason: state,
+    message: `${input.kind} on ${targets[i]!.name}${approval ? ", waiting for approval" : ""}`,
+    actor,
+  }));
+  // SQLite: prepared inserts in one group commit (1,000 actions ≈ 20 ms; through Prisma ≈ 500 ms).
+  const events = ctx.fast
+    ? await ctx.fast.insertActions(rows, newEvents, now)
+    : await ctx.db.$transaction(async (tx) => {
+        await tx.action.createMany({ data: rows.map((r) => ({ ...r, updatedAt: now })) });
+        return recordEvents(tx, newEvents);
+      });
   publishEvents(ctx, events);
   if (!approval) for (const d of targets) ctx.bus.publish(topics.device(d.id), { at: Date.now() });
-  const rows = await inChunks(ids, (chunk) => ctx.db.action.findMany({ where: { id: { in: chunk } }, select: actionSelect, orderBy: { createdAt: "asc" } }));
-  return rows.map(presentAction);
+  // The rows as written: nothing else has touched them yet that the answer should show.
+  return rows.map(({ deviceId: _, ...r }, i) =>
+    presentAction({
+      ...r,
+      decision: null,
+      decidedBy: null,
+      decidedAt: null,
+      decisionReason: null,
+      offeredAt: null,
+      cancelRequestedAt: null,
+      cancelRequestedBy: null,
+      startedAt: null,
+      finishedAt: null,
+      error: null,
+      updatedAt: now,
+      device: { name: targets[i]!.name, summary: targets[i]!.summary },
+    }),
+  );
 }
 
 /**

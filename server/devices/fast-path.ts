@@ -31,6 +31,19 @@ export interface HeartbeatWrite extends StatusColumns {
   credentialRevokedAt?: Date;
 }
 
+/** A new action as the operator side creates it (the other columns start empty). */
+export interface NewActionRow {
+  id: string;
+  deviceId: string;
+  kind: string;
+  args: string;
+  origin: string;
+  state: string;
+  requireApproval: boolean;
+  createdBy: string;
+  createdAt: Date;
+}
+
 /** Prisma's SQLite DateTime text format, so raw writes compare and parse like Prisma's. */
 export function sqliteDate(d: Date): string {
   return d.toISOString().replace("Z", "+00:00");
@@ -273,6 +286,19 @@ export class FastPath {
         return { id: a.id, kind: a.kind, args: JSON.parse(a.args) as Record<string, unknown>, createdAt: new Date(a.createdAt).toISOString() };
       });
       return { actions, cancel: this.cancelStmt.all(deviceId).map((c) => c.id) };
+    });
+  }
+
+  /** Operator-created actions with their events (one per action), in one group commit. */
+  insertActions(rows: NewActionRow[], events: NewEvent[], now: Date): Promise<EventRow[]> {
+    return this.commit(() => {
+      const insert = this.stmt(
+        `INSERT INTO "Action" ("id", "deviceId", "kind", "args", "origin", "state", "requireApproval", "createdBy", "createdAt", "updatedAt")
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      const at = sqliteDate(now);
+      for (const r of rows) insert.run(r.id, r.deviceId, r.kind, r.args, r.origin, r.state, r.requireApproval ? 1 : 0, r.createdBy, sqliteDate(r.createdAt), at);
+      return events.map((e) => this.insertEvent(e, now));
     });
   }
 

@@ -53,10 +53,11 @@ async function templateDatabase(): Promise<string> {
   return template;
 }
 
-export async function startTestServer(env: StartOptions["env"] = {}): Promise<TestServer> {
+export async function startTestServer(env: StartOptions["env"] = {}, options: Pick<StartOptions, "fastPath"> = {}): Promise<TestServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-test-"));
   fs.copyFileSync(await templateDatabase(), path.join(dir, "drover.db"));
   const running = await startServer({
+    ...options,
     console: false,
     skipMigrate: true,
     env: {
