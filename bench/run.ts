@@ -9,6 +9,8 @@
  *      device's held poll answering with the action (p50/p99).
  *   4. actions completed per second: 1,000 more simulated agents run noop actions created
  *      for all of them at once by label selector, round after round.
+ *   4b. the same rounds on 1,000 lean protocol loops (bench/action-load.mjs): the server's
+ *      own capacity, without the full simulator's CPU on the same two cores.
  *   5. heartbeat ingestion: a load process sends POST /status as fast as the server takes
  *      them for a fixed window; rate from the server's own counter.
  *
@@ -75,10 +77,11 @@ async function json<T>(method: string, p: string, body?: unknown, headers: Recor
   return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
 }
 
-async function enroll(name: string): Promise<string> {
+async function enroll(name: string, extraLabel?: string): Promise<string> {
   const secret = randomBytes(32).toString("base64url");
+  const [key, value] = extraLabel?.split("=") ?? [];
   const e = await json<{ enrollmentId: string }>("POST", "/api/agent/v1/enrollments", {
-    deviceName: name, labels: { bench: "true" }, platform: "linux-amd64", role: "worker", agentVersion: "bench", secret,
+    deviceName: name, labels: { bench: "true", ...(key && value ? { [key]: value } : {}) }, platform: "linux-amd64", role: "worker", agentVersion: "bench", secret,
   });
   if (e.status !== 201) throw new Error(`enroll ${name}: ${e.status} ${JSON.stringify(e.body)}`);
   const d = await json<{ token?: string }>("GET", `/api/agent/v1/enrollments/${e.body.enrollmentId}?wait=10`, undefined, { "x-enrollment-secret": secret });
@@ -212,6 +215,36 @@ async function main() {
   const actionsSeconds = (performance.now() - actionsStart) / 1000;
   const actionsDone = await doneCount();
 
+  // 4b. The same rounds on ACTION_AGENTS lean protocol loops (bench/action-load.mjs): the server's
+  // capacity, where the full simulator's own CPU is the limit on this machine.
+  log(`actions, lean driver: ${ACTION_AGENTS} devices, ${ACTION_ROUNDS} rounds of noop`);
+  const leanTokens: string[] = [];
+  for (let i = 0; i < ACTION_AGENTS; i += 20) {
+    checkDeadline();
+    leanTokens.push(...(await Promise.all(Array.from({ length: Math.min(20, ACTION_AGENTS - i) }, (_, j) => enroll(`bench-lean-${i + j}`, "group=lean")))));
+  }
+  fs.writeFileSync(path.join(dir, "lean.json"), JSON.stringify({ url: URL_, tokens: leanTokens }));
+  const lean = spawn(process.execPath, [path.join(root, "bench", "action-load.mjs"), path.join(dir, "lean.json")], { stdio: ["ignore", "pipe", "inherit"] });
+  children.push(lean);
+  let leanOut = "";
+  lean.stdout!.on("data", (d: Buffer) => (leanOut += d.toString()));
+  await sleep(2000);
+  const leanBefore = await metric("drover_actions_finished_total");
+  const leanStart = performance.now();
+  for (let round = 1; round <= ACTION_ROUNDS; round++) {
+    const created = await json("POST", "/api/v1/actions", { labelSelector: "group=lean", kind: "noop", args: {} }, op);
+    if (created.status !== 201) throw new Error(`create lean round ${round}: ${created.status} ${JSON.stringify(created.body)}`);
+    while ((await metric("drover_actions_finished_total")) - leanBefore < round * ACTION_AGENTS) {
+      checkDeadline();
+      await sleep(50);
+    }
+  }
+  const leanSeconds = (performance.now() - leanStart) / 1000;
+  const leanDone = (await metric("drover_actions_finished_total")) - leanBefore;
+  lean.kill("SIGTERM");
+  await new Promise((r) => lean.on("exit", r));
+  const leanClient = JSON.parse(leanOut || "{}") as { done?: number; failed?: number };
+
   // 5. Heartbeat ingestion from a separate load process.
   log(`heartbeat ingestion for ${HEARTBEAT_WINDOW} s`);
   const hbTokens: string[] = [];
@@ -244,6 +277,13 @@ async function main() {
       max: Number((approveLatencies.at(-1) ?? NaN).toFixed(1)),
     },
     actions: { agents: ACTION_AGENTS, completed: actionsDone, seconds: Number(actionsSeconds.toFixed(2)), perSecond: Math.round(actionsDone / actionsSeconds) },
+    actionsLeanDriver: {
+      devices: ACTION_AGENTS,
+      completed: leanDone,
+      seconds: Number(leanSeconds.toFixed(2)),
+      perSecond: Math.round(leanDone / leanSeconds),
+      failedReports: leanClient.failed ?? null,
+    },
     heartbeatsPerSecond: Math.round((after - before) / seconds),
     heartbeatLoad: client,
     targets: { rssMbUnder: 500, wakeP99MsUnder: 100, heartbeatsPerSecondAtLeast: 2000, approveP99MsUnder: 100, actionsPerSecondAtLeast: 1000 },
