@@ -20,7 +20,7 @@ import type { ServerContext } from "../context";
 import { AppError, invalid, notFound } from "../errors";
 import { queryObject, RateLimiter, readJson, sendError, sendJson } from "../lib/http";
 import { awaitDecision, createEnrollment } from "../enrollments/enrollments";
-import { authenticateDevice } from "../devices/credentials";
+import { authenticateDevice, authenticateDeviceIdentity } from "../devices/credentials";
 import { ingestStatus } from "../devices/heartbeat";
 import { pendingWork } from "../devices/work";
 import { topics } from "../bus";
@@ -44,7 +44,7 @@ export function createAgentApi(ctx: ServerContext) {
   const perEnrollment = new RateLimiter(2, 10);
 
   async function work(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
-    const device = await authenticateDevice(ctx, req.headers.authorization);
+    const device = await authenticateDeviceIdentity(ctx, req.headers.authorization);
     perDevice.take(device.id);
     const q = parse(WorkQuery, queryObject(url));
     if (q.wait === 0) {
@@ -151,7 +151,7 @@ export function createAgentApi(ctx: ServerContext) {
   }
 
   async function actionReport(req: IncomingMessage, res: ServerResponse, id: string): Promise<number> {
-    const device = await authenticateDevice(ctx, req.headers.authorization);
+    const device = await authenticateDeviceIdentity(ctx, req.headers.authorization);
     perDevice.take(device.id);
     const report = parse(ActionReport, await readJson(req));
     sendJson(res, 200, await reportAction(ctx, device, id, report));

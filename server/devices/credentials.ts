@@ -11,14 +11,33 @@ export const DEVICE_TOKEN_PREFIX = "drvd";
 
 export type AuthenticatedDevice = DeviceFactsRow;
 
-export async function authenticateDevice(ctx: ServerContext, authorization: string | undefined): Promise<AuthenticatedDevice> {
+/** The device a token belongs to, by id and name only: for the long-poll and action reports. */
+export async function authenticateDeviceIdentity(ctx: ServerContext, authorization: string | undefined): Promise<{ id: string; name: string }> {
+  const hash = bearerHash(authorization);
+  const device = ctx.fast
+    ? ctx.fast.deviceIdentityByTokenHash(hash)
+    : await ctx.db.device
+        .findUnique({ where: { tokenHash: hash }, select: { id: true, name: true, credentialRevokedAt: true } })
+        .then((d) => d && { id: d.id, name: d.name, revoked: d.credentialRevokedAt !== null });
+  if (!device) throw unauthenticated("unknown token");
+  if (device.revoked) throw unauthenticated(REVOKED);
+  return { id: device.id, name: device.name };
+}
+
+const REVOKED = "credential revoked: the device was decommissioned";
+
+function bearerHash(authorization: string | undefined): string {
   const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? "");
   if (!match?.[1]) throw unauthenticated("missing bearer token");
-  const hash = sha256(match[1]);
+  return sha256(match[1]);
+}
+
+export async function authenticateDevice(ctx: ServerContext, authorization: string | undefined): Promise<AuthenticatedDevice> {
+  const hash = bearerHash(authorization);
   const device = ctx.fast
     ? ctx.fast.deviceByTokenHash(hash)
     : await ctx.db.device.findUnique({ where: { tokenHash: hash }, select: { ...deviceFactsSelect, credentialRevokedAt: true } });
   if (!device) throw unauthenticated("unknown token");
-  if (device.credentialRevokedAt) throw unauthenticated("credential revoked: the device was decommissioned");
+  if (device.credentialRevokedAt) throw unauthenticated(REVOKED);
   return device;
 }

@@ -125,14 +125,24 @@ export class FastPath {
     this.pending = [];
     if (batch.length === 0) return;
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    const savepoint = this.stmt("SAVEPOINT w");
+    const release = this.stmt("RELEASE w");
+    const rollbackTo = this.stmt("ROLLBACK TO w");
     try {
       this.db.transaction(() => {
         for (const op of batch) {
+          if (batch.length === 1) {
+            outcomes.push({ ok: true, value: op.write() });
+            continue;
+          }
+          // Each write in its own savepoint, released or rolled back on its own.
+          savepoint.run();
           try {
-            // Nested: a savepoint, released or rolled back on its own.
-            outcomes.push({ ok: true, value: batch.length === 1 ? op.write() : this.db.transaction(op.write)() });
+            outcomes.push({ ok: true, value: op.write() });
+            release.run();
           } catch (error) {
-            if (batch.length === 1) throw error;
+            rollbackTo.run();
+            release.run();
             outcomes.push({ ok: false, error });
           }
         }
@@ -200,6 +210,14 @@ export class FastPath {
 
   deviceByTokenHash(hash: string): (DeviceFactsRow & { credentialRevokedAt: Date | null }) | null {
     return toFacts(this.byToken.get(hash));
+  }
+
+  /** Who a token belongs to, without the status facts (polls and action reports need no more). */
+  deviceIdentityByTokenHash(hash: string): { id: string; name: string; revoked: boolean } | null {
+    const r = this.stmt(`SELECT id, name, credentialRevokedAt IS NOT NULL AS revoked FROM "Device" WHERE "tokenHash" = ?`).get(hash) as
+      | { id: string; name: string; revoked: number }
+      | undefined;
+    return r ? { id: r.id, name: r.name, revoked: r.revoked === 1 } : null;
   }
 
   /**
