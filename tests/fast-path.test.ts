@@ -53,10 +53,12 @@ function migratedFile(dir: string): string {
 
 describe("group commit", () => {
   let dir: string;
+  let file: string;
   let probe: Probe;
   beforeEach(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-fast-"));
-    probe = new Probe(migratedFile(dir));
+    file = migratedFile(dir);
+    probe = new Probe(file);
   });
   afterEach(() => {
     probe.close();
@@ -81,6 +83,15 @@ describe("group commit", () => {
     expect((b as PromiseRejectedResult).reason).toEqual(new Error("write b refused"));
     expect(c).toEqual({ status: "fulfilled", value: 3 });
     expect([probe.value("a"), probe.value("b"), probe.value("c")]).toEqual([1, undefined, 3]);
+  });
+
+  it("close writes what it accepted; a write after close fails instead of crashing", async () => {
+    const accepted = probe.put("last", 7);
+    probe.close();
+    await expect(accepted).resolves.toBe(7);
+    await expect(probe.put("late", 1)).rejects.toThrow(/closed/);
+    probe = new Probe(file);
+    expect([probe.value("last"), probe.value("late")]).toEqual([7, undefined]);
   });
 
   it("rolls back a single write that throws", async () => {

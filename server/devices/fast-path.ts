@@ -3,9 +3,10 @@
  * that changes nothing but lastSeen and the report, and the work check of a long-poll, as
  * prepared better-sqlite3 statements on a second connection to the same WAL database.
  * Prisma's query engine costs ≈1–1.5 ms a query here; these cost tens of microseconds, which
- * is what lets one process ingest thousands of heartbeats a second. Anything that changes a
- * status still goes through Prisma in a transaction with its events. On PostgreSQL there is
- * no fast path: callers fall back to Prisma.
+ * is what lets one process ingest thousands of heartbeats a second. Status changes from a
+ * heartbeat are written here too, with their events, in the same transaction. Operator-side
+ * writes other than action creation stay on Prisma. On PostgreSQL there is no fast path:
+ * callers fall back to Prisma.
  *
  * Group commit: every write here goes through `commit()`, which runs the writes that arrive
  * in one turn of the event loop in one transaction, each in its own savepoint (a write that
@@ -125,10 +126,11 @@ export class FastPath {
     this.pending = [];
     if (batch.length === 0) return;
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
-    const savepoint = this.stmt("SAVEPOINT w");
-    const release = this.stmt("RELEASE w");
-    const rollbackTo = this.stmt("ROLLBACK TO w");
     try {
+      if (!this.db.open) throw new Error("the database connection is closed");
+      const savepoint = this.stmt("SAVEPOINT w");
+      const release = this.stmt("RELEASE w");
+      const rollbackTo = this.stmt("ROLLBACK TO w");
       this.db.transaction(() => {
         for (const op of batch) {
           if (batch.length === 1) {
@@ -405,6 +407,8 @@ export class FastPath {
   }
 
   close(): void {
+    // Writes already accepted reach the disk before the connection goes.
+    if (!this.gate.held) this.flush();
     this.db.close();
   }
 }
