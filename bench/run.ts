@@ -77,11 +77,10 @@ async function json<T>(method: string, p: string, body?: unknown, headers: Recor
   return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
 }
 
-async function enroll(name: string, extraLabel?: string): Promise<string> {
+async function enroll(name: string, labels: Record<string, string> = {}): Promise<string> {
   const secret = randomBytes(32).toString("base64url");
-  const [key, value] = extraLabel?.split("=") ?? [];
   const e = await json<{ enrollmentId: string }>("POST", "/api/agent/v1/enrollments", {
-    deviceName: name, labels: { bench: "true", ...(key && value ? { [key]: value } : {}) }, platform: "linux-amd64", role: "worker", agentVersion: "bench", secret,
+    deviceName: name, labels: { bench: "true", ...labels }, platform: "linux-amd64", role: "worker", agentVersion: "bench", secret,
   });
   if (e.status !== 201) throw new Error(`enroll ${name}: ${e.status} ${JSON.stringify(e.body)}`);
   const d = await json<{ token?: string }>("GET", `/api/agent/v1/enrollments/${e.body.enrollmentId}?wait=10`, undefined, { "x-enrollment-secret": secret });
@@ -221,7 +220,7 @@ async function main() {
   const leanTokens: string[] = [];
   for (let i = 0; i < ACTION_AGENTS; i += 20) {
     checkDeadline();
-    leanTokens.push(...(await Promise.all(Array.from({ length: Math.min(20, ACTION_AGENTS - i) }, (_, j) => enroll(`bench-lean-${i + j}`, "group=lean")))));
+    leanTokens.push(...(await Promise.all(Array.from({ length: Math.min(20, ACTION_AGENTS - i) }, (_, j) => enroll(`bench-lean-${i + j}`, { group: "lean" })))));
   }
   fs.writeFileSync(path.join(dir, "lean.json"), JSON.stringify({ url: URL_, tokens: leanTokens }));
   const lean = spawn(process.execPath, [path.join(root, "bench", "action-load.mjs"), path.join(dir, "lean.json")], { stdio: ["ignore", "pipe", "inherit"] });

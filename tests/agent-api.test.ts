@@ -3,6 +3,7 @@
  * work long-poll, heartbeats and derived statuses, conflicts, decommissioning, the sweep,
  * errors, limits and the OpenAPI document.
  */
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./helpers/server";
 import {
@@ -510,7 +511,8 @@ describe("decommissioning", () => {
 
     // The token is dead.
     expectError(await heartbeat(s, d), 401, "UNAUTHENTICATED", /revoked/);
-    expectError(await s.agent("GET", "/work", undefined, d.auth), 401, "UNAUTHENTICATED");
+    expectError(await s.agent("GET", "/work", undefined, d.auth), 401, "UNAUTHENTICATED", /revoked/);
+    expectError(await s.agent("PUT", `/actions/${randomUUID()}`, { state: "NEW", kind: "noop" }, d.auth), 401, "UNAUTHENTICATED", /revoked/);
     // Still visible, still not decommissionable again.
     expectError(await s.api("POST", `/devices/${d.name}/decommission`, {}), 409, "CONFLICT");
     expect((await device(s, d.name)).lifecycle).toBe("Decommissioned");

@@ -11,7 +11,7 @@ import { EmptyState, ErrorState } from "../ui/states";
 import { Skeleton } from "../ui/skeleton";
 import { StatusBadge } from "../status/status-badge";
 import { actionStateTone } from "../status/tones";
-import { useDecisions } from "../approvals/use-decisions";
+import { DecisionBanner, useDecisions } from "../approvals/use-decisions";
 import { ActionDiagram } from "./action-diagram";
 import { ActionInfo, ApprovalRecord, ArgsCard, OutputCard } from "./action-sections";
 import { ActionTimeline } from "./action-timeline";
@@ -110,19 +110,7 @@ export function ActionPage({ id }: { id: string }) {
           )
         }
       />
-      {decisions.outcome && (
-        <div
-          role={decisions.outcome.kind === "conflict" ? "alert" : "status"}
-          data-testid={decisions.outcome.kind === "conflict" ? "decision-conflict" : "decision-notice"}
-          className={
-            decisions.outcome.kind === "conflict"
-              ? "mb-4 rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900 ring-1 ring-amber-600/25 ring-inset"
-              : "mb-4 rounded-md bg-emerald-50 px-3 py-2 text-sm text-emerald-800 ring-1 ring-emerald-600/20 ring-inset"
-          }
-        >
-          {decisions.outcome.message}
-        </div>
-      )}
+      {decisions.outcome && <DecisionBanner outcome={decisions.outcome} />}
       <ActionDiagram state={a.state} />
       <div className="mt-4 grid gap-4 lg:grid-cols-2">
         <ActionInfo action={a} />

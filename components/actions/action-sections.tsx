@@ -1,7 +1,6 @@
 "use client";
 
 import Link from "next/link";
-import type { ReactNode } from "react";
 import type { ActionDetail } from "../trpc";
 import { Card, CardHeader } from "../ui/card";
 import { Badge } from "../ui/badge";
@@ -10,15 +9,7 @@ import { AbsoluteTime, RelativeTime } from "../ui/time";
 import { StatusBadge } from "../status/status-badge";
 import { summaryTone } from "../status/tones";
 import { actorName } from "./format";
-
-function Field({ label, children }: { label: string; children: ReactNode }) {
-  return (
-    <div className="min-w-0">
-      <dt className="text-xs text-slate-500">{label}</dt>
-      <dd className="mt-0.5 truncate text-sm text-slate-900">{children}</dd>
-    </div>
-  );
-}
+import { Field } from "../ui/field";
 
 function When({ value }: { value: string | Date | null }) {
   if (!value) return <span className="text-slate-400">—</span>;

@@ -17,7 +17,7 @@ import { listInput } from "../actions/params";
 import { useActionParams } from "../actions/use-action-params";
 import { ApprovalsTable } from "./approvals-table";
 import { ShortcutLegend } from "./shortcut-legend";
-import { useDecisions } from "./use-decisions";
+import { DecisionBanner, useDecisions } from "./use-decisions";
 import { useInboxKeys } from "./use-inbox-keys";
 import type { Decision } from "./decision-dialog";
 
@@ -113,22 +113,7 @@ export function ApprovalsPage() {
       />
       <ActionFilters params={params} update={update} inbox />
 
-      {decisions.outcome && (
-        <div
-          role={decisions.outcome.kind === "conflict" ? "alert" : "status"}
-          data-testid={decisions.outcome.kind === "conflict" ? "decision-conflict" : "decision-notice"}
-          className={
-            decisions.outcome.kind === "conflict"
-              ? "mb-3 flex items-start justify-between gap-3 rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900 ring-1 ring-amber-600/25 ring-inset"
-              : "mb-3 flex items-start justify-between gap-3 rounded-md bg-emerald-50 px-3 py-2 text-sm text-emerald-800 ring-1 ring-emerald-600/20 ring-inset"
-          }
-        >
-          <span>{decisions.outcome.message}</span>
-          <button className="shrink-0 text-xs hover:underline" onClick={decisions.clearOutcome}>
-            Dismiss
-          </button>
-        </div>
-      )}
+      {decisions.outcome && <DecisionBanner outcome={decisions.outcome} onDismiss={decisions.clearOutcome} />}
 
       <Card>
         {canOperate && (

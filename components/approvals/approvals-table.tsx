@@ -6,6 +6,7 @@ import type { ActionListItem } from "../trpc";
 import { StatusBadge } from "../status/status-badge";
 import { summaryTone } from "../status/tones";
 import { RelativeTime } from "../ui/time";
+import { TableHeader } from "../ui/table-header";
 import { SkeletonRows } from "../ui/skeleton";
 import { Button } from "../ui/button";
 import { cx } from "../ui/cx";
@@ -51,18 +52,12 @@ export function ApprovalsTable({
   return (
     <div className="overflow-x-auto">
       <table className="w-full text-left text-sm" data-testid="approvals-table">
-        <thead className="border-b border-slate-200 bg-slate-50/80 text-xs text-slate-500">
-          <tr>
-            {canOperate && (
-              <SelectAllHeader ids={ids} selected={selected} onToggleAll={onToggleAll} label="Select every action on this page" testId="approval-select-all" />
-            )}
-            <th className={cx("py-2 pr-3 font-medium", !canOperate && "pl-4")}>Action</th>
-            <th className="px-3 py-2 font-medium">Device</th>
-            <th className="px-3 py-2 font-medium">Requested</th>
-            <th className="px-3 py-2 font-medium">Origin</th>
-            {canOperate && <th className="px-3 py-2 pr-4 text-right font-medium">Decide</th>}
-          </tr>
-        </thead>
+        <TableHeader
+          leading={
+            canOperate && <SelectAllHeader ids={ids} selected={selected} onToggleAll={onToggleAll} label="Select every action on this page" testId="approval-select-all" />
+          }
+          columns={["Action", "Device", "Requested", "Origin", ...(canOperate ? [{ label: "Decide", align: "right" as const }] : [])]}
+        />
         <tbody className={cx("transition-opacity", loading && items && "opacity-60")}>
           {!items ? (
             <SkeletonRows columns={columns} rows={6} />

@@ -82,3 +82,26 @@ export function useDecisions({
 
   return { start, dialog, outcome, clearOutcome: () => setOutcome(null), busy, dialogOpen: request !== null };
 }
+
+/** What came of the last decision: done, or refused because someone decided first. */
+export function DecisionBanner({ outcome, onDismiss }: { outcome: DecisionOutcome; onDismiss?: () => void }) {
+  const conflict = outcome.kind === "conflict";
+  return (
+    <div
+      role={conflict ? "alert" : "status"}
+      data-testid={conflict ? "decision-conflict" : "decision-notice"}
+      className={
+        conflict
+          ? "mb-4 flex items-start justify-between gap-3 rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900 ring-1 ring-amber-600/25 ring-inset"
+          : "mb-4 flex items-start justify-between gap-3 rounded-md bg-emerald-50 px-3 py-2 text-sm text-emerald-800 ring-1 ring-emerald-600/20 ring-inset"
+      }
+    >
+      <span>{outcome.message}</span>
+      {onDismiss && (
+        <button className="shrink-0 text-xs hover:underline" onClick={onDismiss}>
+          Dismiss
+        </button>
+      )}
+    </div>
+  );
+}

@@ -8,6 +8,7 @@ import { Badge } from "../ui/badge";
 import { LabelChips } from "../ui/label-chips";
 import { AbsoluteTime, RelativeTime } from "../ui/time";
 import { EmptyState } from "../ui/states";
+import { Field } from "../ui/field";
 import { StatusBadge } from "../status/status-badge";
 import {
   applicationSummaryTone,
@@ -19,15 +20,6 @@ import {
   updateStateTone,
   updatedTone,
 } from "../status/tones";
-
-function Field({ label, children }: { label: string; children: ReactNode }) {
-  return (
-    <div className="min-w-0">
-      <dt className="text-xs text-slate-500">{label}</dt>
-      <dd className="mt-0.5 truncate text-sm text-slate-900">{children}</dd>
-    </div>
-  );
-}
 
 export function DeviceInfo({ device }: { device: DeviceDetail }) {
   return (

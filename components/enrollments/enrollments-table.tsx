@@ -5,6 +5,7 @@ import { StatusBadge } from "../status/status-badge";
 import { enrollmentTone } from "../status/tones";
 import { LabelChips } from "../ui/label-chips";
 import { RelativeTime } from "../ui/time";
+import { TableHeader } from "../ui/table-header";
 import { SkeletonRows } from "../ui/skeleton";
 import { Button } from "../ui/button";
 import { cx } from "../ui/cx";
@@ -38,20 +39,10 @@ export function EnrollmentsTable({
   return (
     <div className="overflow-x-auto">
       <table className="w-full text-left text-sm" data-testid="enrollments-table">
-        <thead className="border-b border-slate-200 bg-slate-50/80 text-xs text-slate-500">
-          <tr>
-            {canOperate && (
-              <SelectAllHeader ids={pendingIds} selected={selected} onToggleAll={onToggleAll} label="Select all pending requests" testId="select-all" />
-            )}
-            <th className={cx("py-2 pr-3 font-medium", !canOperate && "pl-4")}>Device</th>
-            <th className="px-3 py-2 font-medium">Labels</th>
-            <th className="px-3 py-2 font-medium">Platform</th>
-            <th className="px-3 py-2 font-medium">Requested</th>
-            <th className="px-3 py-2 font-medium">Status</th>
-            <th className="px-3 py-2 font-medium">Decision</th>
-            {canOperate && <th className="px-3 py-2 pr-4 text-right font-medium">Actions</th>}
-          </tr>
-        </thead>
+        <TableHeader
+          leading={canOperate && <SelectAllHeader ids={pendingIds} selected={selected} onToggleAll={onToggleAll} label="Select all pending requests" testId="select-all" />}
+          columns={["Device", "Labels", "Platform", "Requested", "Status", "Decision", ...(canOperate ? [{ label: "Actions", align: "right" as const }] : [])]}
+        />
         <tbody>
           {!items ? (
             <SkeletonRows columns={columns} rows={6} />

@@ -4,24 +4,17 @@ import type { ReactNode } from "react";
 import type { EventRow } from "../trpc";
 import { AbsoluteTime, RelativeTime } from "../ui/time";
 import { SkeletonRows } from "../ui/skeleton";
+import { TableHeader } from "../ui/table-header";
 import { Actor, ObjectLink } from "./object-link";
 
 /** The event log as a table; `showObject` off on a page about one object. */
 export function EventsTable({ events, showObject = true, empty, loadingRows = 8 }: { events: EventRow[] | undefined; showObject?: boolean; empty: ReactNode; loadingRows?: number }) {
-  const columns = showObject ? 6 : 5;
+  const headings = ["Time", ...(showObject ? ["Object"] : []), "Type", "Reason", "Message", "Actor"];
+  const columns = headings.length;
   return (
     <div className="overflow-x-auto">
       <table className="w-full text-left text-sm" data-testid="events-table">
-        <thead className="border-b border-slate-200 bg-slate-50/80 text-xs text-slate-500">
-          <tr>
-            <th className="py-2 pr-3 pl-4 font-medium">Time</th>
-            {showObject && <th className="px-3 py-2 font-medium">Object</th>}
-            <th className="px-3 py-2 font-medium">Type</th>
-            <th className="px-3 py-2 font-medium">Reason</th>
-            <th className="px-3 py-2 font-medium">Message</th>
-            <th className="px-3 py-2 font-medium">Actor</th>
-          </tr>
-        </thead>
+        <TableHeader columns={headings} />
         <tbody>
           {!events ? (
             <SkeletonRows columns={columns} rows={loadingRows} />

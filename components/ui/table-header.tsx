@@ -1,13 +1,26 @@
-/** The header row of a plain list table: one column heading per name. */
-export function TableHeader({ columns }: { columns: readonly string[] }) {
+import type { ReactNode } from "react";
+import { cx } from "./cx";
+
+/** A column heading: its name, or its name aligned right (a column of buttons). */
+export type Column = string | { label: string; align: "right" };
+
+/**
+ * The header row of a list table: one heading per column, after `leading` (e.g. the
+ * select-all checkbox's cell) when there is one.
+ */
+export function TableHeader({ columns, leading }: { columns: readonly Column[]; leading?: ReactNode }) {
   return (
     <thead className="border-b border-slate-200 bg-slate-50/80 text-xs font-medium text-slate-500">
       <tr>
-        {columns.map((c) => (
-          <th key={c} scope="col" className="px-3 py-2.5 font-medium whitespace-nowrap first:pl-4">
-            {c}
-          </th>
-        ))}
+        {leading}
+        {columns.map((c) => {
+          const { label, align } = typeof c === "string" ? { label: c, align: undefined } : c;
+          return (
+            <th key={label} scope="col" className={cx("px-3 py-2.5 font-medium whitespace-nowrap first:pl-4", align === "right" && "pr-4 text-right")}>
+              {label}
+            </th>
+          );
+        })}
       </tr>
     </thead>
   );
