@@ -3,6 +3,7 @@
  */
 import { z } from "zod";
 import { parseSelector, SelectorError } from "../lib/label-selector";
+import { parseTrustedProxies } from "./lib/client-address";
 
 const selector = z
   .string()
@@ -16,6 +17,20 @@ const selector = z
       return z.NEVER;
     }
   });
+
+/** Comma-separated IP addresses and CIDR ranges, as a BlockList to check against. */
+const addressList = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value, ctx) => {
+      try {
+        return parseTrustedProxies(value);
+      } catch (e) {
+        ctx.addIssue({ code: "custom", message: e instanceof Error ? e.message : String(e) });
+        return z.NEVER;
+      }
+    });
 
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -60,6 +75,23 @@ const EnvSchema = z.object({
   DROVER_AUTH_SECRET: z.string().min(32).optional(),
   /** Public URL of the console, for cookie and origin checks; defaults to the request's host. */
   DROVER_PUBLIC_URL: z.string().url().optional(),
+  /**
+   * Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (IPs or CIDRs). Nobody's by
+   * default: the socket's peer is the client, whatever headers it sends.
+   */
+  DROVER_TRUSTED_PROXIES: addressList(""),
+  /** Held long-polls (work and enrollment waits) the whole server keeps; past it, 429. */
+  DROVER_MAX_HELD_POLLS: z.coerce.number().int().min(1).default(15_000),
+  /** Held work polls one device token keeps; a new one past it answers the oldest at once. */
+  DROVER_MAX_POLLS_PER_DEVICE: z.coerce.number().int().min(1).default(2),
+  /** Who may read /metrics without a token: addresses and CIDRs (default loopback only). */
+  DROVER_METRICS_ALLOW: addressList("127.0.0.1,::1"),
+  /** A bearer token that opens /metrics from anywhere (for a Prometheus elsewhere). */
+  DROVER_METRICS_TOKEN: z.string().min(16).optional(),
+  /** Pending enrollment requests one client address may have open; past it, 429. */
+  DROVER_ENROLLMENT_PENDING_PER_ADDRESS: z.coerce.number().int().min(1).default(50),
+  /** Pending enrollment requests the server keeps in all; past it, 429. */
+  DROVER_ENROLLMENT_PENDING_MAX: z.coerce.number().int().min(1).default(5_000),
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
 });
 

@@ -27,6 +27,7 @@ import { createRestApi, REST_BASE } from "./rest/handler";
 import { AGENT_API_BASE } from "../lib/protocol";
 import { startControllers } from "./controllers";
 import { sendJson } from "./lib/http";
+import { clientAddress, CLIENT_ADDRESS_HEADER } from "./lib/client-address";
 import type { Principal } from "./auth/roles";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -104,10 +105,12 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     return principalFromSession(auth, fromNodeHeaders(req.headers));
   }
 
+  const addressOf = (req: http.IncomingMessage) => String(req.headers[CLIENT_ADDRESS_HEADER]);
+
   const trpcHandler = createHTTPHandler({
     router: appRouter,
     basePath: "/api/trpc/",
-    createContext: async ({ req }) => ({ server: ctx, auth, principal: await principalOf(req) }),
+    createContext: async ({ req }) => ({ server: ctx, auth, principal: await principalOf(req), clientAddress: addressOf(req) }),
     onError: ({ error, path: p }) => {
       if (error.code === "INTERNAL_SERVER_ERROR") log.error({ err: error, path: p }, "tRPC error");
     },
@@ -123,6 +126,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   }
 
   const server = http.createServer((req, res) => {
+    // Decided once, from the socket (and trusted proxies only); a client cannot set it.
+    req.headers[CLIENT_ADDRESS_HEADER] = clientAddress(req, env.DROVER_TRUSTED_PROXIES);
     const url = new URL(req.url ?? "/", "http://drover.local");
     const p = url.pathname;
     const fail = (err: unknown) => {

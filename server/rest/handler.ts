@@ -13,6 +13,7 @@ import { AppError, CODE_FROM_TRPC, notFound, unauthenticated } from "../errors";
 import { queryObject, readJson, sendError, sendJson } from "../lib/http";
 import { restRoutes, type RestRoute } from "./routes";
 import { operatorOpenApi } from "./openapi";
+import { CLIENT_ADDRESS_HEADER } from "../lib/client-address";
 
 export const REST_BASE = "/api/v1";
 const createCaller = createCallerFactory(appRouter);
@@ -67,7 +68,7 @@ export function createRestApi(server: ServerContext, auth: Auth) {
       const body = (rawBody ?? {}) as Record<string, unknown>;
       const input = route.input?.({ params, query: queryObject(url), body });
 
-      const caller = createCaller({ server, auth, principal });
+      const caller = createCaller({ server, auth, principal, clientAddress: String(req.headers[CLIENT_ADDRESS_HEADER]) });
       const fn = route.procedure.split(".").reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as (
         input: unknown,
       ) => Promise<unknown>;

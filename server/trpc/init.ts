@@ -13,6 +13,8 @@ export interface RequestContext {
   server: ServerContext;
   auth: Auth;
   principal: Principal | null;
+  /** The caller's address (server/lib/client-address.ts), for per-address limits. */
+  clientAddress?: string;
 }
 
 const t = initTRPC.context<RequestContext>().create({
