@@ -34,6 +34,7 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
   404: "NOT_FOUND",
   409: "CONFLICT",
   413: "TOO_LARGE",
+  415: "UNSUPPORTED_MEDIA_TYPE",
   429: "RATE_LIMITED",
 };
 

@@ -22,6 +22,7 @@ export const ERROR_CODES = [
   "NOT_FOUND",
   "CONFLICT",
   "TOO_LARGE",
+  "UNSUPPORTED_MEDIA_TYPE",
   "RATE_LIMITED",
   "INTERNAL",
 ] as const;
@@ -38,8 +39,19 @@ export const DeviceName = z
   .max(63)
   .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, "lowercase letters, digits, '-' and '.', starting and ending alphanumeric");
 
-export const LabelsSchema = z
-  .record(z.string(), z.string())
+/**
+ * A JSON object read as a record. `JSON.parse` keeps a `"__proto__"` key as an own property,
+ * and zod's record then drops it without a word (assigning it sets the prototype instead):
+ * refuse it, so what was sent is what is stored.
+ */
+export function jsonRecord<V extends z.ZodType>(value: V) {
+  const noProtoKey = z.custom<z.input<z.ZodRecord<z.ZodString, V>>>((input) => !(input !== null && typeof input === "object" && Object.hasOwn(input, "__proto__")), {
+    message: 'the key "__proto__" is not allowed',
+  });
+  return noProtoKey.pipe(z.record(z.string(), value));
+}
+
+export const LabelsSchema = jsonRecord(z.string())
   .refine((l) => Object.keys(l).length <= 64, "at most 64 labels")
   .refine((l) => Object.keys(l).every(isValidLabelKey), "invalid label key")
   .refine((l) => Object.values(l).every(isValidLabelValue), "invalid label value");
@@ -80,16 +92,16 @@ export const WorkQuery = WaitQuery.extend({
 export const ApplicationSpec = z.object({
   name: z.string(),
   image: z.string().optional(),
-  env: z.record(z.string(), z.string()).optional(),
+  env: jsonRecord(z.string()).optional(),
 });
 export const RenderedSpec = z.object({
   renderedVersion: z.number().int(),
   templateVersion: z.string(),
   version: z.string(),
   artifact: z.object({ url: z.string(), sha256: z.string() }).optional(),
-  config: z.record(z.string(), z.unknown()).default({}),
+  config: jsonRecord(z.unknown()).default({}),
   applications: z.array(ApplicationSpec).default([]),
-  hooks: z.record(z.string(), z.unknown()).default({}),
+  hooks: jsonRecord(z.unknown()).default({}),
 });
 export type RenderedSpec = z.infer<typeof RenderedSpec>;
 
@@ -97,7 +109,7 @@ export const ActionKind = z.string().min(1).max(64).regex(/^[a-z][a-z0-9-]*$/, "
 export const OfferedAction = z.object({
   id: z.uuid(),
   kind: ActionKind,
-  args: z.record(z.string(), z.unknown()),
+  args: jsonRecord(z.unknown()),
   createdAt: z.string(),
 });
 export type OfferedAction = z.infer<typeof OfferedAction>;
@@ -117,7 +129,7 @@ export const ActionReport = z.object({
   output: z.string().max(256 * 1024).optional(),
   error: z.string().max(16 * 1024).optional(),
   kind: ActionKind.optional(),
-  args: z.record(z.string(), z.unknown()).optional(),
+  args: jsonRecord(z.unknown()).optional(),
 });
 export type ActionReport = z.infer<typeof ActionReport>;
 

@@ -6,6 +6,7 @@
  *   tsx server/main.ts --dev    Next in development mode
  */
 import http from "node:http";
+import net from "node:net";
 import v8 from "node:v8";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,10 +25,13 @@ import { authSecret, createAuth, ensureAdmin, principalFromSession, principalFro
 import { appRouter } from "./trpc/router";
 import { createAgentApi } from "./agent-api/handler";
 import { createRestApi, REST_BASE } from "./rest/handler";
-import { AGENT_API_BASE } from "../lib/protocol";
+import { AGENT_API_BASE, MAX_BODY_BYTES } from "../lib/protocol";
 import { startControllers } from "./controllers";
 import { sendJson } from "./lib/http";
 import { clientAddress, CLIENT_ADDRESS_HEADER } from "./lib/client-address";
+import { admit, applyDeadlines, parseRequestUrl, TIMEOUT_CHECK_INTERVAL_MS } from "./front-door";
+import { sameHash, sha256 } from "./lib/crypto";
+
 import type { Principal } from "./auth/roles";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -41,6 +45,8 @@ export interface StartOptions {
   skipMigrate?: boolean;
   /** false: no SQLite fast path, so tests can run the Prisma paths PostgreSQL will take. */
   fastPath?: boolean;
+  /** Shorter request deadlines for tests (front-door.ts has the defaults). */
+  deadlines?: { headersTimeoutMs?: number; requestTimeoutMs?: number };
 }
 
 export interface RunningServer {
@@ -92,7 +98,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     heartbeatSeconds: heartbeatSeconds(env),
     now: () => new Date(),
   };
-  const auth = createAuth(db, await authSecret(db, env.DROVER_AUTH_SECRET));
+  const auth = createAuth(db, await authSecret(db, env.DROVER_AUTH_SECRET), ctx);
   await ensureAdmin(auth, db, env.DROVER_ADMIN_PASSWORD, log);
 
   const agentApi = createAgentApi(ctx);
@@ -107,10 +113,22 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
 
   const addressOf = (req: http.IncomingMessage) => String(req.headers[CLIENT_ADDRESS_HEADER]);
 
+  /** /metrics: from an allowed address (loopback by default), or with the metrics token. */
+  const metricsAllowed = (req: http.IncomingMessage): boolean => {
+    const token = env.DROVER_METRICS_TOKEN;
+    const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
+    if (token && bearer) return sameHash(sha256(bearer), sha256(token));
+    const address = addressOf(req);
+    const family = net.isIP(address);
+    return family !== 0 && env.DROVER_METRICS_ALLOW.check(address, family === 6 ? "ipv6" : "ipv4");
+  };
+
   const trpcHandler = createHTTPHandler({
     router: appRouter,
     basePath: "/api/trpc/",
     createContext: async ({ req }) => ({ server: ctx, auth, principal: await principalOf(req), clientAddress: addressOf(req) }),
+    // Counted as it streams in: a chunked body gets no further than the limit either.
+    maxBodySize: MAX_BODY_BYTES,
     onError: ({ error, path: p }) => {
       if (error.code === "INTERNAL_SERVER_ERROR") log.error({ err: error, path: p }, "tRPC error");
     },
@@ -125,17 +143,22 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     next = { handle: (req, res) => handle(req, res), close: () => app.close() };
   }
 
-  const server = http.createServer((req, res) => {
+  const server = http.createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS }, (req, res) => {
     // Decided once, from the socket (and trusted proxies only); a client cannot set it.
     req.headers[CLIENT_ADDRESS_HEADER] = clientAddress(req, env.DROVER_TRUSTED_PROXIES);
-    const url = new URL(req.url ?? "/", "http://drover.local");
+    const url = parseRequestUrl(req);
+    if (!url) {
+      metrics.requestsRefused.inc({ reason: "bad-url" });
+      return sendJson(res, 400, { error: { code: "INVALID_REQUEST", message: "the request URL cannot be parsed" } }, { connection: "close" });
+    }
     const p = url.pathname;
+    if (!admit(req, res, p, metrics)) return;
     const fail = (err: unknown) => {
       log.error({ err, path: p }, "request failed");
       if (!res.headersSent) sendJson(res, 500, { error: { code: "INTERNAL", message: "internal error" } });
     };
     if (p.startsWith(AGENT_API_BASE + "/") || p === AGENT_API_BASE) return void agentApi(req, res, url).catch(fail);
-    if (p.startsWith(REST_BASE + "/")) return void restApi(req, res, url).catch(fail);
+    if (p.startsWith(REST_BASE + "/") || p === REST_BASE) return void restApi(req, res, url).catch(fail);
     if (p.startsWith("/api/trpc/")) {
       if (req.method === "POST" && !req.headers.authorization && !sameOrigin(req)) {
         return sendJson(res, 403, { error: { code: "FORBIDDEN", message: "cross-origin request refused" } });
@@ -144,6 +167,9 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     }
     if (p.startsWith("/api/auth/")) return void authHandler(req, res).catch(fail);
     if (p === "/metrics") {
+      if (!metricsAllowed(req)) {
+        return sendJson(res, 403, { error: { code: "FORBIDDEN", message: "/metrics: not from this address; send DROVER_METRICS_TOKEN as a bearer token" } });
+      }
       return void metrics
         .render()
         .then((text) => {
@@ -153,9 +179,10 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
         .catch(fail);
     }
     if (p === "/healthz") return sendJson(res, 200, { ok: true });
-    if (!next) return sendJson(res, 404, { error: { code: "NOT_FOUND", message: `${req.method} ${p} not found` } });
+    // Every API prefix answers in the protocol's error shape, never with a console page.
+    if (!next || p === "/api" || p.startsWith("/api/")) return sendJson(res, 404, { error: { code: "NOT_FOUND", message: `${req.method} ${p} not found` } });
     const pages = next;
-    if (isPublicPage(p) || p.startsWith("/api/")) return void pages.handle(req, res).catch(fail);
+    if (isPublicPage(p)) return void pages.handle(req, res).catch(fail);
     principalFromSession(auth, fromNodeHeaders(req.headers))
       .then((principal) => {
         if (!principal) {
@@ -166,11 +193,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       })
       .catch(fail);
   });
-  // Long-polls last up to 60 s: keep Node's timeouts above that.
-  server.requestTimeout = 0;
-  server.headersTimeout = 70_000;
-  server.keepAliveTimeout = 75_000;
-  server.maxConnections = 19_000;
+  applyDeadlines(server, options.deadlines);
 
   const controllers = startControllers(ctx);
 

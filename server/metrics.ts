@@ -27,6 +27,18 @@ export function createMetrics() {
       return `${own}\n${proc}`;
     },
     heldPolls: new Gauge({ name: "drover_held_polls", help: "Device long-polls parked in memory", registers: [registry] }),
+    pollsRefused: new Counter({
+      name: "drover_polls_refused_total",
+      help: "Long-polls refused past the server's budget (429) or answered early for a newer poll of the same device",
+      labelNames: ["reason"] as const,
+      registers: [registry],
+    }),
+    requestsRefused: new Counter({
+      name: "drover_requests_refused_total",
+      help: "Requests refused at the front door, by reason (body too large, wrong media type, bad URL, …)",
+      labelNames: ["reason"] as const,
+      registers: [registry],
+    }),
     heartbeats: new Counter({ name: "drover_heartbeats_total", help: "Status reports ingested", registers: [registry] }),
     agentRequests: new Counter({
       name: "drover_agent_requests_total",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { router, viewerProcedure, operatorProcedure } from "../trpc/init";
 import { ACTION_STATES } from "../../lib/action-status";
-import { ActionKind } from "../../lib/protocol";
+import { ActionKind, jsonRecord } from "../../lib/protocol";
 import { actionCounts, cancelAction, createActions, decideActions, getAction, listActions, resolveTargets, needsApproval } from "./actions";
 import { listEvents } from "../events/events";
 
@@ -14,7 +14,7 @@ const Target = z.object({ device: z.string().min(1).max(63).optional(), labelSel
 
 export const CreateActionInput = Target.extend({
   kind: ActionKind,
-  args: z.record(z.string(), z.unknown()).default({}),
+  args: jsonRecord(z.unknown()).default({}),
   requireApproval: z.boolean().optional(),
 });
 

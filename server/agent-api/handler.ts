@@ -18,7 +18,8 @@ import {
 } from "../../lib/protocol";
 import type { ServerContext } from "../context";
 import { AppError, invalid, notFound } from "../errors";
-import { queryObject, RateLimiter, readJson, sendError, sendJson } from "../lib/http";
+import { decodePathSegment, queryObject, RateLimiter, readJson, sendError, sendJson } from "../lib/http";
+import { PollBudget } from "./poll-budget";
 import { awaitDecision, createEnrollment } from "../enrollments/enrollments";
 import { authenticateDevice, authenticateDeviceIdentity } from "../devices/credentials";
 import { ingestStatus } from "../devices/heartbeat";
@@ -26,6 +27,7 @@ import { pendingWork } from "../devices/work";
 import { topics } from "../bus";
 import { agentOpenApi } from "./openapi";
 import { reportAction } from "../actions/agent-reports";
+import { CLIENT_ADDRESS_HEADER } from "../lib/client-address";
 
 function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   const r = schema.safeParse(value);
@@ -42,6 +44,9 @@ export function createAgentApi(ctx: ServerContext) {
   // Per-device and per-name limits: generous for a well-behaved agent, a wall for a loop.
   const perDevice = new RateLimiter(10, 40);
   const perEnrollment = new RateLimiter(2, 10);
+  const polls = new PollBudget(ctx.env.DROVER_MAX_HELD_POLLS, ctx.env.DROVER_MAX_POLLS_PER_DEVICE, (reason) =>
+    ctx.metrics.pollsRefused.inc({ reason }),
+  );
 
   async function work(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
     const device = await authenticateDeviceIdentity(ctx, req.headers.authorization);
@@ -59,6 +64,9 @@ export function createAgentApi(ctx: ServerContext) {
    * wakes the poll. A wake during a check re-checks once the check is done.
    */
   function park(req: IncomingMessage, res: ServerResponse, deviceId: string, specVersion: number, waitSeconds: number): Promise<number> {
+    // A newer poll of the same device takes this one's place: answered now, with no work.
+    let finishEarly: () => void = () => undefined;
+    const release = polls.admit(`device:${deviceId}`, () => finishEarly());
     return new Promise((resolve) => {
       let settled = false;
       let checking = false;
@@ -67,6 +75,7 @@ export function createAgentApi(ctx: ServerContext) {
       const finish = (body: WorkResponse, wake?: WakePayload) => {
         if (settled) return;
         settled = true;
+        release();
         clearTimeout(timer);
         unsubscribe();
         res.off("close", onClose);
@@ -103,6 +112,7 @@ export function createAgentApi(ctx: ServerContext) {
       const onClose = () => {
         if (settled) return;
         settled = true;
+        release();
         clearTimeout(timer);
         unsubscribe();
         if (counted) ctx.metrics.heldPolls.dec();
@@ -110,6 +120,7 @@ export function createAgentApi(ctx: ServerContext) {
       };
       const unsubscribe = ctx.bus.subscribe<WakePayload>(topics.device(deviceId), onWake);
       const timer = setTimeout(() => finish({ actions: [] }), waitSeconds * 1000);
+      finishEarly = () => finish({ actions: [] });
       // The response's close is the reliable "client went away" signal for a held request.
       res.on("close", onClose);
       onWake();
@@ -119,7 +130,9 @@ export function createAgentApi(ctx: ServerContext) {
   async function enroll(req: IncomingMessage, res: ServerResponse): Promise<number> {
     const body = parse(EnrollmentRequestBody, await readJson(req));
     perEnrollment.take(`name:${body.deviceName}`);
-    const created = await createEnrollment(ctx, body);
+    // Set by server/main.ts before any handler (forwarded headers only from trusted proxies).
+    const address = req.headers[CLIENT_ADDRESS_HEADER];
+    const created = await createEnrollment(ctx, body, typeof address === "string" ? address : undefined);
     sendJson(res, 201, created);
     return 201;
   }
@@ -131,12 +144,15 @@ export function createAgentApi(ctx: ServerContext) {
     const q = parse(WaitQuery, queryObject(url));
     const abort = new AbortController();
     const onClose = () => abort.abort();
+    // A wait is a held request like a work poll: it counts against the same budget.
+    const release = q.wait > 0 ? polls.admit(`enrollment:${id}`, onClose) : () => undefined;
     res.on("close", onClose);
     try {
       const decision = await awaitDecision(ctx, id, secret, q.wait, abort.signal);
       sendJson(res, 200, decision);
       return 200;
     } finally {
+      release();
       res.off("close", onClose);
     }
   }
@@ -165,9 +181,9 @@ export function createAgentApi(ctx: ServerContext) {
     if (path === "/status" && method === "POST") return { name: "status", status: await status(req, res) };
     if (path === "/enrollments" && method === "POST") return { name: "enroll", status: await enroll(req, res) };
     const m = /^\/enrollments\/([^/]+)$/.exec(path);
-    if (m?.[1] && method === "GET") return { name: "enrollment", status: await enrollmentStatus(req, res, url, decodeURIComponent(m[1])) };
+    if (m?.[1] && method === "GET") return { name: "enrollment", status: await enrollmentStatus(req, res, url, decodePathSegment(m[1], "enrollment id")) };
     const a = /^\/actions\/([^/]+)$/.exec(path);
-    if (a?.[1] && method === "PUT") return { name: "action", status: await actionReport(req, res, decodeURIComponent(a[1])) };
+    if (a?.[1] && method === "PUT") return { name: "action", status: await actionReport(req, res, decodePathSegment(a[1], "action id")) };
     if (path === "/openapi.json" && method === "GET") {
       sendJson(res, 200, agentOpenApi());
       return { name: "openapi", status: 200 };

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { MAX_BODY_BYTES, type ErrorBody } from "../../lib/protocol";
-import { AppError, toAppError } from "../errors";
+import { AppError, invalid, toAppError } from "../errors";
 import type { Logger } from "../logger";
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -24,10 +24,48 @@ export function sendError(res: ServerResponse, error: unknown, log?: Logger): nu
   return app.status;
 }
 
+/** A path segment, %-decoded; a malformed escape is the client's error (400), not ours. */
+export function decodePathSegment(segment: string, what: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw invalid(`${what}: malformed %-escape in the path`);
+  }
+}
+
+/** `application/json`, `application/merge-patch+json`…, with or without parameters. */
+export function isJsonContentType(value: string | undefined): boolean {
+  const type = value?.split(";")[0]?.trim().toLowerCase() ?? "";
+  return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"));
+}
+
+/** Whether the request carries a body at all (a declared length above 0, or chunks). */
+export function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers["content-length"];
+  if (length !== undefined) return Number(length) > 0;
+  return req.headers["transfer-encoding"] !== undefined;
+}
+
+/**
+ * JSON.parse keeps `"__proto__"` as an own key, which later object spreads and zod records
+ * turn into a prototype or drop: refuse it outright. Only texts that could spell the key
+ * (plainly or through \u escapes) pay for the reviver.
+ */
+function parseJson(text: string): unknown {
+  if (!text.includes("__proto__") && !text.includes("\\u")) return JSON.parse(text);
+  return JSON.parse(text, (key, value: unknown) => {
+    if (key === "__proto__") throw invalid('body: the key "__proto__" is not allowed');
+    return value;
+  });
+}
+
 /** Reads a JSON body of at most 1 MiB (413 beyond); an empty body reads as undefined. */
 export async function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
   const declared = Number(req.headers["content-length"] ?? "0");
   if (declared > limit) throw new AppError("TOO_LARGE", `body over ${limit} bytes`);
+  if (hasBody(req) && !isJsonContentType(req.headers["content-type"])) {
+    throw new AppError("UNSUPPORTED_MEDIA_TYPE", `body: Content-Type must be application/json (got ${req.headers["content-type"] ?? "none"})`);
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -37,8 +75,9 @@ export async function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
   }
   if (size === 0) return undefined;
   try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
-  } catch {
+    return parseJson(Buffer.concat(chunks).toString("utf8"));
+  } catch (error) {
+    if (error instanceof AppError) throw error;
     throw new AppError("INVALID_REQUEST", "body: not valid JSON");
   }
 }

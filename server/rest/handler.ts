@@ -10,7 +10,7 @@ import { principalFromToken } from "../auth/auth";
 import { appRouter } from "../trpc/router";
 import { createCallerFactory } from "../trpc/init";
 import { AppError, CODE_FROM_TRPC, notFound, unauthenticated } from "../errors";
-import { queryObject, readJson, sendError, sendJson } from "../lib/http";
+import { decodePathSegment, queryObject, readJson, sendError, sendJson } from "../lib/http";
 import { restRoutes, type RestRoute } from "./routes";
 import { operatorOpenApi } from "./openapi";
 import { CLIENT_ADDRESS_HEADER } from "../lib/client-address";
@@ -28,7 +28,7 @@ function match(method: string, path: string): { route: RestRoute; params: Record
     if (route.method !== method) continue;
     const m = pattern.exec(path);
     if (m) {
-      const params = Object.fromEntries(Object.entries(m.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]));
+      const params = Object.fromEntries(Object.entries(m.groups ?? {}).map(([k, v]) => [k, decodePathSegment(v, k)]));
       return { route, params };
     }
   }

@@ -53,7 +53,7 @@ async function templateDatabase(): Promise<string> {
   return template;
 }
 
-export async function startTestServer(env: StartOptions["env"] = {}, options: Pick<StartOptions, "fastPath"> = {}): Promise<TestServer> {
+export async function startTestServer(env: StartOptions["env"] = {}, options: Pick<StartOptions, "fastPath" | "deadlines"> = {}): Promise<TestServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-test-"));
   fs.copyFileSync(await templateDatabase(), path.join(dir, "drover.db"));
   const running = await startServer({

@@ -1,0 +1,59 @@
+/**
+ * How many long-polls the server holds, in all and per device (issue 6). A held poll costs a
+ * socket and ≈10 KB; without a ceiling one token held 633 at once, and enough of them fill
+ * the process's sockets so that operators and new agents are refused. Past the global budget
+ * a new poll gets 429 with Retry-After (as the Kubernetes API server does past its
+ * in-flight limit); past the per-device cap the device's oldest held poll is answered at once,
+ * so an agent that reconnects after losing its socket is never locked out by its own ghost.
+ */
+import { AppError } from "../errors";
+
+export class PollBudget {
+  private held = 0;
+  private readonly byKey = new Map<string, Set<() => void>>();
+
+  constructor(
+    private readonly max: number,
+    private readonly perKey: number,
+    private readonly onRefused: (reason: "budget" | "superseded") => void = () => undefined,
+  ) {}
+
+  get size(): number {
+    return this.held;
+  }
+
+  /**
+   * Takes a place for a held poll of `key` (a device or an enrollment), or throws 429.
+   * `supersede` answers this poll early when a newer one of the same key needs its place.
+   * Returns the release, to call once when the poll ends, however it ends.
+   */
+  admit(key: string, supersede: () => void): () => void {
+    const mine = this.byKey.get(key) ?? new Set<() => void>();
+    if (mine.size >= this.perKey) {
+      // Sets iterate in insertion order: the first is the oldest.
+      const oldest = mine.values().next().value;
+      if (oldest) {
+        // Out of the device's set now, even if its answer goes out a moment later.
+        mine.delete(oldest);
+        this.onRefused("superseded");
+        oldest();
+      }
+    } else if (this.held >= this.max) {
+      this.onRefused("budget");
+      // Spread the retries: a wall of agents told "1 s" comes back as one wall.
+      throw new AppError("RATE_LIMITED", `the server holds ${this.max} long-polls, its limit: retry later`, 5 + Math.random() * 25);
+    }
+    let released = false;
+    const entry = () => supersede();
+    mine.add(entry);
+    this.byKey.set(key, mine);
+    this.held++;
+    return () => {
+      if (released) return;
+      released = true;
+      this.held--;
+      mine.delete(entry);
+      if (mine.size === 0 && this.byKey.get(key) === mine) this.byKey.delete(key);
+    };
+  }
+}

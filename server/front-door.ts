@@ -1,0 +1,80 @@
+/**
+ * What every request meets before a handler reads a byte of its body (issue 6): deadlines for
+ * headers and bodies, one body-size limit for every route, JSON-only API bodies, and a JSON
+ * error for a URL that cannot be parsed. Handlers below can then trust that a body they read
+ * is bounded and arrives in time.
+ */
+import type http from "node:http";
+import { MAX_BODY_BYTES, type ErrorCode } from "../lib/protocol";
+import { HTTP_STATUS } from "./errors";
+import { hasBody, isJsonContentType, sendJson } from "./lib/http";
+import type { Metrics } from "./metrics";
+
+/**
+ * Node's deadlines for receiving a request: its headers, then the whole request (headers and
+ * body). They end once the request is received, so a held long-poll, whose request is a bare
+ * GET, is not cut by them; its own `wait` bounds it. A client that trickles headers or a body
+ * gets 408 and its socket closed instead of keeping it forever.
+ */
+export const HEADERS_TIMEOUT_MS = 10_000;
+export const REQUEST_TIMEOUT_MS = 30_000;
+/** How often Node checks those deadlines (its default, 30 s, lets a socket overstay by that). */
+export const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
+
+export function applyDeadlines(server: http.Server, options: { headersTimeoutMs?: number; requestTimeoutMs?: number } = {}): void {
+  server.headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  server.requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  // An idle keep-alive socket: above the agents' heartbeat spacing would keep more sockets;
+  // the default 5 s makes agents reconnect for nearly every heartbeat.
+  server.keepAliveTimeout = 75_000;
+  server.maxConnections = 19_000;
+}
+
+/** Paths whose bodies are JSON and whose handlers stream them with their own limit. */
+const API_PREFIXES = ["/api/agent/", "/api/v1/", "/api/trpc/"];
+
+function refuse(res: http.ServerResponse, metrics: Metrics, reason: string, status: number, code: ErrorCode, message: string): false {
+  metrics.requestsRefused.inc({ reason });
+  // The body was not read: close the connection after the answer rather than drain it.
+  sendJson(res, status, { error: { code, message } }, { connection: "close" });
+  return false;
+}
+
+/**
+ * Answers and returns false when the request is refused at the door; true lets it in.
+ * `streamsBody`: the handler for this path counts body bytes as it reads them, so a body
+ * without a declared length (chunked) is safe to hand over.
+ */
+export function admit(req: http.IncomingMessage, res: http.ServerResponse, pathname: string, metrics: Metrics): boolean {
+  const declared = req.headers["content-length"];
+  if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) {
+    return refuse(res, metrics, "too-large", HTTP_STATUS.TOO_LARGE, "TOO_LARGE", `body over ${MAX_BODY_BYTES} bytes`);
+  }
+  if (!hasBody(req)) return true;
+  const api = API_PREFIXES.some((prefix) => pathname.startsWith(prefix));
+  if (api && !isJsonContentType(req.headers["content-type"])) {
+    return refuse(
+      res,
+      metrics,
+      "media-type",
+      HTTP_STATUS.UNSUPPORTED_MEDIA_TYPE,
+      "UNSUPPORTED_MEDIA_TYPE",
+      `body: Content-Type must be application/json (got ${req.headers["content-type"] ?? "none"})`,
+    );
+  }
+  // better-auth and Next read bodies whole without a limit of their own: they get only bodies
+  // whose length is declared (and checked above). Browsers always declare it.
+  if (!api && declared === undefined) {
+    return refuse(res, metrics, "length-required", 411, "INVALID_REQUEST", "a request body needs a Content-Length header here");
+  }
+  return true;
+}
+
+/** The request's URL, or null when it cannot be parsed (e.g. `GET http://[::1/`). */
+export function parseRequestUrl(req: http.IncomingMessage): URL | null {
+  try {
+    return new URL(req.url ?? "/", "http://drover.local");
+  } catch {
+    return null;
+  }
+}
