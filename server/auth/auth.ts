@@ -96,20 +96,32 @@ export async function verifyPassword(auth: Auth, db: Db, usernameInput: string, 
 }
 const DUMMY_HASH = "00000000000000000000000000000000:" + "0".repeat(128);
 
-export async function issueOperatorToken(db: Db, userId: string, now: Date) {
+export async function issueOperatorToken(db: Db, userId: string, now: Date, name?: string) {
   const token = newToken(OPERATOR_TOKEN_PREFIX);
   const expiresAt = new Date(now.getTime() + TOKEN_TTL_DAYS * 86_400_000);
-  await db.apiToken.create({ data: { tokenHash: sha256(token), userId, expiresAt } });
-  return { token, expiresAt };
+  const row = await db.apiToken.create({ data: { tokenHash: sha256(token), userId, expiresAt, name: name ?? null }, select: { id: true } });
+  return { id: row.id, token, expiresAt };
 }
+
+/** lastUsedAt is for people ("is this token still in use?"): a minute's precision is plenty. */
+const LAST_USED_PRECISION_MS = 60_000;
 
 export async function principalFromToken(db: Db, token: string, now: Date): Promise<Principal | null> {
   const row = await db.apiToken.findUnique({
     where: { tokenHash: sha256(token) },
-    select: { id: true, expiresAt: true, user: { select: { id: true, username: true, role: true } } },
+    select: { id: true, expiresAt: true, revokedAt: true, lastUsedAt: true, user: { select: { id: true, username: true, role: true } } },
   });
-  if (!row || row.expiresAt <= now) return null;
-  return { userId: row.user.id, username: row.user.username ?? row.user.id, role: asRole(row.user.role), via: "token" };
+  // A revoked token is refused exactly like an unknown one: the caller learns nothing more.
+  if (!row || row.revokedAt !== null || row.expiresAt <= now) return null;
+  const stale = new Date(now.getTime() - LAST_USED_PRECISION_MS);
+  if (row.lastUsedAt === null || row.lastUsedAt <= stale) {
+    // At most one write a minute per token, however busy it is; the guard keeps concurrent
+    // requests from all writing. Bookkeeping must never refuse a valid token.
+    await db.apiToken
+      .updateMany({ where: { id: row.id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lte: stale } }] }, data: { lastUsedAt: now } })
+      .catch(() => undefined);
+  }
+  return { userId: row.user.id, username: row.user.username ?? row.user.id, role: asRole(row.user.role), via: "token", tokenId: row.id };
 }
 
 export async function principalFromSession(auth: Auth, headers: Headers): Promise<Principal | null> {

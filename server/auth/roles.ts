@@ -18,4 +18,6 @@ export interface Principal {
   role: Role;
   /** How the caller proved who they are. */
   via: "session" | "token";
+  /** The operator token's id when `via` is token (tells "this is the token you are using"). */
+  tokenId?: string;
 }

@@ -9,7 +9,7 @@ import { assertTransition } from "../../lib/state-machine";
 import type { EnrollmentDecision, EnrollmentRequestBody } from "../../lib/protocol";
 import type { ServerContext } from "../context";
 import type { Prisma, Tx } from "../db";
-import { conflict, notFound, unauthenticated, invalid } from "../errors";
+import { AppError, conflict, notFound, unauthenticated, invalid } from "../errors";
 import { newToken, sameHash, sha256 } from "../lib/crypto";
 import { publishEvents, recordEvents, type EventRow, type NewEvent } from "../events/events";
 import { topics } from "../bus";
@@ -28,6 +28,7 @@ export const enrollmentSelect = {
   decidedAt: true,
   reason: true,
   tokenIssuedAt: true,
+  clientAddress: true,
   createdAt: true,
 } satisfies Prisma.EnrollmentRequestSelect;
 
@@ -38,7 +39,50 @@ export function presentEnrollment(row: EnrollmentRow) {
 }
 export type EnrollmentView = ReturnType<typeof presentEnrollment>;
 
-export async function createEnrollment(ctx: ServerContext, body: EnrollmentRequestBody): Promise<{ enrollmentId: string; status: EnrollmentState }> {
+/** Pending requests only clear when an operator decides: tell the agent to come back in a minute. */
+export const ENROLLMENT_RETRY_AFTER_SECONDS = 60;
+
+/**
+ * Refuses (429) a request that would stay Pending when its address, or the server, already
+ * has as many Pending requests as allowed: one client must not be able to fill the inbox.
+ * Run it outside the transaction to turn a flood away cheaply, and inside to be exact.
+ */
+async function assertRoomForPending(ctx: ServerContext, db: Tx | ServerContext["db"], clientAddress: string | undefined): Promise<void> {
+  const perAddress = ctx.env.DROVER_ENROLLMENT_PENDING_PER_ADDRESS;
+  const max = ctx.env.DROVER_ENROLLMENT_PENDING_MAX;
+  if (clientAddress) {
+    const fromAddress = await db.enrollmentRequest.count({ where: { status: "Pending", clientAddress } });
+    if (fromAddress >= perAddress) {
+      throw new AppError(
+        "RATE_LIMITED",
+        `${clientAddress} already has ${fromAddress} enrollment requests Pending, the most one address may have ` +
+          `(DROVER_ENROLLMENT_PENDING_PER_ADDRESS=${perAddress}); an operator must approve or deny them first ` +
+          `(drover deny enrollments --all-pending --address ${clientAddress})`,
+        ENROLLMENT_RETRY_AFTER_SECONDS,
+      );
+    }
+  }
+  const pending = await db.enrollmentRequest.count({ where: { status: "Pending" } });
+  if (pending >= max) {
+    throw new AppError(
+      "RATE_LIMITED",
+      `the server already has ${pending} enrollment requests Pending, the most it keeps ` +
+        `(DROVER_ENROLLMENT_PENDING_MAX=${max}); an operator must approve or deny them first (drover deny enrollments --all-pending)`,
+      ENROLLMENT_RETRY_AFTER_SECONDS,
+    );
+  }
+}
+
+/**
+ * A device asks to join. `clientAddress` is who sent it (server/lib/client-address.ts), kept
+ * on the request and counted against the pending limits. Sending the same request again
+ * (same name and secret) answers its current state and is never refused.
+ */
+export async function createEnrollment(
+  ctx: ServerContext,
+  body: EnrollmentRequestBody,
+  clientAddress?: string,
+): Promise<{ enrollmentId: string; status: EnrollmentState }> {
   const secretHash = sha256(body.secret);
   const existing = await ctx.db.enrollmentRequest.findUnique({ where: { deviceName: body.deviceName } });
   if (existing) {
@@ -54,6 +98,7 @@ export async function createEnrollment(ctx: ServerContext, body: EnrollmentReque
 
   const actor = `device:${body.deviceName}`;
   const data = {
+    clientAddress: clientAddress ?? null,
     labels: JSON.stringify(body.labels),
     platform: body.platform,
     role: body.role,
@@ -66,7 +111,11 @@ export async function createEnrollment(ctx: ServerContext, body: EnrollmentReque
   };
   const rule = ctx.env.DROVER_AUTO_APPROVE;
   const auto = rule && matchesSelector(rule.requirements, body.labels) ? rule.text : null;
+  // Approved at once by a rule, it never sits in the inbox: the pending limits do not apply.
+  if (!auto) await assertRoomForPending(ctx, ctx.db, clientAddress);
   const { row, events } = await ctx.db.$transaction(async (tx) => {
+    // Again inside: concurrent requests from one address must not all slip under the limit.
+    if (!auto) await assertRoomForPending(ctx, tx, clientAddress);
     // A denied name may ask again with a new secret: the same request goes back to Pending.
     if (existing) assertTransition(enrollmentMachine, "Denied", "Pending");
     const row = existing
@@ -88,6 +137,57 @@ export async function createEnrollment(ctx: ServerContext, body: EnrollmentReque
 }
 
 type EnrollmentFacts = { id: string; deviceName: string; labels: string; platform: string; role: string; agentVersion: string; status: string };
+
+export type DenyManyInput = { ids: string[] } | { allPending: true; clientAddress?: string | undefined };
+
+/**
+ * Clears the inbox: denies the given Pending requests (all or nothing, as `decideEnrollments`),
+ * or every request Pending right now, optionally only those from one client address. One
+ * transaction; one EnrollmentDenied event per request, so each device's history says why;
+ * every agent waiting on a denied request is woken.
+ */
+export async function denyEnrollments(
+  ctx: ServerContext,
+  input: DenyManyInput,
+  actor: string,
+  reason?: string,
+): Promise<{ count: number; items: EnrollmentView[] }> {
+  if ("ids" in input) {
+    const items = await decideEnrollments(ctx, input.ids, "Denied", actor, reason);
+    return { count: items.length, items };
+  }
+  assertTransition(enrollmentMachine, "Pending", "Denied");
+  const now = ctx.now();
+  const where = { status: "Pending", ...(input.clientAddress !== undefined ? { clientAddress: input.clientAddress } : {}) };
+  const { rows, events } = await ctx.db.$transaction(async (tx) => {
+    const targets = await tx.enrollmentRequest.findMany({ where, select: { id: true }, orderBy: { createdAt: "asc" } });
+    const ids = targets.map((t) => t.id);
+    // Inside one transaction nothing else decides these rows meanwhile; the status guard stays
+    // anyway, so the rows written are exactly the rows read.
+    await inChunks(ids, async (chunk) => {
+      await tx.enrollmentRequest.updateMany({
+        where: { id: { in: chunk }, status: "Pending" },
+        data: { status: "Denied", decidedBy: actor, decidedAt: now, reason: reason ?? null },
+      });
+      return [];
+    });
+    const rows = await inChunks(ids, (chunk) => tx.enrollmentRequest.findMany({ where: { id: { in: chunk } }, select: enrollmentSelect }));
+    const newEvents: NewEvent[] = rows.map((e) => ({
+      objectKind: "EnrollmentRequest",
+      objectName: e.deviceName,
+      type: "EnrollmentDenied",
+      reason: "Denied",
+      message: reason ?? "",
+      actor,
+    }));
+    // Seven columns an event: keep each insert under SQLite's bound-parameter limit.
+    const events = await inChunks(newEvents, (chunk) => recordEvents(tx, chunk), 100);
+    return { rows, events };
+  });
+  publishEvents(ctx, events);
+  for (const row of rows) ctx.bus.publish(topics.enrollment(row.id));
+  return { count: rows.length, items: rows.map(presentEnrollment) };
+}
 
 /** One Pending request to a decision, inside the caller's transaction; returns its events. */
 async function decideOne(tx: Tx, e: EnrollmentFacts, decision: "Approved" | "Denied", actor: string, reason: string | undefined, now: Date): Promise<NewEvent[]> {
@@ -218,9 +318,9 @@ function strip(d: EnrollmentDecision & { pending: boolean }): EnrollmentDecision
   return d.token ? { status: d.status, token: d.token } : { status: d.status };
 }
 
-export async function listEnrollments(ctx: ServerContext, q: { status?: EnrollmentState | undefined; limit: number }) {
+export async function listEnrollments(ctx: ServerContext, q: { status?: EnrollmentState | undefined; clientAddress?: string | undefined; limit: number }) {
   const rows = await ctx.db.enrollmentRequest.findMany({
-    where: { status: q.status },
+    where: { status: q.status, clientAddress: q.clientAddress },
     orderBy: { createdAt: "desc" },
     take: q.limit,
     select: enrollmentSelect,

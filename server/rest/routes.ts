@@ -25,12 +25,27 @@ export const restRoutes: RestRoute[] = [
     method: "POST",
     path: "/auth/token",
     procedure: "auth.createToken",
-    summary: "Exchange a username and password for an operator token of that user's role",
+    summary: "Exchange a username and password (and an optional name, e.g. ci-pipeline) for an operator token of that user's role",
     input: ({ body }) => body,
     status: 201,
     public: true,
   },
   { method: "GET", path: "/me", procedure: "auth.me", summary: "The caller's username and role" },
+  {
+    method: "GET",
+    path: "/tokens",
+    procedure: "auth.tokens",
+    summary: "API tokens, newest first: your own, or everyone's for an admin (?username= narrows it); never the token itself",
+    input: ({ query }) => query,
+    output: items,
+  },
+  {
+    method: "POST",
+    path: "/tokens/{id}/revoke",
+    procedure: "auth.revokeToken",
+    summary: "Revoke an API token (your own, or anyone's for an admin): the next request with it is 401. Already revoked: no change",
+    input: ({ params }) => params,
+  },
   {
     method: "GET",
     path: "/devices",
@@ -72,10 +87,10 @@ export const restRoutes: RestRoute[] = [
   {
     method: "POST",
     path: "/enrollments/deny",
-    procedure: "enrollments.deny",
-    summary: "Deny many Pending requests at once (all or nothing)",
+    procedure: "enrollments.denyMany",
+    summary:
+      "Deny many Pending requests at once: {ids} (all or nothing), or {allPending: true} for every Pending one, optionally only those from {clientAddress}; {count, items}",
     input: ({ body }) => body,
-    output: items,
   },
   {
     method: "POST",
