@@ -135,6 +135,7 @@ describe("what /work offers", () => {
   it("never to a device whose summary is not Online; cancels still go out", async () => {
     const d = await onlineDevice(s);
     const running = await createAction(s, d.name, "noop");
+    expect(await offeredIds(s, d)).toEqual([running.id]);
     await reportAll(s, d, running.id, "NEW", "RUNNING");
     await setHealth(s, d, { resources: { disk: "Degraded" }, actions: [{ id: running.id, state: "RUNNING" }] });
     expect(await deviceSummary(s, d.name)).toBe("Degraded");
@@ -384,6 +385,7 @@ describe("LOST: what the heartbeat queue no longer lists", () => {
     const kept = await createAction(s, d.name, "noop");
     const waiting = await createAction(s, d.name, "exec");
     const finished = await createAction(s, d.name, "noop");
+    expect(await offeredIds(s, d)).toEqual([gone.id, goneRunning.id, kept.id, finished.id]);
     await reportAll(s, d, gone.id, "NEW");
     await reportAll(s, d, goneRunning.id, "NEW", "RUNNING");
     await reportAll(s, d, kept.id, "NEW", "RUNNING");
@@ -420,6 +422,7 @@ describe("LOST: what the heartbeat queue no longer lists", () => {
   it("an action stays as long as the queue lists it, however long", async () => {
     const d = await onlineDevice(s);
     const a = await createAction(s, d.name, "noop");
+    expect(await offeredIds(s, d)).toEqual([a.id]);
     await reportAll(s, d, a.id, "NEW");
     await later(s, 10 * 60_000, () => setHealth(s, d, { actions: [{ id: a.id, state: "NEW" }] }));
     expect((await getAction(s, a.id)).state).toBe("NEW");
@@ -429,6 +432,7 @@ describe("LOST: what the heartbeat queue no longer lists", () => {
   it("another device's heartbeat never marks this device's actions LOST", async () => {
     const [d, other] = [await onlineDevice(s), await onlineDevice(s)];
     const a = await createAction(s, d.name, "noop");
+    expect(await offeredIds(s, d)).toEqual([a.id]);
     await reportAll(s, d, a.id, "NEW", "RUNNING");
     await later(s, LOST_GRACE_MS + 1_000, async () => {
       expect((await heartbeat(s, other, { actions: [] })).status).toBe(200);

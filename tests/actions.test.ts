@@ -50,10 +50,12 @@ const counts = async (server: TestServer = s) => ({ actions: await server.ctx.db
 /** What an operator can see of an action, to compare before and after a refused request. */
 const snapshot = async (id: string) => ({ action: await getAction(s, id), events: (await actionEvents(s, id)).length });
 
-/** An Online device with one action moved by its agent up to `state`. */
+/** An Online device with one action, offered to it and moved by its agent up to `state`. */
 async function actionIn(state: "PENDING_SCHEDULE" | "NEW" | "RUNNING" | "DONE", d?: EnrolledDevice): Promise<{ d: EnrolledDevice; a: ActionView }> {
   d ??= await onlineDevice(s);
   const a = await createAction(s, d.name, "noop");
+  // Only an action offered to the device can be confirmed by it (action-ownership.test.ts).
+  expect(await offeredIds(s, d)).toContain(a.id);
   const path = ["NEW", "RUNNING", "DONE"];
   await reportAll(s, d, a.id, ...path.slice(0, path.indexOf(state) + 1));
   return { d, a: await getAction(s, a.id) };
@@ -430,12 +432,14 @@ describe("agent reports", () => {
     expect(await snapshot(a.id)).toEqual(before);
   });
 
-  it("an illegal move out of PENDING_APPROVE (not yet approved) is 409 and changes nothing", async () => {
+  it("a move out of PENDING_APPROVE (not yet approved, never offered) is 409, changes nothing and is recorded", async () => {
     const d = await onlineDevice(s);
     const a = await createAction(s, d.name, "exec");
     const before = await snapshot(a.id);
-    for (const state of ["NEW", "RUNNING", "DONE"]) expectError(await report(s, d, a.id, { state }), 409, "CONFLICT");
-    expect(await snapshot(a.id)).toEqual(before);
+    for (const state of ["NEW", "RUNNING", "DONE"]) expectError(await report(s, d, a.id, { state }), 409, "CONFLICT", /never offered/);
+    expect(await getAction(s, a.id)).toEqual(before.action);
+    const refused = (await actionEvents(s, a.id)).slice(before.events);
+    expect(refused.map((e) => [e.type, e.reason])).toEqual(Array(3).fill(["ActionReportRefused", "NotOffered"]));
   });
 
   it("another device's action → 403 and nothing changed, even with a kind", async () => {
@@ -486,23 +490,32 @@ describe("agent reports", () => {
     expect((await actionEvents(s, id)).map((e) => e.type)).toEqual(["ActionRecorded"]);
   });
 
-  it("an id the server holds with another kind: the agent wins (ActionOverwritten)", async () => {
+  it("an id the agent created, reported with another kind: the agent wins (ActionOverwritten)", async () => {
     const d = await onlineDevice(s);
-    const a = await createAction(s, d.name, "noop");
-    const res = await report(s, d, a.id, { state: "RUNNING", kind: "sleep", args: { seconds: 1 } });
+    const id = randomUUID();
+    await reportAll(s, d, id, { state: "NEW", kind: "noop" });
+    const res = await report(s, d, id, { state: "RUNNING", kind: "sleep", args: { seconds: 1 } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const after = await getAction(s, a.id);
-    expect(after).toMatchObject({ id: a.id, device: d.name, kind: "sleep", args: { seconds: 1 }, origin: "agent", state: "RUNNING" });
+    const after = await getAction(s, id);
+    expect(after).toMatchObject({ id, device: d.name, kind: "sleep", args: { seconds: 1 }, origin: "agent", state: "RUNNING" });
     expect(after.startedAt).not.toBeNull();
-    const last = (await actionEvents(s, a.id)).at(-1)!;
+    const last = (await actionEvents(s, id)).at(-1)!;
     expect(last).toMatchObject({ type: "ActionOverwritten", reason: "RUNNING", actor: `device:${d.name}` });
     expect(last.message).toMatch(/noop/);
     // The same kind again is an ordinary report, not another overwrite.
-    await reportAll(s, d, a.id, { state: "DONE", kind: "sleep" });
-    expect((await actionEvents(s, a.id)).filter((e) => e.type === "ActionOverwritten")).toHaveLength(1);
-    const done = await getAction(s, a.id);
+    await reportAll(s, d, id, { state: "DONE", kind: "sleep" });
+    expect((await actionEvents(s, id)).filter((e) => e.type === "ActionOverwritten")).toHaveLength(1);
+    const done = await getAction(s, id);
     expect(done.state).toBe("DONE");
     expect(done.finishedAt).not.toBeNull();
+  });
+
+  it("an id the server created, reported with another kind: 409, nothing changed, the attempt recorded", async () => {
+    const { d, a } = await actionIn("NEW");
+    const before = await snapshot(a.id);
+    expectError(await report(s, d, a.id, { state: "RUNNING", kind: "sleep", args: { seconds: 1 } }), 409, "CONFLICT", /kind \(noop → sleep\)/);
+    expect(await getAction(s, a.id)).toEqual(before.action);
+    expect((await actionEvents(s, a.id)).at(-1)).toMatchObject({ type: "ActionReportRefused", reason: "KindChanged", actor: `device:${d.name}` });
   });
 });
 

@@ -21,8 +21,10 @@ function agentStore(ctx: ServerContext): FastPath {
 export async function reportAction(ctx: ServerContext, device: { id: string; name: string }, id: string, report: ActionReport) {
   if (!z.uuid().safeParse(id).success) throw invalid("id: an action id is a UUID");
   const store = agentStore(ctx);
-  const { events, finished } = await store.reportAction(device, id, report, ctx.now());
+  const { events, finished, refused } = await store.reportAction(device, id, report, ctx.now());
   publishEvents(ctx, events);
+  // A refused attempt on a server-created action: its event is committed, the agent gets 409.
+  if (refused) throw refused;
   if (finished) ctx.metrics.actionsFinished.inc({ state: report.state });
   // A finished action may free a concurrency slot for another device.
   if (finished && ctx.env.DROVER_ACTION_CONCURRENCY.length > 0) await wakeDevicesWithPendingActions(ctx);

@@ -1,6 +1,14 @@
 /**
  * Device credentials: issued once on enrollment approval, stored as a hash, good for their
  * own device only, revoked when the device is decommissioned.
+ *
+ * Between the operator's decommission request and the agent's decommissioning Completed or
+ * Error report (which revokes it), the token still works, for the way out only:
+ * `POST /status` (progress, the queue), `GET /work` (answers at once with `decommission: true`
+ * and the cancels for actions it holds, never a new action: work.ts), and `PUT /actions/{id}`
+ * for the actions it holds, NEW or RUNNING (finish or cancel them; a repeated report stays a
+ * no-op). Anything else there is 403 "device is being decommissioned" (decideReport in
+ * ../actions/report.ts).
  */
 import type { ServerContext } from "../context";
 import { unauthenticated } from "../errors";

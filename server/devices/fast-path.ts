@@ -20,7 +20,7 @@ import type { DeviceFactsRow, StatusColumns } from "./status";
 import type { EventRow, NewEvent } from "../events/events";
 import type { ActionReport, OfferedAction } from "../../lib/protocol";
 import { decideReport, type StoredAction } from "../actions/report";
-import { conflict } from "../errors";
+import { conflict, type AppError } from "../errors";
 import { FINAL_ACTION_STATES } from "../../lib/action-status";
 import { WriteGate } from "../write-gate";
 
@@ -195,7 +195,7 @@ export class FastPath {
         "decommissioning" = ?, "updatedAt" = ? WHERE "id" = ? AND "lastSeen" = ?`,
     );
     this.workStmt = this.db.prepare(`SELECT renderedVersion, spec, decommissionRequestedAt, lifecycle, summary FROM "Device" WHERE "id" = ?`);
-    this.actionStmt = this.db.prepare(`SELECT id, deviceId, kind, state FROM "Action" WHERE "id" = ?`);
+    this.actionStmt = this.db.prepare(`SELECT id, deviceId, kind, args, origin, state, offeredAt FROM "Action" WHERE "id" = ?`);
     this.offerStmt = this.db.prepare(
       `SELECT id, kind, args, createdAt FROM "Action" WHERE "deviceId" = ? AND "state" = 'PENDING_SCHEDULE' ORDER BY "createdAt", "id"`,
     );
@@ -322,12 +322,25 @@ export class FastPath {
     });
   }
 
-  /** An agent's report on one action: decided by decideReport, written with its event. */
-  reportAction(device: { id: string; name: string }, id: string, report: ActionReport, now: Date): Promise<{ events: EventRow[]; finished: boolean }> {
+  /**
+   * An agent's report on one action: decided by decideReport from the rows as they are inside
+   * this write, and written with its event. A refusal worth recording (decision "refuse")
+   * does not throw here: a throw would roll its savepoint back, event and all. Its event is
+   * written and committed like any other, and the caller raises `refused` after the commit.
+   */
+  reportAction(
+    device: { id: string; name: string },
+    id: string,
+    report: ActionReport,
+    now: Date,
+  ): Promise<{ events: EventRow[]; finished: boolean; refused?: AppError }> {
     return this.commit(() => {
-      const decision = decideReport(this.actionStmt.get(id) ?? null, id, device, report);
+      const decommissioning = this.stmt(`SELECT "decommissionRequestedAt" IS NOT NULL AS d FROM "Device" WHERE "id" = ?`).get(device.id) as { d: number } | undefined;
+      const decision = decideReport(this.actionStmt.get(id) ?? null, id, { ...device, decommissioning: decommissioning?.d === 1 }, report);
       const at = sqliteDate(now);
       switch (decision.kind) {
+        case "refuse":
+          return { events: [this.insertEvent(decision.event, now)], finished: false, refused: decision.error };
         case "noop":
           return { events: [], finished: false };
         case "create": {

@@ -26,8 +26,9 @@ export async function pendingWork(ctx: ServerContext, deviceId: string, specVers
   }
   if (ctx.fast?.hasActionWork(deviceId)) {
     // Scheduling rules (seed 004): only to an Online device, within concurrency policies.
+    // Never to one asked to decommission: it only hears the cancels for what it holds.
     const fast = ctx.fast;
-    const eligible = device.summary === "Online" && device.lifecycle === "Enrolled";
+    const eligible = device.summary === "Online" && device.lifecycle === "Enrolled" && device.decommissionRequestedAt === null;
     const { actions, cancel } = eligible
       ? await offerWithinPolicies(ctx, deviceId, (allowed) => fast.offerActions(deviceId, ctx.now(), allowed))
       : await fast.offerActions(deviceId, ctx.now(), false);
