@@ -25,9 +25,10 @@ export async function openDb(url: string, gate: WriteGate = new WriteGate()): Pr
   if (file) {
     // WAL lets readers go on while the heartbeat path writes; NORMAL sync is durable across
     // process crashes (not power loss mid-checkpoint), the usual trade for a server.
+    // The busy timeout first: switching to WAL waits for another process's lock like any write.
+    await db.$queryRawUnsafe("PRAGMA busy_timeout = 5000");
     await db.$queryRawUnsafe("PRAGMA journal_mode = WAL");
     await db.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
-    await db.$queryRawUnsafe("PRAGMA busy_timeout = 5000");
     await db.$queryRawUnsafe("PRAGMA foreign_keys = ON");
   }
   return db;

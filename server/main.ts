@@ -81,7 +81,7 @@ function sameOrigin(req: http.IncomingMessage): boolean {
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const env = readEnv({ ...process.env, ...options.env });
   const log = rootLogger.child({}, { level: env.LOG_LEVEL });
-  if (!options.skipMigrate) await migrate(env.DATABASE_URL);
+  if (!options.skipMigrate) await migrate(env.DATABASE_URL, { log });
   const gate = new WriteGate();
   const db = await openDb(env.DATABASE_URL, gate);
   const metrics = createMetrics();
