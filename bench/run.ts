@@ -23,8 +23,8 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { client, logger, node, percentile, root, rssMb, sleep, startServerProcess } from "./lib";
 
-const root = path.resolve(import.meta.dirname, "..");
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 10_000);
 const WAKE_SAMPLES = Number(process.env.BENCH_WAKE_SAMPLES ?? 200);
 const ACTION_AGENTS = Number(process.env.BENCH_ACTION_AGENTS ?? 1000);
@@ -34,8 +34,8 @@ const PORT = Number(process.env.BENCH_PORT ?? 3290);
 const DEADLINE = Date.now() + Number(process.env.BENCH_DEADLINE_SECONDS ?? 1200) * 1000;
 const URL_ = `http://127.0.0.1:${PORT}`;
 const ADMIN_PASSWORD = "bench-admin-password";
-/** Node with the tsx loader, so the child pid is the process itself (RSS, clean kill). */
-const node = (file: string, ...args: string[]) => [process.execPath, ["--import", "tsx", file, ...args]] as const;
+const { json, metric } = client(URL_);
+const log = logger("bench");
 
 const children: ChildProcess[] = [];
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-bench-"));
@@ -46,35 +46,8 @@ function cleanup() {
 process.on("exit", cleanup);
 process.on("SIGINT", () => process.exit(130));
 
-function log(msg: string) {
-  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
-}
 function checkDeadline() {
   if (Date.now() > DEADLINE) throw new Error("bench deadline passed");
-}
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function rssMb(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return kb / 1024;
-}
-
-async function metric(name: string): Promise<number> {
-  const text = await (await fetch(`${URL_}/metrics`)).text();
-  let sum = 0;
-  for (const line of text.split("\n")) if (line.startsWith(name + " ") || line.startsWith(name + "{")) sum += Number(line.split(" ").pop());
-  return sum;
-}
-
-async function json<T>(method: string, p: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
-  const res = await fetch(URL_ + p, {
-    method,
-    headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
 }
 
 async function enroll(name: string, labels: Record<string, string> = {}): Promise<string> {
@@ -90,29 +63,11 @@ async function enroll(name: string, labels: Record<string, string> = {}): Promis
   return d.body.token;
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-}
-
 async function main() {
   execFileSync(process.execPath, [path.join(root, "scripts", "ensure-build.mjs")], { stdio: "inherit" });
   log(`server on ${URL_}, data in ${dir}`);
-  const server = spawn(...node(path.join(root, "server", "main.ts")), {
-    cwd: root,
-    env: {
-      ...process.env, NODE_ENV: "production", PORT: String(PORT), HOST: "127.0.0.1", DATABASE_URL: `file:${dir}/drover.db`,
-      DROVER_ADMIN_PASSWORD: ADMIN_PASSWORD, DROVER_AUTO_APPROVE: "bench=true", LOG_LEVEL: "warn",
-    },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
+  const server = await startServerProcess({ port: PORT, dir, adminPassword: ADMIN_PASSWORD, env: { DROVER_AUTO_APPROVE: "bench=true" }, deadline: DEADLINE });
   children.push(server);
-  for (;;) {
-    checkDeadline();
-    try {
-      if ((await fetch(`${URL_}/healthz`)).ok) break;
-    } catch { /* not yet */ }
-    await sleep(200);
-  }
   const serverPid = server.pid!;
   await sleep(2000);
   const baseline = rssMb(serverPid);

@@ -1,0 +1,67 @@
+/**
+ * What the benchmark (run.ts) and the soak (soak.ts) share: a server process on a fresh
+ * database, JSON and metric reads over loopback, RSS from /proc, percentiles.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+
+export const root = path.resolve(import.meta.dirname, "..");
+/** Node with the tsx loader, so the child pid is the process itself (RSS, clean kill). */
+export const node = (file: string, ...args: string[]) => [process.execPath, ["--import", "tsx", file, ...args]] as const;
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function logger(tag: string) {
+  return (msg: string) => process.stderr.write(`[${tag} ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+}
+
+export function rssMb(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+export function client(url: string) {
+  return {
+    async json<T>(method: string, p: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
+      const res = await fetch(url + p, {
+        method,
+        headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
+    },
+    /** The sum of a metric's series (all label values). */
+    async metric(name: string): Promise<number> {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      let sum = 0;
+      for (const line of text.split("\n")) if (line.startsWith(name + " ") || line.startsWith(name + "{")) sum += Number(line.split(" ").pop());
+      return sum;
+    },
+  };
+}
+
+/** `npm start`'s server (production build) on `port`, data in `dir`; resolves once /healthz answers. */
+export async function startServerProcess(opts: { port: number; dir: string; adminPassword: string; env?: Record<string, string>; deadline: number }): Promise<ChildProcess> {
+  const server = spawn(...node(path.join(root, "server", "main.ts")), {
+    cwd: root,
+    env: {
+      ...process.env, NODE_ENV: "production", PORT: String(opts.port), HOST: "127.0.0.1", DATABASE_URL: `file:${opts.dir}/drover.db`,
+      DROVER_ADMIN_PASSWORD: opts.adminPassword, LOG_LEVEL: "warn", ...opts.env,
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  for (;;) {
+    if (Date.now() > opts.deadline) throw new Error("the server did not start in time");
+    if (server.exitCode !== null) throw new Error(`the server exited with ${server.exitCode}`);
+    try {
+      if ((await fetch(`http://127.0.0.1:${opts.port}/healthz`)).ok) return server;
+    } catch { /* not yet */ }
+    await sleep(200);
+  }
+}
