@@ -13,7 +13,7 @@ import YAML from "yaml";
 import { startTestServer, ADMIN_PASSWORD, type TestServer } from "../tests/helpers/server";
 import { enrollDevice, enrollmentBody, eventually, heartbeat, newSecret, uniqueName } from "../tests/helpers/devices";
 import { createUser } from "../server/auth/auth";
-import type { Action, Device, DroverEvent, Enrollment } from "./types";
+import type { Action, ApiToken, Device, DroverEvent, Enrollment } from "./types";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 
@@ -236,8 +236,8 @@ describe("get", () => {
   it("enrollments, --status, and one by device name", async () => {
     const p = await pendingEnrollment({ rack: "4" });
     const table = await ok(["get", "enrollments"]);
-    expect(table.split("\n")[0]).toMatch(/^ID\s+DEVICE\s+STATUS\s+LABELS\s+AGE$/);
-    expect(table).toMatch(new RegExp(`${p.id}\\s+${p.name}\\s+Pending\\s+rack=4\\s+\\d+s`));
+    expect(table.split("\n")[0]).toMatch(/^ID\s+DEVICE\s+STATUS\s+LABELS\s+ADDRESS\s+AGE$/);
+    expect(table).toMatch(new RegExp(`${p.id}\\s+${p.name}\\s+Pending\\s+rack=4\\s+127\\.0\\.0\\.1\\s+\\d+s`));
     const pending = json<{ items: Enrollment[] }>(await ok(["get", "enrollments", "--status", "Pending", "-o", "json"]));
     expect(pending.items.map((e) => e.id)).toContain(p.id);
     expect(pending.items.every((e) => e.status === "Pending")).toBe(true);
@@ -261,6 +261,99 @@ describe("enrollment decisions", () => {
     expect(out.trimEnd().split("\n")).toHaveLength(2);
     const list = (await s.api<{ items: Enrollment[] }>("GET", "/enrollments?status=Denied&limit=1000")).body.items.map((e) => e.id);
     expect(list).toEqual(expect.arrayContaining([a.id, b.id]));
+  });
+
+  it("deny enrollments --all-pending --address: only that address's; then --all-pending: the rest", async () => {
+    // This server trusts no proxy: every request here comes from 127.0.0.1.
+    const [a, b] = [await pendingEnrollment(), await pendingEnrollment()];
+    const none = await drover(["deny", "enrollments", "--all-pending", "--address", "192.0.2.1"]);
+    expect(none.code).toBe(0);
+    expect(none.stdout).toBe("");
+    expect(none.stderr).toContain("0 pending enrollment requests from 192.0.2.1 denied.");
+    expect((await s.api<{ items: Enrollment[] }>("GET", "/enrollments?status=Pending&limit=1000")).body.items.map((e) => e.id)).toEqual(expect.arrayContaining([a.id, b.id]));
+
+    const r = await drover(["deny", "enrollments", "--all-pending", "--address", "127.0.0.1", "--reason", "flood"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`enrollment/${a.id} denied (device ${a.name})`);
+    expect(r.stdout).toContain(`enrollment/${b.id} denied (device ${b.name})`);
+    expect(r.stderr).toMatch(/\d+ pending enrollment requests from 127\.0\.0\.1 denied\./);
+    const denied = (await s.api<{ items: (Enrollment & { reason: string })[] }>("GET", "/enrollments?status=Denied&limit=1000")).body.items;
+    expect(denied.find((e) => e.id === a.id)?.reason).toBe("flood");
+
+    const c = await pendingEnrollment();
+    expect(await ok(["deny", "enrollments", "--all-pending"])).toContain(`enrollment/${c.id} denied`);
+    expect((await s.api<{ items: Enrollment[] }>("GET", "/enrollments?status=Pending")).body.items).toEqual([]);
+  });
+
+  it("deny enrollments: ids and --all-pending together, neither, or --address alone are usage errors (2)", async () => {
+    const p = await pendingEnrollment();
+    for (const args of [["deny", "enrollments"], ["deny", "enrollments", p.id, "--all-pending"], ["deny", "enrollment", p.id, "--address", "127.0.0.1"]]) {
+      const r = await drover(args);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.stderr, args.join(" ")).toMatch(/error: /);
+    }
+    expect((await s.api<{ items: Enrollment[] }>("GET", "/enrollments?status=Pending")).body.items.map((e) => e.id)).toContain(p.id);
+  });
+
+  it("get enrollments --address filters by client address", async () => {
+    const p = await pendingEnrollment();
+    const mine = json<{ items: Enrollment[] }>(await ok(["get", "enrollments", "--status", "Pending", "--address", "127.0.0.1", "-o", "json"]));
+    expect(mine.items.map((e) => e.id)).toContain(p.id);
+    expect(mine.items.every((e) => e.clientAddress === "127.0.0.1")).toBe(true);
+    const r = await drover(["get", "enrollments", "--address", "192.0.2.1"]);
+    expect(r.stderr).toMatch(/No enrollment requests found/);
+  });
+});
+
+describe("tokens", () => {
+  it("login names the token after the host; get tokens marks the current one; revoke token refuses it afterwards", async () => {
+    const own = path.join(dir, "tokens", "config.json");
+    await ok(["login", "-u", "admin", "--password-stdin"], { input: ADMIN_PASSWORD, env: { DROVER_CONFIG: own } });
+    const stored = json<{ token: string }>(fs.readFileSync(own, "utf8"));
+    const listed = json<{ items: ApiToken[] }>(await ok(["get", "tokens", "-o", "json"], { env: { DROVER_CONFIG: own } })).items;
+    const current = listed.find((t) => t.current)!;
+    expect(current).toMatchObject({ name: `drover@${os.hostname()}`.slice(0, 64), username: "admin", status: "Active" });
+    expect(JSON.stringify(listed)).not.toContain(stored.token);
+
+    const table = (await ok(["get", "tokens"], { env: { DROVER_CONFIG: own } })).trimEnd().split("\n");
+    expect(table[0]).toMatch(/^CURRENT\s+ID\s+NAME\s+USER\s+STATUS\s+LAST-USED\s+AGE$/);
+    expect(table.find((l) => l.startsWith("*"))).toMatch(new RegExp(`^\\*\\s+${current.id}\\s`));
+
+    const r = await drover(["revoke", "token", current.id], { env: { DROVER_CONFIG: own } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(`token/${current.id} revoked (${current.name}, user admin)\n`);
+    expect(r.stderr).toMatch(/drover login/);
+    const after = await drover(["get", "devices"], { env: { DROVER_CONFIG: own } });
+    expect(after.code).toBe(3);
+    expect(after.stderr).toMatch(/UNAUTHENTICATED/);
+    expect((await s.api("GET", "/me", undefined, stored.token)).status).toBe(401);
+  });
+
+  it("--token-name names it; a viewer sees only their own and cannot revoke the admin's (exit 1, FORBIDDEN)", async () => {
+    await createUser(s.auth, s.ctx.db, { username: "tina", password: "viewer-password-2", role: "viewer" });
+    const tina = path.join(dir, "tina", "config.json");
+    await ok(["login", "-u", "tina", "--password-stdin", "--token-name", "ci-pipeline"], { input: "viewer-password-2", env: { DROVER_CONFIG: tina } });
+    const mine = json<{ items: ApiToken[] }>(await ok(["get", "tokens", "-o", "json"], { env: { DROVER_CONFIG: tina } })).items;
+    expect(mine.map((t) => [t.username, t.name])).toEqual([["tina", "ci-pipeline"]]);
+
+    const adminTokens = json<{ items: ApiToken[] }>(await ok(["get", "tokens", "--user", "admin", "-o", "json"])).items;
+    const target = adminTokens.find((t) => t.current)!;
+    const r = await drover(["revoke", "token", target.id], { env: { DROVER_CONFIG: tina } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: FORBIDDEN: /);
+    expect((await s.api("GET", "/me")).status).toBe(200);
+
+    // The admin lists everyone's, and revokes tina's.
+    const all = json<{ items: ApiToken[] }>(await ok(["get", "tokens", "-o", "json"])).items;
+    expect(new Set(all.map((t) => t.username))).toEqual(new Set(["admin", "vera", "tina"]));
+    expect(await ok(["revoke", "token", mine[0]!.id])).toContain(`token/${mine[0]!.id} revoked (ci-pipeline, user tina)`);
+    expect((await drover(["get", "tokens"], { env: { DROVER_CONFIG: tina } })).code).toBe(3);
+  });
+
+  it("revoke token with an unknown id: NOT_FOUND (exit 1)", async () => {
+    const r = await drover(["revoke", "token", "00000000-0000-0000-0000-000000000000"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: NOT_FOUND: /);
   });
 });
 
@@ -421,6 +514,7 @@ describe("--help", () => {
     ["get", "devices"],
     ["get", "actions"],
     ["get", "enrollments"],
+    ["get", "tokens"],
     ["approve"],
     ["approve", "action"],
     ["approve", "enrollment"],
@@ -437,6 +531,8 @@ describe("--help", () => {
     ["nudge", "device"],
     ["nudge", "action"],
     ["events"],
+    ["revoke"],
+    ["revoke", "token"],
   ];
 
   it("every command has --help, exit 0, needing no login or server; the list above is all of them", { timeout: 120_000 }, async () => {

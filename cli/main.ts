@@ -15,6 +15,7 @@ import { registerDecisions } from "./commands/decide";
 import { registerActions } from "./commands/actions";
 import { registerDevices } from "./commands/devices";
 import { registerEvents } from "./commands/events";
+import { registerTokens } from "./commands/tokens";
 
 function version(): string {
   try {
@@ -49,6 +50,7 @@ Exit codes: 0 ok, 1 the server refused, 2 usage error, 3 not logged in, 4 server
   registerActions(program);
   registerDevices(program);
   registerEvents(program);
+  registerTokens(program);
   return program;
 }
 

@@ -5,6 +5,7 @@ import {
   alignRows,
   deviceColumns,
   enrollmentColumns,
+  tokenColumns,
   eventCells,
   formatAge,
   formatData,
@@ -109,8 +110,24 @@ describe("tables", () => {
   it("actions and enrollments", () => {
     const action = { id: "0b1c", device: "edge-1", kind: "exec", state: "PENDING_APPROVE", origin: "user", createdAt: ago(3 * M) };
     expect(formatTable(actionColumns, [action], now)).toBe("ID     DEVICE   KIND   STATE             ORIGIN   AGE\n0b1c   edge-1   exec   PENDING_APPROVE   user     3m\n");
-    const enrollment = { id: "e1", deviceName: "edge-9", status: "Pending", labels: { rack: "4" }, createdAt: ago(2 * D) };
-    expect(formatTable(enrollmentColumns, [enrollment], now)).toBe("ID   DEVICE   STATUS    LABELS   AGE\ne1   edge-9   Pending   rack=4   2d\n");
+    const enrollment = { id: "e1", deviceName: "edge-9", status: "Pending", labels: { rack: "4" }, clientAddress: "10.0.0.7", createdAt: ago(2 * D) };
+    expect(formatTable(enrollmentColumns, [enrollment], now)).toBe("ID   DEVICE   STATUS    LABELS   ADDRESS    AGE\ne1   edge-9   Pending   rack=4   10.0.0.7   2d\n");
+  });
+
+  it("tokens: * marks the current one, <none> for no name, <never> for unused", () => {
+    const base = { username: "admin", status: "Active", expiresAt: ago(-D), revokedAt: null, revokedBy: null };
+    const tokens = [
+      { ...base, id: "t2", name: "ci", createdAt: ago(3 * M), lastUsedAt: ago(12 * 1000), current: true },
+      { ...base, id: "t1", name: null, createdAt: ago(2 * D), lastUsedAt: null, current: false, status: "Revoked" },
+    ];
+    expect(formatTable(tokenColumns, tokens, now)).toBe(
+      [
+        "CURRENT   ID   NAME     USER    STATUS    LAST-USED   AGE",
+        "*         t2   ci       admin   Active    12s         3m",
+        "          t1   <none>   admin   Revoked   <never>     2d",
+        "",
+      ].join("\n"),
+    );
   });
 
   it("events: time to the second, Kind/name, '-' for no reason", () => {

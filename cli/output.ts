@@ -3,7 +3,7 @@
  * ages such as 45s, 5m30s, 3h, 2d4h), and json/yaml of the API's objects as they came.
  */
 import YAML from "yaml";
-import type { Action, Device, DroverEvent, Enrollment, Labels } from "./types";
+import type { Action, ApiToken, Device, DroverEvent, Enrollment, Labels } from "./types";
 
 export const FORMATS = ["table", "json", "yaml"] as const;
 export type Format = (typeof FORMATS)[number];
@@ -100,7 +100,19 @@ export const enrollmentColumns: Column<Enrollment>[] = [
   { header: "DEVICE", cell: (e) => e.deviceName },
   { header: "STATUS", cell: (e) => e.status },
   { header: "LABELS", cell: (e) => formatLabels(e.labels) },
+  { header: "ADDRESS", cell: (e) => e.clientAddress ?? "<unknown>" },
   { header: "AGE", cell: (e, now) => formatAge(e.createdAt, now) },
+];
+
+/** Like kubectl's contexts: `*` marks the token this command ran with. */
+export const tokenColumns: Column<ApiToken>[] = [
+  { header: "CURRENT", cell: (t) => (t.current ? "*" : "") },
+  { header: "ID", cell: (t) => t.id },
+  { header: "NAME", cell: (t) => t.name ?? "<none>" },
+  { header: "USER", cell: (t) => t.username },
+  { header: "STATUS", cell: (t) => t.status },
+  { header: "LAST-USED", cell: (t, now) => formatAge(t.lastUsedAt, now) },
+  { header: "AGE", cell: (t, now) => formatAge(t.createdAt, now) },
 ];
 
 /** Events are an audit log: absolute times (UTC, to the second), not ages. */

@@ -34,7 +34,22 @@ export interface Enrollment {
   deviceName: string;
   status: string;
   labels: Labels;
+  clientAddress: string | null;
   createdAt: string;
+}
+
+export interface ApiToken {
+  id: string;
+  name: string | null;
+  username: string;
+  status: string;
+  createdAt: string;
+  expiresAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+  revokedBy: string | null;
+  /** The token this request was made with. */
+  current: boolean;
 }
 
 export interface DroverEvent {
@@ -49,6 +64,7 @@ export interface DroverEvent {
 }
 
 export interface TokenResponse {
+  id: string;
   token: string;
   expiresAt: string;
   username: string;

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
-import { apiFor, write } from "../context";
+import { apiFor, note, write } from "../context";
+import { EXIT } from "../http";
 import type { Action, Enrollment } from "../types";
 
 type Resource = "actions" | "enrollments";
@@ -43,5 +44,26 @@ export function registerDecisions(program: Command): void {
   decision(reject, "reject", "actions", "reject PENDING_APPROVE actions (they end CANCELLED)");
 
   const deny = program.command("deny").description("deny enrollment requests");
-  decision(deny, "deny", "enrollments", "deny Pending enrollment requests");
+  deny
+    .command("enrollment")
+    .alias("enrollments")
+    .description("deny Pending enrollment requests: by id, or every Pending one (--all-pending), e.g. to clear a flood")
+    .argument("[ids...]", "one or more enrollment ids (several: all or nothing)")
+    .option("--all-pending", "deny every request Pending now")
+    .option("--address <address>", "with --all-pending: only those sent from this client address")
+    .option("--reason <text>", "recorded with the decision")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  drover deny enrollment 5d1c… --reason 'unknown hardware'\n  drover deny enrollments --all-pending --address 203.0.113.7 --reason flood",
+    )
+    .action(async (ids: string[], opts: { allPending?: boolean; address?: string; reason?: string }, cmd: Command) => {
+      if (opts.allPending && ids.length) cmd.error("error: give enrollment ids or --all-pending, not both", { exitCode: EXIT.USAGE });
+      if (!opts.allPending && !ids.length) cmd.error("error: give enrollment ids, or --all-pending to deny every Pending request", { exitCode: EXIT.USAGE });
+      if (opts.address !== undefined && !opts.allPending) cmd.error("error: --address needs --all-pending", { exitCode: EXIT.USAGE });
+      if (!opts.allPending) return decide(cmd, "enrollments", "deny", ids, opts.reason);
+      const body = { allPending: true, clientAddress: opts.address, reason: opts.reason };
+      const answer = await apiFor(cmd).post<{ count: number; items: Enrollment[] }>("/enrollments/deny", body);
+      for (const item of answer.items) write(`enrollment/${item.id} denied (device ${item.deviceName})\n`);
+      note(`${answer.count} pending enrollment request${answer.count === 1 ? "" : "s"}${opts.address ? ` from ${opts.address}` : ""} denied.`);
+    });
 }

@@ -1,8 +1,8 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { apiFor, note, outputOption, write, type Format } from "../context";
 import { CliError, EXIT, type Api, type Query } from "../http";
-import { actionColumns, deviceColumns, enrollmentColumns, formatData, formatTable, type Column } from "../output";
-import type { Action, Device, Enrollment, Page } from "../types";
+import { actionColumns, deviceColumns, enrollmentColumns, formatData, formatTable, tokenColumns, type Column } from "../output";
+import type { Action, ApiToken, Device, Enrollment, Page } from "../types";
 
 interface ListOptions {
   output: Format;
@@ -47,8 +47,11 @@ function morePages(page: Page<unknown>, format: Format): void {
 export function registerGet(program: Command): void {
   const get = program
     .command("get")
-    .description("list or show devices, actions and enrollment requests")
-    .addHelpText("after", "\nExamples:\n  drover get devices -l site=lab\n  drover get actions --state PENDING_APPROVE -o yaml\n  drover get enrollments --status Pending");
+    .description("list or show devices, actions, enrollment requests and API tokens")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  drover get devices -l site=lab\n  drover get actions --state PENDING_APPROVE -o yaml\n  drover get enrollments --status Pending --address 203.0.113.7\n  drover get tokens",
+    );
 
   get
     .command("devices")
@@ -105,16 +108,29 @@ export function registerGet(program: Command): void {
     .description("enrollment requests, newest first (one by id or device name with NAME_OR_ID)")
     .argument("[name-or-id]", "an enrollment id or a device name")
     .option("--status <status>", "Pending, Approved or Denied")
+    .option("--address <address>", "only requests sent from this client address")
     .option("--limit <n>", "at most this many (server default 200, max 1000)", parseLimit)
     .option("--all", "as many as the server gives (1000)")
     .addOption(outputOption())
-    .action(async (nameOrId: string | undefined, opts: ListOptions & { status?: string }, cmd: Command) => {
+    .action(async (nameOrId: string | undefined, opts: ListOptions & { status?: string; address?: string }, cmd: Command) => {
       const api = apiFor(cmd);
       const limit = nameOrId || opts.all ? 1000 : opts.limit;
-      const page = await api.get<Page<Enrollment>>("/enrollments", { status: opts.status, limit });
+      const page = await api.get<Page<Enrollment>>("/enrollments", { status: opts.status, clientAddress: opts.address, limit });
       if (!nameOrId) return show(opts.output, page, page.items, enrollmentColumns, "enrollment requests");
       const found = page.items.filter((e) => e.id === nameOrId || e.deviceName === nameOrId);
       if (found.length === 0) throw new CliError(`NOT_FOUND: enrollment request "${nameOrId}" not found`, EXIT.REFUSED);
       show(opts.output, found.length === 1 ? found[0] : { items: found }, found, enrollmentColumns, "enrollment requests");
+    });
+
+  get
+    .command("tokens")
+    .alias("token")
+    .description("API tokens, newest first: your own, or everyone's for an admin (* marks the one in use)")
+    .option("--user <username>", "only this user's tokens (admins)")
+    .option("--limit <n>", "at most this many (server default 200, max 1000)", parseLimit)
+    .addOption(outputOption())
+    .action(async (opts: ListOptions & { user?: string }, cmd: Command) => {
+      const page = await apiFor(cmd).get<Page<ApiToken>>("/tokens", { username: opts.user, limit: opts.limit });
+      show(opts.output, page, page.items, tokenColumns, "API tokens");
     });
 }

@@ -1,3 +1,4 @@
+import os from "node:os";
 import type { Command } from "commander";
 import { configPath, writeLogin } from "../config";
 import { serverOf, storedLogin, write } from "../context";
@@ -11,8 +12,9 @@ export function registerLogin(program: Command): void {
     .description("sign in and store an operator token (in $DROVER_CONFIG or ~/.config/drover/config.json)")
     .option("-u, --username <name>", "username (asked when not given)")
     .option("--password-stdin", "read the password from standard input")
+    .option("--token-name <name>", "what the token is called in `drover get tokens` (default: this host's name)")
     .addHelpText("after", "\nExamples:\n  drover login --server https://drover.example.com\n  echo \"$PASSWORD\" | drover login -u admin --password-stdin")
-    .action(async (opts: { username?: string; passwordStdin?: boolean }, cmd: Command) => {
+    .action(async (opts: { username?: string; passwordStdin?: boolean; tokenName?: string }, cmd: Command) => {
       const stored = (() => {
         try {
           return storedLogin();
@@ -36,7 +38,8 @@ export function registerLogin(program: Command): void {
 
       let answer: TokenResponse;
       try {
-        answer = await new Api({ server }).post<TokenResponse>("/auth/token", { username, password });
+        const name = (opts.tokenName ?? tokenNameForHost()).trim() || undefined;
+        answer = await new Api({ server }).post<TokenResponse>("/auth/token", { username, password, name });
       } catch (error) {
         // Here a 401 means wrong credentials, not "run drover login".
         if (error instanceof ApiError && error.status === 401) throw new CliError(`${error.code}: ${error.detail}`, EXIT.AUTH);
@@ -46,4 +49,10 @@ export function registerLogin(program: Command): void {
       writeLogin(file, { server, token: answer.token, username: answer.username, role: answer.role, expiresAt: answer.expiresAt });
       write(`Logged in to ${server} as ${answer.username} (${answer.role}); the token expires ${answer.expiresAt}.\n`);
     });
+}
+
+/** The host's name, so that a list of tokens says which machine each one lives on. */
+function tokenNameForHost(): string {
+  // Printable only and at most 64 characters: what the server accepts as a name.
+  return `drover@${os.hostname()}`.replace(/\p{Cc}/gu, "").slice(0, 64);
 }
