@@ -83,8 +83,22 @@ async function main() {
   log(`starting ${AGENTS} simulated agents`);
   const sim = spawn(...node(path.join(root, "agent", "simulate.ts"), "--server", URL_, "--agents", String(AGENTS), "--prefix", "soak", "--labels", "soak=true",
     "--degraded", "0", "--error", "0", "--restarts", "0", "--flap", "0", "--silent", "0", "--rate", "200", "--action-seconds", "0-1",
-    "--summary-seconds", "30", "--log-level", "error"), { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+    "--summary-seconds", "1", "--log-level", "error"), { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
   children.push(sim);
+  // The simulator's own view, one JSON line a second: are its agents polling, and did their
+  // requests fail?
+  let simulated: { polling: number; errors: number; failed: number } = { polling: 0, errors: 0, failed: 0 };
+  let simBuffer = "";
+  sim.stdout!.on("data", (d: Buffer) => {
+    simBuffer += d.toString();
+    const lines = simBuffer.split("\n");
+    simBuffer = lines.pop() ?? "";
+    for (const line of lines) {
+      try {
+        simulated = JSON.parse(line) as typeof simulated;
+      } catch { /* not a summary line */ }
+    }
+  });
   while ((await metric("drover_held_polls")) < AGENTS * 0.99 || (await onlineDevices(op)) < AGENTS) {
     checkDeadline();
     await sleep(1000);
@@ -93,6 +107,7 @@ async function main() {
   const heldBefore = await metric("drover_held_polls");
   const rssBefore = rssMb(pid);
   const actionsBefore = await metric("drover_actions_finished_total");
+  const simBefore = { ...simulated };
   log(`${heldBefore} polls held, RSS ${rssBefore.toFixed(0)} MB; attack: ${CONNS} connections, ${GUESSERS} guessers, ${SECONDS} s`);
 
   fs.writeFileSync(path.join(dir, "attack.json"), JSON.stringify({ url: URL_, conns: CONNS, guessers: GUESSERS }));
@@ -103,6 +118,7 @@ async function main() {
 
   // Sample held polls and RSS every second while the operator loop runs.
   let heldMin = Infinity;
+  let pollingMin = Infinity;
   let rssMax = rssBefore;
   const end = Date.now() + SECONDS * 1000;
   const sampler = (async () => {
@@ -111,25 +127,30 @@ async function main() {
         heldMin = Math.min(heldMin, await metric("drover_held_polls"));
       } catch { /* counted by the operator loop */ }
       rssMax = Math.max(rssMax, rssMb(pid));
+      pollingMin = Math.min(pollingMin, simulated.polling);
       await sleep(1000);
     }
   })();
 
   const latencies: number[] = [];
+  const byKind: Record<string, number[]> = {};
   const statuses: Record<string, number> = {};
   let sent = 0;
+  const calls = [
+    ["list devices", () => timed("GET", "/api/v1/devices?limit=50", op)],
+    ["list actions", () => timed("GET", "/api/v1/actions?limit=20", op)],
+    ["count online", () => timed("GET", `/api/v1/devices?labelSelector=${encodeURIComponent("soak=true")}&summary=Online&limit=1`, op)],
+  ] as const;
   for (let i = 0; Date.now() < end; i++) {
-    const r =
-      i % 10 === 9
-        ? await timed("POST", "/api/v1/actions", op, { labelSelector: "soak=true", kind: "noop", args: {} })
-        : i % 3 === 0
-          ? await timed("GET", "/api/v1/devices?limit=50", op)
-          : i % 3 === 1
-            ? await timed("GET", "/api/v1/actions?limit=20", op)
-            : await timed("GET", `/api/v1/devices?labelSelector=${encodeURIComponent("soak=true")}&summary=Online&limit=1`, op);
+    const [kind, call] =
+      i % 10 === 9 ? (["create actions", () => timed("POST", "/api/v1/actions", op, { labelSelector: "soak=true", kind: "noop", args: {} })] as const) : calls[i % 3]!;
+    const r = await call();
     sent++;
     statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-    if (r.status !== 0) latencies.push(r.ms);
+    if (r.status !== 0) {
+      latencies.push(r.ms);
+      (byKind[kind] ??= []).push(r.ms);
+    }
     await sleep(50);
   }
   await sampler;
@@ -156,14 +177,26 @@ async function main() {
       p50Ms: Number(percentile(latencies, 50).toFixed(1)),
       p99Ms: Number(p99.toFixed(1)),
       maxMs: Number((latencies.at(-1) ?? NaN).toFixed(1)),
+      p99MsByRequest: Object.fromEntries(Object.entries(byKind).map(([k, v]) => [k, Number(percentile(v.sort((a, b) => a - b), 99).toFixed(1))])),
     },
-    agents: { total: AGENTS, pollsHeldBefore: heldBefore, pollsHeldLowestDuringAttack: heldMin, pollsHeldAfter: heldAfter, onlineAtEnd: online, actionsFinishedDuringSoak: actionsDone },
+    agents: {
+      total: AGENTS,
+      pollsHeldBefore: heldBefore,
+      // Agents answered with an action are between polls for a moment: this dips with the work.
+      pollsHeldLowestDuringAttack: heldMin,
+      pollsHeldAfter: heldAfter,
+      pollingLowestDuringAttack: pollingMin,
+      requestErrorsDuringAttack: simulated.errors - simBefore.errors,
+      agentsEndedDuringAttack: simulated.failed - simBefore.failed,
+      onlineAtEnd: online,
+      actionsFinishedDuringSoak: actionsDone,
+    },
     server: { rssBeforeMb: Math.round(rssBefore), rssMaxMb: Math.round(rssMax), requestsRefusedAtTheDoor: refusedByServer },
     attacker,
     targets: {
       everyOperatorRequestAnswered: sent === answered,
       operatorP99Under1s: p99 < 1000,
-      noAgentDropped: online === AGENTS,
+      noAgentDropped: online === AGENTS && pollingMin === AGENTS && simulated.failed === simBefore.failed,
     },
   };
   process.stdout.write(JSON.stringify(report, null, 2) + "\n");
