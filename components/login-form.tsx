@@ -11,6 +11,12 @@ import { Logo } from "./shell/icons";
 const inputClass =
   "block w-full rounded-md border-0 bg-white px-3 py-2 text-sm text-slate-900 shadow-xs ring-1 ring-slate-300 ring-inset placeholder:text-slate-400 focus:ring-2 focus:ring-brand-500 focus:outline-none";
 
+function tooManyAttempts(seconds: number | null): string {
+  if (!seconds) return "Too many sign-in attempts. Wait a moment and try again.";
+  const wait = seconds < 120 ? `${seconds} s` : `${Math.ceil(seconds / 60)} min`;
+  return `Too many sign-in attempts. Try again in ${wait}.`;
+}
+
 export function LoginForm() {
   const params = useSearchParams();
   const next = safeNext(params.get("next"));
@@ -38,9 +44,25 @@ export function LoginForm() {
     setError(null);
     setBusy(true);
     try {
-      const { error: failure } = await authClient.signIn.username({ username: username.trim(), password });
+      let retryAfter: number | null = null;
+      const { error: failure } = await authClient.signIn.username({
+        username: username.trim(),
+        password,
+        fetchOptions: {
+          // Drover's throttle sends Retry-After; better-auth's own limiter X-Retry-After.
+          onError: ({ response }) => {
+            retryAfter = Number(response.headers.get("retry-after") ?? response.headers.get("x-retry-after")) || null;
+          },
+        },
+      });
       if (failure) {
-        setError(failure.status === 401 || failure.code === "INVALID_USERNAME_OR_PASSWORD" ? "Wrong username or password." : failure.message || "Sign in failed.");
+        setError(
+          failure.status === 429
+            ? tooManyAttempts(retryAfter)
+            : failure.status === 401 || failure.code === "INVALID_USERNAME_OR_PASSWORD"
+              ? "Wrong username or password."
+              : failure.message || "Sign in failed.",
+        );
         setBusy(false);
         return;
       }

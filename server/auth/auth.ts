@@ -5,6 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { betterAuth } from "better-auth";
+import { isAPIError } from "better-auth/api";
 import { prismaAdapter } from "better-auth/adapters/prisma";
 import { username } from "better-auth/plugins";
 import type { Db } from "../db";
@@ -12,12 +13,25 @@ import type { Logger } from "../logger";
 import { newToken, sha256 } from "../lib/crypto";
 import { AppError, unauthenticated } from "../errors";
 import { asRole, type Principal, type Role } from "./roles";
+import { LoginThrottle, type LoginThrottleOptions } from "./login-throttle";
+import { secureCookies, signInHooks, type GuardServer } from "./sign-in-guard";
+import { CLIENT_ADDRESS_HEADER } from "../lib/client-address";
 
 export const OPERATOR_TOKEN_PREFIX = "drvo";
 const TOKEN_TTL_DAYS = 30;
 
-export function createAuth(db: Db, secret: string) {
-  return betterAuth({
+/**
+ * `server` (the ServerContext) gives the public URL (cookie security), the logger and the
+ * clock; it is read at each sign-in, so tests can move `now`. One throttle guards both the
+ * console's sign-in and the token route (`verifyPassword`).
+ */
+export function createAuth(db: Db, secret: string, server?: GuardServer, throttleOptions?: Partial<LoginThrottleOptions>) {
+  const loginThrottle = new LoginThrottle(
+    throttleOptions,
+    () => (server ? server.now() : new Date()).getTime(),
+    (lock) => server?.log.warn(lock, `sign-in locked for ${lock.seconds} s after ${lock.failures} failed attempts (${lock.kind} ${lock.key})`),
+  );
+  const auth = betterAuth({
     secret,
     basePath: "/api/auth",
     database: prismaAdapter(db, { provider: "sqlite" }),
@@ -29,11 +43,29 @@ export function createAuth(db: Db, secret: string) {
       const host = request?.headers.get("host");
       return host ? [`http://${host}`, `https://${host}`] : [];
     },
+    advanced: {
+      useSecureCookies: secureCookies(server?.env.DROVER_PUBLIC_URL),
+      // The address server/main.ts decided for this request: its own limiter can no longer be
+      // walked past with a new X-Forwarded-For on each try.
+      ipAddress: { ipAddressHeaders: [CLIENT_ADDRESS_HEADER] },
+    },
+    hooks: signInHooks(loginThrottle, server),
+    // Refusals (a wrong password, a locked account) are answers, not errors: only failures
+    // of the server reach the log, through Drover's logger.
+    onAPIError: { onError: (error) => logAuthError(server, error) },
     telemetry: { enabled: false },
     logger: { disabled: process.env.NODE_ENV === "test", level: "error" },
   });
+  return Object.assign(auth, { loginThrottle });
 }
 export type Auth = ReturnType<typeof createAuth>;
+
+function logAuthError(server: GuardServer | undefined, error: unknown): void {
+  const status = isAPIError(error) ? error.statusCode : 500;
+  if (status < 500) return;
+  if (server) server.log.error({ err: error }, "sign-in service failed");
+  else console.error(error);
+}
 
 /** The session-signing secret: from the environment, else generated once and kept. */
 export async function authSecret(db: Db, fromEnv: string | undefined): Promise<string> {
@@ -82,7 +114,26 @@ export async function ensureAdmin(auth: Auth, db: Db, password: string | undefin
   }
 }
 
-export async function verifyPassword(auth: Auth, db: Db, usernameInput: string, password: string) {
+/**
+ * The token route's password check, behind the same throttle as the console's sign-in:
+ * refused (RATE_LIMITED, with Retry-After) before any hash is computed while the account or
+ * the client's address is locked.
+ */
+export async function verifyPassword(auth: Auth, db: Db, usernameInput: string, password: string, clientAddress?: string) {
+  const attempt = { account: usernameInput, address: clientAddress };
+  auth.loginThrottle.begin(attempt);
+  try {
+    const user = await checkPassword(auth, db, usernameInput, password);
+    auth.loginThrottle.succeeded(attempt);
+    return user;
+  } catch (error) {
+    if (error instanceof AppError && error.code === "UNAUTHENTICATED") auth.loginThrottle.failed(attempt);
+    else auth.loginThrottle.settled(attempt);
+    throw error;
+  }
+}
+
+async function checkPassword(auth: Auth, db: Db, usernameInput: string, password: string) {
   const ctx = await auth.$context;
   const user = await db.user.findUnique({
     where: { username: usernameInput.toLowerCase() },

@@ -23,7 +23,7 @@ export const authRouter = router({
   }),
   /** An operator API token for this user's role (REST `POST /api/v1/auth/token`). */
   createToken: publicProcedure.input(Credentials.extend({ name: TokenName.optional() })).mutation(async ({ ctx, input }) => {
-    const user = await verifyPassword(ctx.auth, ctx.server.db, input.username, input.password);
+    const user = await verifyPassword(ctx.auth, ctx.server.db, input.username, input.password, ctx.clientAddress);
     const { id, token, expiresAt } = await issueOperatorToken(ctx.server.db, user.userId, ctx.server.now(), input.name);
     return { id, token, expiresAt, username: user.username, role: user.role };
   }),
