@@ -212,6 +212,11 @@ describe("a decommissioning device's token", () => {
     const polled = await work(s, d, 30);
     expect(performance.now() - t0).toBeLessThan(2_000);
     expect(polled.body).toEqual({ actions: [], cancel: [cancelling.id], decommission: true });
+    // What was still waiting to be offered (or confirmed) is cancelled with the request.
+    for (const waiting of [neverOffered, offeredOnly]) {
+      expect(await getAction(s, waiting.id)).toMatchObject({ state: "CANCELLED", cancelRequestedBy: "user:admin" });
+      expect((await actionEvents(s, waiting.id)).at(-1)).toMatchObject({ type: "ActionStateChanged", reason: "CANCELLED", message: expect.stringMatching(/being decommissioned/) as unknown });
+    }
     expect((await getAction(s, neverOffered.id)).offeredAt).toBeNull();
 
     // POST /status: decommissioning progress, with its queue.
@@ -235,10 +240,10 @@ describe("a decommissioning device's token", () => {
     expectError(await report(s, d, offeredOnly.id, { state: "NEW" }), 403, "FORBIDDEN", /device is being decommissioned/);
     expect(await s.ctx.db.action.count()).toBe(actionsBefore);
     expect(await s.ctx.db.event.count()).toBe(eventsBefore);
-    expect((await getAction(s, offeredOnly.id)).state).toBe("PENDING_SCHEDULE");
+    expect((await getAction(s, offeredOnly.id)).state).toBe("CANCELLED");
     expect(await getAction(s, own)).toMatchObject({ kind: "sleep", state: "DONE" });
-    // A server-created action is still guarded as ever: 409, recorded.
-    expectError(await report(s, d, neverOffered.id, { state: "NEW" }), 409, "CONFLICT", /never offered/);
+    // A server-created action is still guarded as ever: 409.
+    expectError(await report(s, d, neverOffered.id, { state: "NEW" }), 409, "CONFLICT");
 
     // Completed: the credential is revoked; everything is 401 from then on.
     expect((await heartbeat(s, d, { decommissioning: { state: "Completed" } })).status).toBe(200);

@@ -27,7 +27,7 @@ export function agentOpenApi(): Record<string, unknown> {
           summary: "Ask to join the fleet (idempotent for the same deviceName and secret)",
           security: [],
           requestBody: { required: true, content: jsonContent(EnrollmentRequestBody, "input") },
-          responses: { "201": { description: "Enrollment request", content: jsonContent(EnrollmentCreated) }, ...errorResponses(400, 409, 413, 429) },
+          responses: { "201": { description: "Enrollment request", content: jsonContent(EnrollmentCreated) }, ...errorResponses(400, 409, 413, 415, 429) },
         },
       },
       "/enrollments/{id}": {
@@ -44,7 +44,8 @@ export function agentOpenApi(): Record<string, unknown> {
       },
       "/work": {
         get: {
-          summary: "Long-poll for work: answers at once when there is some, else within 100 ms of it appearing, or after `wait` seconds",
+          summary:
+            "Long-poll for work: answers at once when there is some, else within 100 ms of it appearing, or after `wait` seconds. A device holds at most DROVER_MAX_POLLS_PER_DEVICE polls (a newer one answers the oldest at once with no work); past the server's budget of held polls, 429 with Retry-After",
           parameters: [
             { name: "specVersion", in: "query", schema: { type: "integer", minimum: 0 } },
             { name: "wait", in: "query", schema: { type: "integer", minimum: 0, maximum: 60 } },
@@ -55,12 +56,12 @@ export function agentOpenApi(): Record<string, unknown> {
       "/actions/{id}": {
         put: {
           summary:
-            "Report an action's state: PENDING_SCHEDULE → NEW → RUNNING → DONE | FAILED, or CANCELLED from NEW or RUNNING; the same state again is a no-op; an unknown id sent with kind records an agent-created action; where agent and server disagree about an id, the agent wins",
+            "Report an action's state: PENDING_SCHEDULE → NEW → RUNNING → DONE | FAILED, or CANCELLED from NEW or RUNNING; the same state again is a no-op; an unknown id sent with kind records an agent-created action; where agent and server disagree about an id, the agent wins over an action it created itself, but an action created on the server side (by an operator, a plan, a workflow or a rollout) keeps its kind, args and approval record and can only be moved once offered: anything else is 409 and recorded. While the device is being decommissioned it may only finish or cancel what it holds (403 otherwise)",
           parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
           requestBody: { required: true, content: jsonContent(ActionReport, "input") },
           responses: {
             "200": { description: "The action as the server now records it", content: jsonContent(z.object({ id: z.string(), kind: z.string(), state: z.string() }).loose()) },
-            ...errorResponses(400, 401, 403, 404, 409, 413, 429),
+            ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429),
           },
         },
       },
@@ -68,7 +69,7 @@ export function agentOpenApi(): Record<string, unknown> {
         post: {
           summary: "Heartbeat: the device's status and its whole action queue",
           requestBody: { required: true, content: jsonContent(StatusReport, "input") },
-          responses: { "200": { description: "Next heartbeat interval", content: jsonContent(StatusResponse) }, ...errorResponses(400, 401, 403, 413, 429) },
+          responses: { "200": { description: "Next heartbeat interval", content: jsonContent(StatusResponse) }, ...errorResponses(400, 401, 403, 413, 415, 429) },
         },
       },
     },

@@ -5,6 +5,8 @@
 import { assertTransition } from "../../lib/state-machine";
 import { lifecycleMachine, type Lifecycle } from "../../lib/device-status";
 import type { ServerContext } from "../context";
+import type { Tx } from "../db";
+import { actionMachine, PENDING_ACTION_STATES, type ActionState } from "../../lib/action-status";
 import { conflict, notFound } from "../errors";
 import { publishEvents, recordEvents, type NewEvent } from "../events/events";
 import { topics } from "../bus";
@@ -15,6 +17,8 @@ async function mutateDevice(
   name: string,
   change: (row: DeviceFactsRow) => { patch: Partial<DeviceFactsRow>; events: NewEvent[] },
   actor: string,
+  /** More writes in the same transaction, with their events. */
+  alongside?: (tx: Tx, row: DeviceFactsRow, now: Date) => Promise<NewEvent[]>,
 ): Promise<void> {
   const now = ctx.now();
   const { rows, deviceId } = await ctx.db.$transaction(async (tx) => {
@@ -23,7 +27,8 @@ async function mutateDevice(
     const { patch, events } = change(row);
     const next = { ...row, ...patch };
     const after = derive(next, now, ctx.statusSettings);
-    const all = [...events, ...statusChangeEvents(name, storedStatus(row), after, actor)];
+    const more = alongside ? await alongside(tx, row, now) : [];
+    const all = [...events, ...more, ...statusChangeEvents(name, storedStatus(row), after, actor)];
     await tx.device.update({
       where: { id: row.id },
       data: {
@@ -54,7 +59,33 @@ export async function requestDecommission(ctx: ServerContext, name: string, acto
       };
     },
     actor,
+    cancelPendingActions(actor),
   );
+}
+
+/**
+ * A device being decommissioned is never offered work again (work.ts), so its actions still
+ * waiting for approval or to be scheduled would wait forever: they are cancelled with the
+ * request. What it already holds (NEW, RUNNING) it finishes or cancels itself.
+ */
+function cancelPendingActions(actor: string) {
+  return async (tx: Tx, row: DeviceFactsRow, now: Date): Promise<NewEvent[]> => {
+    const pending = await tx.action.findMany({ where: { deviceId: row.id, state: { in: [...PENDING_ACTION_STATES] } }, select: { id: true, state: true } });
+    if (pending.length === 0) return [];
+    for (const a of pending) assertTransition(actionMachine, a.state as ActionState, "CANCELLED");
+    await tx.action.updateMany({
+      where: { id: { in: pending.map((a) => a.id) }, state: { in: [...PENDING_ACTION_STATES] } },
+      data: { state: "CANCELLED", finishedAt: now, cancelRequestedAt: now, cancelRequestedBy: actor },
+    });
+    return pending.map((a) => ({
+      objectKind: "Action",
+      objectName: a.id,
+      type: "ActionStateChanged",
+      reason: "CANCELLED",
+      message: `${a.state} → CANCELLED: the device ${row.name} is being decommissioned`,
+      actor,
+    }));
+  };
 }
 
 export async function resumeDevice(ctx: ServerContext, name: string, actor: string): Promise<void> {

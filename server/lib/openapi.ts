@@ -18,6 +18,7 @@ const ERROR_TEXT: Record<number, string> = {
   404: "NOT_FOUND",
   409: "CONFLICT: a transition the state machine does not allow",
   413: "TOO_LARGE: body over 1 MiB",
+  415: "UNSUPPORTED_MEDIA_TYPE: a body that is not application/json",
   429: "RATE_LIMITED (see Retry-After)",
 };
 

@@ -22,7 +22,10 @@ export function operatorOpenApi(): Record<string, unknown> {
       summary: route.summary,
       operationId: route.procedure + (route.path.includes("{") ? "One" : ""),
       parameters: params,
-      responses: { [String(route.status ?? 200)]: { description: "OK" }, ...errorResponses(400, 401, 403, 404, 409) },
+      responses: {
+        [String(route.status ?? 200)]: { description: "OK" },
+        ...errorResponses(400, 401, 403, 404, 409, 429, ...(route.method === "GET" ? [] : [413, 415])),
+      },
     };
     if (route.public) op.security = [];
     if (schema && route.method === "GET") {
