@@ -17,6 +17,7 @@ import { cx } from "../ui/cx";
 import { toggled } from "../ui/selection";
 import { EnrollmentsTable } from "./enrollments-table";
 import { DenyDialog } from "./deny-dialog";
+import { DenyAllDialog } from "./deny-all-dialog";
 
 const STATUSES = stateNames(enrollmentMachine);
 type StatusFilter = EnrollmentState | "All";
@@ -33,12 +34,21 @@ export function EnrollmentsPage() {
   const sp = useSearchParams();
   const status = parseStatus(sp.get("status"));
   const q = sp.get("q") ?? "";
+  const address = sp.get("address")?.trim() || null;
+  const byAddress = address ? { clientAddress: address } : {};
 
-  const list = useQuery(trpc.enrollments.list.queryOptions({ status: status === "All" ? undefined : status, limit: 1000 }));
+  const list = useQuery(trpc.enrollments.list.queryOptions({ status: status === "All" ? undefined : status, limit: 1000, ...byAddress }));
   const counts = useQuery(trpc.devices.counts.queryOptions());
+  // The pending requests of one address, for "Deny all pending (N)" (the same query as the
+  // list itself on the Pending tab). At most 1,000 are listed: past that the count says so.
+  const pendingFromAddress = useQuery({
+    ...trpc.enrollments.list.queryOptions({ status: "Pending", limit: 1000, clientAddress: address ?? "" }),
+    enabled: address !== null,
+  });
 
   const [selectedRaw, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [denyTargets, setDenyTargets] = useState<Enrollment[] | null>(null);
+  const [denyAllOpen, setDenyAllOpen] = useState(false);
   const [notice, setNotice] = useState<string | null>(null);
 
   const items = useMemo(() => {
@@ -79,7 +89,17 @@ export function EnrollmentsPage() {
       onError: () => refresh(),
     }),
   );
-  const busy = approve.isPending || deny.isPending;
+  const denyAll = useMutation(
+    trpc.enrollments.denyMany.mutationOptions({
+      onSuccess: ({ count }) => {
+        setNotice(`Denied ${count.toLocaleString()} pending request${count === 1 ? "" : "s"}${address ? ` from ${address}` : ""}.`);
+        setSelected(new Set());
+        setDenyAllOpen(false);
+      },
+      onSettled: () => refresh(),
+    }),
+  );
+  const busy = approve.isPending || deny.isPending || denyAll.isPending;
 
   function setStatus(next: StatusFilter) {
     const params = new URLSearchParams(sp.toString());
@@ -96,6 +116,17 @@ export function EnrollmentsPage() {
 
   const pendingCount = counts.data?.pendingEnrollments;
   const tabs: StatusFilter[] = [...STATUSES, "All"];
+  const denyAllCount = address ? pendingFromAddress.data?.length : pendingCount;
+  const denyAllLabel = denyAllCount === undefined ? "" : ` (${denyAllCount >= 1000 && address ? "1,000+" : denyAllCount.toLocaleString()})`;
+  const hrefWith = (changes: Record<string, string | null>) => {
+    const params = new URLSearchParams(sp.toString());
+    for (const [k, v] of Object.entries(changes)) {
+      if (v === null) params.delete(k);
+      else params.set(k, v);
+    }
+    const text = params.toString();
+    return text ? `/enrollments?${text}` : "/enrollments";
+  };
 
   return (
     <>
@@ -119,6 +150,14 @@ export function EnrollmentsPage() {
             </button>
           ))}
         </div>
+        {address && (
+          <span className="text-sm text-slate-600" data-testid="address-filter">
+            From <code className="rounded bg-slate-100 px-1">{address}</code>{" "}
+            <Link href={hrefWith({ address: null })} className="text-brand-700 hover:underline">
+              all addresses
+            </Link>
+          </span>
+        )}
         {q && (
           <span className="text-sm text-slate-600">
             Showing requests matching <code className="rounded bg-slate-100 px-1">{q}</code>{" "}
@@ -135,6 +174,11 @@ export function EnrollmentsPage() {
           <button className="text-xs text-emerald-700 hover:underline" onClick={() => setNotice(null)}>
             Dismiss
           </button>
+        </div>
+      )}
+      {denyAll.isError && !denyAllOpen && (
+        <div className="mb-3">
+          <InlineError>Denying failed: {errorMessage(denyAll.error)}</InlineError>
         </div>
       )}
       {approve.isError && (
@@ -164,6 +208,21 @@ export function EnrollmentsPage() {
               >
                 Deny{selected.size ? ` ${selected.size}` : ""}…
               </Button>
+              <Button
+                size="sm"
+                variant="danger"
+                data-testid="deny-all-pending"
+                disabled={busy || !denyAllCount}
+                title={address ? `Deny every pending request from ${address}` : "Deny every pending request, e.g. to clear a flood"}
+                onClick={() => {
+                  denyAll.reset();
+                  setNotice(null);
+                  setDenyAllOpen(true);
+                }}
+              >
+                Deny all pending{address ? ` from ${address}` : ""}
+                {denyAllLabel}…
+              </Button>
             </span>
           </div>
         )}
@@ -182,6 +241,7 @@ export function EnrollmentsPage() {
               deny.reset();
               setDenyTargets([e]);
             }}
+            addressHref={(a) => hrefWith({ address: a })}
             empty={
               status === "Pending" && !q ? (
                 <EmptyState title="No pending requests">New devices appear here when their agent asks to enroll.</EmptyState>
@@ -193,6 +253,16 @@ export function EnrollmentsPage() {
         )}
       </Card>
 
+      <DenyAllDialog
+        key={denyAllOpen ? "deny-all-open" : "deny-all-closed"}
+        open={denyAllOpen}
+        count={denyAllCount ?? 0}
+        address={address}
+        pending={denyAll.isPending}
+        error={denyAll.isError ? errorMessage(denyAll.error) : null}
+        onCancel={() => setDenyAllOpen(false)}
+        onConfirm={(reason) => denyAll.mutate({ allPending: true, ...(address ? { clientAddress: address } : {}), ...(reason ? { reason } : {}) })}
+      />
       <DenyDialog
         key={denyTargets?.map((e) => e.id).join(",") ?? "none"}
         open={denyTargets !== null}

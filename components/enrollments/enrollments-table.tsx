@@ -22,6 +22,7 @@ export function EnrollmentsTable({
   onToggleAll,
   onApprove,
   onDeny,
+  addressHref,
   empty,
 }: {
   items: Enrollment[] | undefined;
@@ -32,16 +33,18 @@ export function EnrollmentsTable({
   onToggleAll: (ids: string[], select: boolean) => void;
   onApprove: (e: Enrollment) => void;
   onDeny: (e: Enrollment) => void;
+  /** Where clicking a client address goes: the list narrowed to that address. */
+  addressHref: (address: string) => string;
   empty: ReactNode;
 }) {
   const pendingIds = (items ?? []).filter((e) => e.status === "Pending").map((e) => e.id);
-  const columns = canOperate ? 8 : 6;
+  const columns = canOperate ? 9 : 7;
   return (
     <div className="overflow-x-auto">
       <table className="w-full text-left text-sm" data-testid="enrollments-table">
         <TableHeader
           leading={canOperate && <SelectAllHeader ids={pendingIds} selected={selected} onToggleAll={onToggleAll} label="Select all pending requests" testId="select-all" />}
-          columns={["Device", "Labels", "Platform", "Requested", "Status", "Decision", ...(canOperate ? [{ label: "Actions", align: "right" as const }] : [])]}
+          columns={["Device", "Labels", "Platform", "Address", "Requested", "Status", "Decision", ...(canOperate ? [{ label: "Actions", align: "right" as const }] : [])]}
         />
         <tbody>
           {!items ? (
@@ -79,6 +82,15 @@ export function EnrollmentsTable({
                   </td>
                   <td className="px-3 py-2.5">
                     <code className="text-[13px] text-slate-700">{e.platform}</code>
+                  </td>
+                  <td className="px-3 py-2.5" data-testid={`enrollment-address-${e.deviceName}`}>
+                    {e.clientAddress ? (
+                      <Link prefetch={false} href={addressHref(e.clientAddress)} title={`Only requests from ${e.clientAddress}`} className="font-mono text-[13px] text-brand-700 hover:underline">
+                        {e.clientAddress}
+                      </Link>
+                    ) : (
+                      <span className="text-slate-400">—</span>
+                    )}
                   </td>
                   <td className="px-3 py-2.5 text-slate-600">
                     <RelativeTime value={e.createdAt} />

@@ -55,3 +55,10 @@ export function Logo({ className = "size-7" }: { className?: string }) {
     </svg>
   );
 }
+export function KeyIcon() {
+  return (
+    <svg {...base}>
+      <path fillRule="evenodd" d="M8 7a5 5 0 1 1 3.61 4.8l-1.36 1.36a.75.75 0 0 1-.53.22H8.5v1.12a.75.75 0 0 1-.75.75H6.5v1.25a.75.75 0 0 1-.75.75h-2.5a.75.75 0 0 1-.75-.75v-2.19c0-.2.08-.39.22-.53l5.36-5.36A5 5 0 0 1 8 7Zm5-1.5a1.5 1.5 0 1 0 0 3 1.5 1.5 0 0 0 0-3Z" clipRule="evenodd" />
+    </svg>
+  );
+}

@@ -6,7 +6,7 @@ import { useQuery } from "@tanstack/react-query";
 import type { ReactNode } from "react";
 import { useTRPC } from "../trpc";
 import { cx } from "../ui/cx";
-import { ActionsIcon, ApprovalsIcon, DevicesIcon, EnrollIcon, EventsIcon, Logo, OverviewIcon } from "./icons";
+import { ActionsIcon, ApprovalsIcon, DevicesIcon, EnrollIcon, EventsIcon, KeyIcon, Logo, OverviewIcon } from "./icons";
 
 interface NavItem {
   href: string;
@@ -46,6 +46,7 @@ export function Nav() {
     },
     { href: "/actions", label: "Actions", icon: <ActionsIcon /> },
     { href: "/events", label: "Events", icon: <EventsIcon /> },
+    { href: "/tokens", label: "API tokens", icon: <KeyIcon /> },
   ];
 
   return (
