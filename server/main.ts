@@ -28,6 +28,7 @@ import { createRestApi, REST_BASE } from "./rest/handler";
 import { AGENT_API_BASE, MAX_BODY_BYTES } from "../lib/protocol";
 import { startControllers } from "./controllers";
 import { sendJson } from "./lib/http";
+import { AppError } from "./errors";
 import { clientAddress, CLIENT_ADDRESS_HEADER } from "./lib/client-address";
 import { admit, applyDeadlines, parseRequestUrl, TIMEOUT_CHECK_INTERVAL_MS } from "./front-door";
 import { sameHash, sha256 } from "./lib/crypto";
@@ -129,6 +130,11 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     createContext: async ({ req }) => ({ server: ctx, auth, principal: await principalOf(req), clientAddress: addressOf(req) }),
     // Counted as it streams in: a chunked body gets no further than the limit either.
     maxBodySize: MAX_BODY_BYTES,
+    // A 429 tells when to come back, as on the REST and agent surfaces.
+    responseMeta: ({ errors }) => {
+      const wait = errors.map((e) => (e.cause instanceof AppError ? e.cause.retryAfterSeconds : undefined)).find((w) => w !== undefined);
+      return wait === undefined ? {} : { headers: { "retry-after": String(Math.ceil(wait)) } };
+    },
     onError: ({ error, path: p }) => {
       if (error.code === "INTERNAL_SERVER_ERROR") log.error({ err: error, path: p }, "tRPC error");
     },

@@ -235,6 +235,7 @@ describe("one throttle for every password check", () => {
     const trpc = await post(`${s.url}/api/trpc/auth.createToken`, { username: "trudy", password: "trudy-password" });
     expect(trpc.status).toBe(429);
     expect(JSON.stringify(trpc.body)).toMatch(/try again in \d+ s/);
+    expect(Number(trpc.headers.get("retry-after"))).toBeGreaterThan(0);
     // The operator learns someone is guessing, once per lock.
     const locks = log.map((l) => JSON.parse(l) as { msg: string; kind: string; key: string }).filter((l) => /sign-in locked/.test(l.msg));
     expect(locks).toEqual([expect.objectContaining({ kind: "account", key: "trudy" })]);
