@@ -129,7 +129,7 @@ describe("per-address limit", () => {
     // transaction holds them to the limit.
     const other = "10.1.0.5";
     const settled = await Promise.allSettled(
-      Array.from({ length: 12 }, () => createEnrollment(s.ctx, enrollmentBody(uniqueName("race"), newSecret()), other)),
+      Array.from({ length: 12 }, () => createEnrollment(s.ctx, { ...enrollmentBody(uniqueName("race"), newSecret()), role: "worker" }, other)),
     );
     expect(settled.filter((r) => r.status === "fulfilled")).toHaveLength(3);
     expect(settled.every((r) => r.status === "fulfilled" || (r.reason as AppError).code === "RATE_LIMITED")).toBe(true);
