@@ -5,6 +5,7 @@
  * is bounded and arrives in time.
  */
 import type http from "node:http";
+import type { Socket } from "node:net";
 import { MAX_BODY_BYTES, type ErrorCode } from "../lib/protocol";
 import { HTTP_STATUS } from "./errors";
 import { hasBody, isJsonContentType, sendJson } from "./lib/http";
@@ -21,13 +22,73 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 /** How often Node checks those deadlines (its default, 30 s, lets a socket overstay by that). */
 export const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
-export function applyDeadlines(server: http.Server, options: { headersTimeoutMs?: number; requestTimeoutMs?: number } = {}): void {
+/** Node refuses connections past this: under the 20,000 open files these machines allow. */
+export const MAX_CONNECTIONS = 19_000;
+/** Past this many sockets, idle ones (never spoke, or kept alive between requests) are shed. */
+export const SHED_IDLE_AT = 17_000;
+
+export interface DeadlineOptions {
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  /** Tests use a small number to see shedding happen. */
+  shedIdleAt?: number;
+}
+
+export function applyDeadlines(server: http.Server, options: DeadlineOptions = {}): void {
   server.headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
   server.requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
-  // An idle keep-alive socket: above the agents' heartbeat spacing would keep more sockets;
-  // the default 5 s makes agents reconnect for nearly every heartbeat.
+  // Between requests a socket may stay open this long: above the agents' heartbeat spacing,
+  // so they reuse it (the default 5 s makes them reconnect for nearly every heartbeat).
   server.keepAliveTimeout = 75_000;
-  server.maxConnections = 19_000;
+  server.maxConnections = MAX_CONNECTIONS;
+  guardIdleSockets(server, server.headersTimeout, options.shedIdleAt ?? SHED_IDLE_AT);
+}
+
+/**
+ * Node's deadlines start with a request's first byte: a socket that never sends one is never
+ * timed out, and one kept alive after an answer stays 75 s. Enough of either fills
+ * `maxConnections` and every new client is refused. So a socket that has not sent a request
+ * within the header deadline is closed, and once the server holds `shedAt` sockets, a new one
+ * makes room by closing the oldest idle socket (one that never spoke, then one kept alive
+ * between requests); sockets in the middle of a request, held long-polls included, are never
+ * shed.
+ */
+function guardIdleSockets(server: http.Server, firstRequestMs: number, shedAt: number): void {
+  // Insertion order is age order: the first of each set is its oldest.
+  const fresh = new Set<Socket>();
+  const idle = new Set<Socket>();
+  let open = 0;
+  const shedOne = (): boolean => {
+    const victim = fresh.values().next().value ?? idle.values().next().value;
+    if (!victim) return false;
+    fresh.delete(victim);
+    idle.delete(victim);
+    victim.destroy();
+    return true;
+  };
+  server.on("connection", (socket: Socket) => {
+    open++;
+    while (open > shedAt && shedOne()) { /* made room */ }
+    fresh.add(socket);
+    const timer = setTimeout(() => {
+      if (fresh.has(socket)) socket.destroy();
+    }, firstRequestMs);
+    timer.unref();
+    socket.once("close", () => {
+      open--;
+      clearTimeout(timer);
+      fresh.delete(socket);
+      idle.delete(socket);
+    });
+  });
+  server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const socket = req.socket;
+    fresh.delete(socket);
+    idle.delete(socket);
+    res.once("finish", () => {
+      if (!socket.destroyed) idle.add(socket);
+    });
+  });
 }
 
 /** Paths whose bodies are JSON and whose handlers stream them with their own limit. */

@@ -30,7 +30,7 @@ import { startControllers } from "./controllers";
 import { sendJson } from "./lib/http";
 import { AppError } from "./errors";
 import { clientAddress, CLIENT_ADDRESS_HEADER } from "./lib/client-address";
-import { admit, applyDeadlines, parseRequestUrl, TIMEOUT_CHECK_INTERVAL_MS } from "./front-door";
+import { admit, applyDeadlines, parseRequestUrl, TIMEOUT_CHECK_INTERVAL_MS, type DeadlineOptions } from "./front-door";
 import { sameHash, sha256 } from "./lib/crypto";
 
 import type { Principal } from "./auth/roles";
@@ -47,7 +47,7 @@ export interface StartOptions {
   /** false: no SQLite fast path, so tests can run the Prisma paths PostgreSQL will take. */
   fastPath?: boolean;
   /** Shorter request deadlines for tests (front-door.ts has the defaults). */
-  deadlines?: { headersTimeoutMs?: number; requestTimeoutMs?: number };
+  deadlines?: DeadlineOptions;
 }
 
 export interface RunningServer {

@@ -67,6 +67,43 @@ describe("deadlines", () => {
     expect(answer.ms).toBeLessThan(4_000);
   });
 
+  it("a socket that never sends a byte is closed after the header deadline", async () => {
+    const answer = await raw(quick.url, "", 8_000);
+    expect(answer.closed).toBe(true);
+    expect(answer.ms).toBeLessThan(4_000);
+  });
+
+  it("near the connection cap, new sockets shed the oldest idle ones, never a held poll", async () => {
+    const tight = await startTestServer({}, { deadlines: { shedIdleAt: 6 } });
+    const sockets: net.Socket[] = [];
+    try {
+      const device = await enrollDevice(tight);
+      const controller = new AbortController();
+      const held = fetch(`${tight.url}/api/agent/v1/work?wait=5`, { headers: device.auth, signal: controller.signal }).then(async (r) => ({ status: r.status, body: await r.json() }));
+      await new Promise((r) => setTimeout(r, 300));
+      const closed: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        const socket = net.connect(Number(new URL(tight.url).port), "127.0.0.1");
+        socket.on("close", () => closed.push(i));
+        socket.on("error", () => undefined);
+        sockets.push(socket);
+        await new Promise((r) => socket.once("connect", r));
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await new Promise((r) => setTimeout(r, 200));
+      // The oldest idle sockets made room; the newest are still open.
+      expect(closed.length).toBeGreaterThanOrEqual(4);
+      expect(Math.max(...closed)).toBeLessThan(closed.length + 1);
+      expect(sockets.at(-1)!.destroyed).toBe(false);
+      // Operators still get in, and the held poll answers as it would have.
+      expect((await tight.api("GET", "/devices")).status).toBe(200);
+      expect(await held).toEqual({ status: 200, body: { actions: [] } });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await tight.close();
+    }
+  });
+
   it("a held long-poll outlives the request deadline: its request was received whole", async () => {
     const device = await enrollDevice(quick);
     const started = Date.now();
