@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 
 export const root = path.resolve(import.meta.dirname, "..");
@@ -64,4 +65,27 @@ export async function startServerProcess(opts: { port: number; dir: string; admi
     } catch { /* not yet */ }
     await sleep(200);
   }
+}
+
+/**
+ * A run's scratch folder and child processes, both gone when the process exits, and its
+ * deadline: a run is bounded in time whatever happens.
+ */
+export function runScope(tag: string, deadlineSeconds: number) {
+  const deadline = Date.now() + deadlineSeconds * 1000;
+  const children: ChildProcess[] = [];
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `drover-${tag}-`));
+  process.on("exit", () => {
+    for (const c of children) c.kill("SIGKILL");
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  process.on("SIGINT", () => process.exit(130));
+  return {
+    deadline,
+    children,
+    dir,
+    checkDeadline() {
+      if (Date.now() > deadline) throw new Error(`${tag} deadline passed`);
+    },
+  };
 }

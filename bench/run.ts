@@ -18,12 +18,12 @@
  * BENCH_ACTION_ROUNDS (5), BENCH_HEARTBEAT_SECONDS (10), BENCH_PORT (3290),
  * BENCH_DEADLINE_SECONDS (1200).
  */
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { spawn, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { client, logger, node, percentile, root, rssMb, sleep, startServerProcess } from "./lib";
+import { client, logger, node, percentile, root, rssMb, runScope, sleep, startServerProcess } from "./lib";
 
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 10_000);
 const WAKE_SAMPLES = Number(process.env.BENCH_WAKE_SAMPLES ?? 200);
@@ -31,24 +31,12 @@ const ACTION_AGENTS = Number(process.env.BENCH_ACTION_AGENTS ?? 1000);
 const ACTION_ROUNDS = Number(process.env.BENCH_ACTION_ROUNDS ?? 5);
 const HEARTBEAT_WINDOW = Number(process.env.BENCH_HEARTBEAT_SECONDS ?? 10);
 const PORT = Number(process.env.BENCH_PORT ?? 3290);
-const DEADLINE = Date.now() + Number(process.env.BENCH_DEADLINE_SECONDS ?? 1200) * 1000;
 const URL_ = `http://127.0.0.1:${PORT}`;
 const ADMIN_PASSWORD = "bench-admin-password";
 const { json, metric } = client(URL_);
 const log = logger("bench");
 
-const children: ChildProcess[] = [];
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-bench-"));
-function cleanup() {
-  for (const c of children) c.kill("SIGKILL");
-  fs.rmSync(dir, { recursive: true, force: true });
-}
-process.on("exit", cleanup);
-process.on("SIGINT", () => process.exit(130));
-
-function checkDeadline() {
-  if (Date.now() > DEADLINE) throw new Error("bench deadline passed");
-}
+const { deadline: DEADLINE, children, dir, checkDeadline } = runScope("bench", Number(process.env.BENCH_DEADLINE_SECONDS ?? 1200));
 
 async function enroll(name: string, labels: Record<string, string> = {}): Promise<string> {
   const secret = randomBytes(32).toString("base64url");

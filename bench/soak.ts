@@ -19,35 +19,24 @@
  * Options (env): SOAK_AGENTS (1000), SOAK_CONNS (5000), SOAK_GUESSERS (4), SOAK_SECONDS (60),
  * SOAK_PORT (3291), SOAK_DEADLINE_SECONDS (900).
  */
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { client, logger, node, percentile, root, rssMb, sleep, startServerProcess } from "./lib";
+import { client, logger, node, percentile, root, rssMb, runScope, sleep, startServerProcess } from "./lib";
 
 const AGENTS = Number(process.env.SOAK_AGENTS ?? 1000);
 const CONNS = Number(process.env.SOAK_CONNS ?? 5000);
 const GUESSERS = Number(process.env.SOAK_GUESSERS ?? 4);
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
 const PORT = Number(process.env.SOAK_PORT ?? 3291);
-const DEADLINE = Date.now() + Number(process.env.SOAK_DEADLINE_SECONDS ?? 900) * 1000;
 const URL_ = `http://127.0.0.1:${PORT}`;
 const ADMIN_PASSWORD = "soak-admin-password";
 const OPERATOR_TIMEOUT_MS = 10_000;
 const { json, metric } = client(URL_);
 const log = logger("soak");
 
-const children: ChildProcess[] = [];
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-soak-"));
-process.on("exit", () => {
-  for (const c of children) c.kill("SIGKILL");
-  fs.rmSync(dir, { recursive: true, force: true });
-});
-process.on("SIGINT", () => process.exit(130));
-
-function checkDeadline() {
-  if (Date.now() > DEADLINE) throw new Error("soak deadline passed");
-}
+const { deadline: DEADLINE, children, dir, checkDeadline } = runScope("soak", Number(process.env.SOAK_DEADLINE_SECONDS ?? 900));
 
 async function onlineDevices(op: Record<string, string>): Promise<number> {
   const res = await json<{ total: number }>("GET", `/api/v1/devices?labelSelector=${encodeURIComponent("soak=true")}&summary=Online&limit=1`, undefined, op);

@@ -4,6 +4,7 @@
  * unknown one; lastUsedAt is written at most once a minute.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ActionEvent } from "./helpers/actions";
 import { startTestServer, ADMIN_PASSWORD, type TestServer } from "./helpers/server";
 import { expectError } from "./helpers/devices";
 import { createUser } from "../server/auth/auth";
@@ -29,14 +30,6 @@ interface Created {
   token: string;
   username: string;
   role: string;
-}
-interface EventRow {
-  objectKind: string;
-  objectName: string;
-  type: string;
-  reason: string;
-  message: string;
-  actor: string;
 }
 
 async function login(username: string, password: string, name?: string): Promise<Created> {
@@ -166,7 +159,7 @@ describe("revoking", () => {
     const second = await revoke(t.id, vera.token);
     expect(second.status).toBe(200);
     expect(second.body).toMatchObject({ status: "Revoked", revokedAt: first.body.revokedAt, revokedBy: "user:admin" });
-    const events = (await s.api<{ items: EventRow[] }>("GET", "/events?kind=User&name=vera&limit=1000")).body.items.filter((e) => e.message.includes(t.id));
+    const events = (await s.api<{ items: ActionEvent[] }>("GET", "/events?kind=User&name=vera&limit=1000")).body.items.filter((e) => e.message.includes(t.id));
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ type: "ApiTokenRevoked", reason: "Revoked", actor: "user:admin", message: `API token "twice" (${t.id}) revoked` });
   });
@@ -199,7 +192,7 @@ describe("revoking", () => {
   it("the revocation is in the event log, under the token's owner", async () => {
     const t = await login("otto", PASSWORDS.otto, "audited");
     await revoke(t.id, s.adminToken);
-    const events = (await s.api<{ items: EventRow[] }>("GET", "/events?kind=User&name=otto&limit=1000")).body.items;
+    const events = (await s.api<{ items: ActionEvent[] }>("GET", "/events?kind=User&name=otto&limit=1000")).body.items;
     expect(events.find((e) => e.message.includes(t.id))).toMatchObject({ objectKind: "User", objectName: "otto", type: "ApiTokenRevoked", actor: "user:admin" });
   });
 });
