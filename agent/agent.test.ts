@@ -171,7 +171,7 @@ describe("operation", () => {
     const { agent, store, events } = await enrolledAgent();
     server.setSpec("worker-0", 3);
     await eventually(() => server.device("worker-0").reports.some((r) => r.config.renderedVersion === 3), 2_000, "report of v3");
-    expect(await store.read("spec", AppliedSpecDocument)).toMatchObject({ renderedVersion: 3, spec: { config: { answer: 3 } } });
+    expect(await store.read("spec", AppliedSpecDocument)).toMatchObject({ renderedVersion: 3, spec: { config: { files: [{ path: "/etc/answer", content: "3" }] } } });
     expect(agent.appliedVersion).toBe(3);
     expect(events()).toContain("spec.applied");
     // The next poll asks for newer than 3.

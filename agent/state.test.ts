@@ -81,7 +81,7 @@ describe("FileStateStore", () => {
     const spec: AppliedSpecDocument = {
       version: 1,
       renderedVersion: 3,
-      spec: { renderedVersion: 3, templateVersion: "t", version: "1", config: {}, applications: [], hooks: {} },
+      spec: { renderedVersion: 3, templateVersion: "t", version: "1", config: { files: [] }, applications: [], hooks: {} },
       appliedAt: new Date().toISOString(),
     };
     await store.write("spec", spec);

@@ -89,17 +89,44 @@ export const WorkQuery = WaitQuery.extend({
   specVersion: z.coerce.number().int().min(0).default(0),
 });
 
-export const ApplicationSpec = z.object({
-  name: z.string(),
-  image: z.string().optional(),
+/** An absolute path without `..` segments: the agent writes it under its own root directory. */
+export const ConfigFilePath = z
+  .string()
+  .min(2)
+  .max(1024)
+  .regex(/^\//, "an absolute path, e.g. /etc/app.conf")
+  .refine((p) => !p.split("/").includes(".."), 'no ".." segments');
+
+export const ConfigFile = z.strictObject({
+  path: ConfigFilePath,
+  content: z.string().max(256 * 1024),
+  /** Octal file mode as a string, e.g. "0644". */
+  mode: z.string().regex(/^0?[0-7]{3}$/, 'an octal mode such as "0644"').optional(),
+});
+export type ConfigFile = z.infer<typeof ConfigFile>;
+
+export const ApplicationName = z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, "lowercase letters, digits and '-'");
+
+/** An application the agent runs and supervises: argv (no shell) and its environment. */
+export const ApplicationSpec = z.strictObject({
+  name: ApplicationName,
+  command: z.array(z.string().min(1)).min(1, "at least the program to run"),
   env: jsonRecord(z.string()).optional(),
 });
+export type ApplicationSpec = z.infer<typeof ApplicationSpec>;
+
+export const SpecArtifact = z.strictObject({ url: z.url(), sha256: z.string().regex(/^[a-f0-9]{64}$/, "64 lowercase hex digits") });
+
+/**
+ * The device's whole rendered spec (AGENT_PROTOCOL.md `spec`): its fleet's template at the
+ * version the rollout gave it, numbered by `renderedVersion`, which grows on every change.
+ */
 export const RenderedSpec = z.object({
   renderedVersion: z.number().int(),
   templateVersion: z.string(),
   version: z.string(),
-  artifact: z.object({ url: z.string(), sha256: z.string() }).optional(),
-  config: jsonRecord(z.unknown()).default({}),
+  artifact: SpecArtifact.optional(),
+  config: z.object({ files: z.array(ConfigFile).default([]) }).default({ files: [] }),
   applications: z.array(ApplicationSpec).default([]),
   hooks: jsonRecord(z.unknown()).default({}),
 });

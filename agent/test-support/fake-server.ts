@@ -153,7 +153,7 @@ export class FakeServer {
       renderedVersion,
       templateVersion: `t${renderedVersion}`,
       version: `1.${renderedVersion}.0`,
-      config: { answer: renderedVersion },
+      config: { files: [{ path: "/etc/answer", content: String(renderedVersion) }] },
       applications: [],
       hooks: {},
     };
