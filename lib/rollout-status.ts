@@ -7,7 +7,7 @@
  * 002's "one owner per status"); `by: "operator"` is a pause / resume / promote / abort
  * request that the controller acts on. Operators never write the status themselves.
  */
-import { defineStateMachine, type TransitionDef } from "./state-machine";
+import { defineStateMachine } from "./state-machine";
 
 export const rolloutMachine = defineStateMachine({
   name: "Rollout",
@@ -63,7 +63,7 @@ export const rolloutMachine = defineStateMachine({
       { from, to: "Aborted" as const, label: "abort", by: "operator" as const },
       { from, to: "Superseded" as const, label: "a newer template version", by: "server" as const },
     ]),
-  ] satisfies TransitionDef<string>[],
+  ],
 });
 
 export type RolloutPhase = keyof typeof rolloutMachine.states;
