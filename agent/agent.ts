@@ -14,14 +14,16 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import type { DeviceRole, RenderedSpec, StatusReport } from "../lib/protocol";
+import type { DeviceRole, StatusReport } from "../lib/protocol";
 import { ActionQueue, type ActionStats } from "./actions";
 import { InvalidResponseError, ProtocolClient, ProtocolError, TransportError } from "./client";
 import { builtinExecutors, type ExecutorRegistry } from "./executors";
 import type { HealthSource, Resources } from "./health";
-import { PersistingSpecApplier, readAppliedSpec, type SpecApplier } from "./spec";
+import { NullRuntime } from "./runtime/null";
+import type { DeviceRuntime } from "./runtime/types";
 import { IdentityDocument, StateError, type AppliedSpecDocument, type StateStore } from "./state";
 import { Backoff, jittered, linkedSignal, sleep, Waker, type BackoffOptions } from "./timing";
+import { Updater } from "./update";
 
 export interface DeviceIdentity {
   name: string;
@@ -51,6 +53,12 @@ export interface AgentTiming {
   fastAnswerMs: number;
   /** ± share of jitter on each heartbeat interval (0 = exact). */
   heartbeatJitter: number;
+  /**
+   * How long an update waits, after entering a state, for a heartbeat carrying it to be
+   * answered (each state is sent at once either way). 0: do not wait; states that pass
+   * quicker than a heartbeat round trip are then not all seen by the server.
+   */
+  updateStateReportMs: number;
 }
 
 export const DEFAULT_TIMING: AgentTiming = {
@@ -61,6 +69,7 @@ export const DEFAULT_TIMING: AgentTiming = {
   heldWorkDelayMs: 5_000,
   fastAnswerMs: 500,
   heartbeatJitter: 0,
+  updateStateReportMs: 2_000,
 };
 
 export type Applications = StatusReport["applications"];
@@ -72,11 +81,14 @@ export interface AgentOptions {
   health: HealthSource;
   logger: Logger;
   timing?: Partial<AgentTiming>;
-  /** Applications to report; none by default. The simulator reports synthetic ones. */
-  applications?: (applied: AppliedSpecDocument | null) => Applications;
   /** The action kinds this agent runs; the built-in ones (no exec allowed, simulated reboot) by default. */
   executors?: ExecutorRegistry;
-  specApplier?: SpecApplier;
+  /**
+   * What applying a spec does to the device and which applications it reports: the host
+   * (runtime/host.ts) for the agent process, a simulated one in the simulator; by default
+   * nothing (no files, no applications).
+   */
+  runtime?: DeviceRuntime;
   now?: () => number;
   random?: () => number;
 }
@@ -111,6 +123,7 @@ export interface AgentStats {
   enrollmentsRequested: number;
   polls: number;
   specsApplied: number;
+  specsFailed: number;
   heartbeats: number;
   errors: number;
 }
@@ -119,7 +132,7 @@ type Decision = { kind: "retry"; delayMs: number } | { kind: "fatal"; outcome: A
 
 export class Agent {
   phase: AgentPhase = "idle";
-  readonly stats: AgentStats = { enrollmentsRequested: 0, polls: 0, specsApplied: 0, heartbeats: 0, errors: 0 };
+  readonly stats: AgentStats = { enrollmentsRequested: 0, polls: 0, specsApplied: 0, specsFailed: 0, heartbeats: 0, errors: 0 };
 
   private readonly timing: AgentTiming;
   private readonly log: Logger;
@@ -127,12 +140,12 @@ export class Agent {
   private readonly random: () => number;
   /** The action queue: journal, runner and reports (actions.ts). */
   private readonly actions: ActionQueue;
-  private readonly specApplier: SpecApplier;
+  /** Applies specs through seed 003's update states (update.ts). */
+  private readonly updater: Updater;
   private readonly stopController = new AbortController();
   private readonly heartbeatWaker = new Waker();
 
   private identity: IdentityDocument | null = null;
-  private applied: AppliedSpecDocument | null = null;
   private running: Promise<AgentOutcome> | null = null;
   /** A fatal outcome found by the heartbeat loop, to end the poll loop with. */
   private fatal: AgentOutcome | null = null;
@@ -140,6 +153,11 @@ export class Agent {
   private pollController: AbortController | null = null;
   /** The heartbeat on its way, if any: action reports wait for it (see actions.ts). */
   private heartbeatInFlight: Promise<void> | null = null;
+  /** Heartbeat bodies built so far, and the number of the last one answered (or failed). */
+  private heartbeatsBuilt = 0;
+  private heartbeatsSettled = 0;
+  private heartbeatWaiters: { want: number; resolve: () => void }[] = [];
+  private heartbeatLoopRunning = false;
 
   constructor(private readonly options: AgentOptions) {
     this.timing = { ...DEFAULT_TIMING, ...options.timing };
@@ -158,7 +176,17 @@ export class Agent {
       heartbeatSettled: () => this.heartbeatInFlight ?? Promise.resolve(),
       onConditionChange: () => this.heartbeatWaker.wake(),
     });
-    this.specApplier = options.specApplier ?? new PersistingSpecApplier(options.store);
+    this.updater = new Updater({
+      store: options.store,
+      runtime: options.runtime ?? new NullRuntime(),
+      logger: options.logger,
+      now: this.now,
+      report: () => this.reportUpdateState(),
+      onOutcome: (outcome) => {
+        if (outcome === "Updated") this.stats.specsApplied++;
+        else this.stats.specsFailed++;
+      },
+    });
   }
 
   /** Starts the agent in the background; resolves with how it ended. */
@@ -174,11 +202,21 @@ export class Agent {
   }
 
   get appliedVersion(): number {
-    return this.applied?.renderedVersion ?? 0;
+    return this.updater.appliedVersion;
   }
 
   get appliedSpec(): AppliedSpecDocument | null {
-    return this.applied;
+    return this.updater.applied;
+  }
+
+  /** conditions.updating as the next heartbeat reports it. */
+  get updatingCondition() {
+    return this.updater.condition();
+  }
+
+  /** Resolves when no update is under way (tests). */
+  updateIdle(): Promise<void> {
+    return this.updater.idle();
   }
 
   get actionStats(): ActionStats {
@@ -216,6 +254,9 @@ export class Agent {
     } finally {
       this.phase = "done";
       await this.actions.stop().catch(() => undefined);
+      // Interrupts an update under way (its journal resumes it at the next start) and
+      // stops the applications.
+      await this.updater.stop().catch((error: unknown) => this.log.error({ event: "update.stop-failed", error: errorInfo(error) }, "stopping the applications failed"));
     }
   }
 
@@ -229,7 +270,7 @@ export class Agent {
       };
     }
     if (identity?.decommissioned) return { kind: "already-decommissioned" };
-    this.applied = await readAppliedSpec(store);
+    await this.updater.load();
 
     if (identity?.token === undefined) {
       const enrolled = await this.enroll(identity);
@@ -358,6 +399,8 @@ export class Agent {
     // The journal first: the first heartbeat must list the queue, or the server takes the
     // actions missing from it for LOST.
     await this.actions.start();
+    // The running spec's applications, and an update a restart interrupted.
+    await this.updater.start();
     this.phase = "polling";
     // `life` ends both loops: on stop(), or when the heartbeat finds the credential revoked.
     const life = new AbortController();
@@ -395,7 +438,9 @@ export class Agent {
       let work;
       try {
         this.stats.polls++;
-        work = await this.options.client.getWork(token, this.appliedVersion, this.timing.pollWaitSeconds, linked.signal);
+        // Newer than any spec taken, the failed ones included: a spec that failed is not
+        // retried (seed 003), the server renders a new version instead.
+        work = await this.options.client.getWork(token, this.updater.knownVersion, this.timing.pollWaitSeconds, linked.signal);
       } catch (error) {
         if (life.aborted) break;
         if (controller.signal.aborted) continue; // silenced
@@ -413,18 +458,8 @@ export class Agent {
       if (work.decommission) return this.decommission(life, stopHeartbeats);
 
       let tookWork = false;
-      if (work.spec && work.spec.renderedVersion !== this.appliedVersion) {
-        try {
-          await this.applySpec(work.spec);
-          tookWork = true;
-        } catch (error) {
-          this.stats.errors++;
-          const delayMs = retry.next();
-          this.log.error({ event: "spec.failed", renderedVersion: work.spec.renderedVersion, error: errorInfo(error), retryInMs: delayMs }, "applying spec failed");
-          await sleep(delayMs, life);
-          continue;
-        }
-      }
+      // The update runs beside the poll: actions, cancels and a decommission still arrive.
+      if (work.spec && this.updater.offer(work.spec)) tookWork = true;
       const offered = work.actions.length > 0 || (work.cancel?.length ?? 0) > 0;
       let delayMs = (work.pollAfterSeconds ?? 0) * 1000;
       let slowDown = !tookWork && !offered && this.now() - started < this.timing.fastAnswerMs;
@@ -463,18 +498,45 @@ export class Agent {
     return this.fatal ? this.fatalOutcome(this.fatal) : { kind: "stopped" };
   }
 
-  private async applySpec(spec: RenderedSpec): Promise<void> {
-    const from = this.appliedVersion;
-    this.applied = await this.specApplier.apply(spec, async () => undefined);
-    this.stats.specsApplied++;
-    this.log.info(
-      { event: "spec.applied", renderedVersion: spec.renderedVersion, previous: from, templateVersion: spec.templateVersion, version: spec.version },
-      "spec applied",
-    );
+  /**
+   * An update entered a reported state: a heartbeat goes out at once, and the update waits
+   * (up to `updateStateReportMs`) until one built after this moment has been answered, so
+   * the server sees each state rather than only the last of a quick run.
+   */
+  private reportUpdateState(): Promise<void> {
+    const want = this.heartbeatsBuilt + 1;
     this.heartbeatWaker.wake();
+    const waitMs = this.timing.updateStateReportMs;
+    if (waitMs <= 0 || this.stopped || !this.heartbeatLoopRunning) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.heartbeatWaiters = this.heartbeatWaiters.filter((w) => w !== waiter);
+        resolve();
+      };
+      const waiter = { want, resolve: done };
+      const timer = setTimeout(done, waitMs);
+      this.heartbeatWaiters.push(waiter);
+    });
+  }
+
+  private heartbeatSettled(seq: number): void {
+    this.heartbeatsSettled = Math.max(this.heartbeatsSettled, seq);
+    for (const waiter of this.heartbeatWaiters.filter((w) => w.want <= this.heartbeatsSettled)) waiter.resolve();
   }
 
   private async heartbeatLoop(signal: AbortSignal, life: AbortController): Promise<void> {
+    this.heartbeatLoopRunning = true;
+    try {
+      await this.heartbeats(signal, life);
+    } finally {
+      this.heartbeatLoopRunning = false;
+      // Nobody will send what an update waits to report.
+      for (const waiter of [...this.heartbeatWaiters]) waiter.resolve();
+    }
+  }
+
+  private async heartbeats(signal: AbortSignal, life: AbortController): Promise<void> {
     const retry = new Backoff({ ...this.timing.retry, random: this.random });
     let delayMs = 0; // the first heartbeat goes out at once
     while (!signal.aborted) {
@@ -505,13 +567,16 @@ export class Agent {
 
   private async sendStatus(extra: Pick<StatusReport, "decommissioning">, signal: AbortSignal) {
     const resources = await this.resources();
-    // From here to the POST nothing awaits: the queue listed is the queue as it is sent.
+    // From here to the POST nothing awaits: the queue listed is the queue as it is sent,
+    // and so is the update condition.
+    const seq = ++this.heartbeatsBuilt;
+    const updating = this.updater.condition();
     const sending = this.options.client.postStatus(
       this.token(),
       {
         resources,
-        applications: this.options.applications?.(this.applied) ?? [],
-        conditions: { rebooting: this.actions.rebooting },
+        applications: this.updater.applications(),
+        conditions: { ...(updating ? { updating } : {}), rebooting: this.actions.rebooting },
         config: { renderedVersion: this.appliedVersion },
         actions: this.actions.queue(),
         ...extra,
@@ -519,8 +584,8 @@ export class Agent {
       signal,
     );
     const inFlight = sending.then(
-      () => undefined,
-      () => undefined,
+      () => this.heartbeatSettled(seq),
+      () => this.heartbeatSettled(seq),
     );
     this.heartbeatInFlight = inFlight;
     let answer;
@@ -560,7 +625,8 @@ export class Agent {
     let result: { state: "Completed" | "Error"; info?: string } = { state: "Completed" };
     const steps: [string, () => Promise<void>][] = [
       ["stop actions", () => this.actions.remove()],
-      ["remove applied spec", () => this.options.store.remove("spec")],
+      ["stop applications", () => this.updater.reset()],
+      ["remove applied spec", () => this.updater.forgetApplied()],
     ];
     for (const [step, run] of steps) {
       try {
@@ -572,7 +638,6 @@ export class Agent {
         break;
       }
     }
-    this.applied = null;
 
     if (!(await this.reportDecommissioning(result, life))) return { kind: "stopped" };
     this.log.info({ event: `decommission.${result.state.toLowerCase()}`, info: result.info }, `decommissioning ${result.state}`);
@@ -626,7 +691,8 @@ export class Agent {
     if (outcome.kind === "revoked" && this.identity?.decommissioning) {
       this.log.info({ event: "decommission.resumed" }, "credential revoked during decommissioning; finishing");
       await this.actions.remove();
-      await this.options.store.remove("spec");
+      await this.updater.reset();
+      await this.updater.forgetApplied();
       await this.wipeCredential();
       return { kind: "decommissioned", state: "Completed" };
     }

@@ -16,6 +16,10 @@ describe("agent command line", () => {
       role: "controller",
       allowExec: [],
       realReboot: false,
+      rootDir: undefined,
+      allowApps: [],
+      appSettleSeconds: 3,
+      appStartTimeoutSeconds: 60,
       logLevel: "info",
     });
   });
@@ -24,6 +28,12 @@ describe("agent command line", () => {
     const config = parseAgentArgs([...base, "--allow-exec", "echo, /usr/bin/uptime,echo", "--real-reboot"]);
     expect(config !== "help" && config.allowExec).toEqual(["echo", "/usr/bin/uptime"]);
     expect(config !== "help" && config.realReboot).toBe(true);
+  });
+
+  it("reads --allow-apps as a list of programs or '*', --root-dir and the application timings", () => {
+    const listed = parseAgentArgs([...base, "--allow-apps", "/usr/bin/node, node,/usr/bin/node", "--root-dir", "rel/root", "--app-settle-seconds", "0.5", "--app-start-timeout-seconds", "10"]);
+    expect(listed).toMatchObject({ allowApps: ["/usr/bin/node", "node"], rootDir: path.resolve("rel/root"), appSettleSeconds: 0.5, appStartTimeoutSeconds: 10 });
+    expect(parseAgentArgs([...base, "--allow-apps", "*"])).toMatchObject({ allowApps: "*" });
   });
 
   it("fills defaults: no labels, this host's platform, worker", () => {
@@ -61,6 +71,10 @@ describe("agent command line", () => {
     ["option without value", ["--server"], /--server/],
     ["empty command in --allow-exec", [...base, "--allow-exec", "echo,,ls"], /--allow-exec: a comma-separated list/],
     ["--real-reboot with a value", [...base, "--real-reboot=yes"], /real-reboot/],
+    ["empty program in --allow-apps", [...base, "--allow-apps", "node,,python3"], /--allow-apps: a comma-separated list of programs/],
+    ["'*' inside a list", [...base, "--allow-apps", "node,*"], /--allow-apps: a comma-separated list/],
+    ["negative settle time", [...base, "--app-settle-seconds=-1"], /--app-settle-seconds:/],
+    ["zero start timeout", [...base, "--app-start-timeout-seconds", "0"], /--app-start-timeout-seconds:/],
   ];
   it.each(bad)("rejects %s", (_name, argv, message) => {
     expect(() => parseAgentArgs(argv)).toThrow(ArgsError);
@@ -89,6 +103,12 @@ describe("simulator command line", () => {
     });
   });
 
+  it("reads the update knobs", () => {
+    const config = parseSimulateArgs(["--server", "http://h:1", "--agents", "3", "--crash-versions", "2.0.0, 2.1.0", "--crash-seconds", "4", "--fail-versions", "3.0.0", "--slow-apply-seconds", "5", "--slow-versions", "4.0.0"]);
+    expect(config).toMatchObject({ crashVersions: ["2.0.0", "2.1.0"], crashSeconds: 4, failVersions: ["3.0.0"], slowApplySeconds: 5, slowVersions: ["4.0.0"] });
+    expect(parseSimulateArgs(["--server", "http://h:1", "--agents", "3"])).toMatchObject({ crashVersions: undefined, crashSeconds: 10, failVersions: undefined, slowApplySeconds: 0, slowVersions: undefined });
+  });
+
   it("reads the action knobs", () => {
     const config = parseSimulateArgs(["--server", "http://h:1", "--agents", "3", "--action-failure", "0.25", "--action-seconds", "1-2.5"]);
     expect(config).toMatchObject({ actionFailure: 0.25, actionSeconds: [1, 2.5] });
@@ -105,6 +125,9 @@ describe("simulator command line", () => {
     ["action failure above 1", ["--server", "http://h", "--agents", "5", "--action-failure", "2"], /--action-failure: must be between 0 and 1/],
     ["action seconds not a range", ["--server", "http://h", "--agents", "5", "--action-seconds", "3"], /--action-seconds: MIN-MAX/],
     ["action seconds reversed", ["--server", "http://h", "--agents", "5", "--action-seconds", "2-1"], /--action-seconds: MIN-MAX/],
+    ["empty version", ["--server", "http://h", "--agents", "5", "--fail-versions", "1.0.0,"], /--fail-versions: a comma-separated list of template versions/],
+    ["zero crash period", ["--server", "http://h", "--agents", "5", "--crash-seconds", "0"], /--crash-seconds:/],
+    ["negative slow apply", ["--server", "http://h", "--agents", "5", "--slow-apply-seconds=-2"], /--slow-apply-seconds:/],
   ];
   it.each(bad)("rejects %s", (_name, argv, message) => {
     expect(() => parseSimulateArgs(argv)).toThrow(message);

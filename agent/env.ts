@@ -78,6 +78,35 @@ const AllowExec = z
     return [...new Set(commands)];
   });
 
+/** `--allow-apps node,/usr/bin/python3` or `--allow-apps '*'`: programs applications may run. */
+const AllowApps = z
+  .string()
+  .default("")
+  .transform((value, ctx): string[] | "*" => {
+    if (value.trim() === "*") return "*";
+    if (value.trim() === "") return [];
+    const programs = value.split(",").map((c) => c.trim());
+    if (programs.some((c) => c === "" || c === "*")) {
+      ctx.addIssue({ code: "custom", message: "a comma-separated list of programs, e.g. /usr/bin/node,/opt/app/bin/server, or '*' for any" });
+      return z.NEVER;
+    }
+    return [...new Set(programs)];
+  });
+
+/** `--fail-versions 3.0.0,3.1.0`: template version strings. */
+const VersionList = z
+  .string()
+  .optional()
+  .transform((value, ctx): string[] | undefined => {
+    if (value === undefined) return undefined;
+    const versions = value.split(",").map((v) => v.trim());
+    if (versions.some((v) => v === "")) {
+      ctx.addIssue({ code: "custom", message: "a comma-separated list of template versions, e.g. 2.0.0,2.1.0" });
+      return z.NEVER;
+    }
+    return [...new Set(versions)];
+  });
+
 /** `--action-seconds 0.05-0.5`: a range of seconds. */
 const SecondsRange = z
   .string()
@@ -112,10 +141,22 @@ Options:
                        exactly, e.g. echo,/usr/bin/uptime (default: none; exec is refused)
   --real-reboot        reboot actions reboot this host (systemctl reboot); without it they
                        are simulated: Rebooting is reported for a few seconds
+  --root-dir DIR       the spec's config files are written under DIR (default: DIR/root of
+                       the state directory); a spec path /etc/app.conf becomes DIR/etc/app.conf
+  --allow-apps LIST    programs the spec's applications may run, comma-separated and matched
+                       exactly against argv[0], e.g. /usr/bin/node,/opt/app/bin/server; '*'
+                       allows any (default: none; a spec with applications fails to apply)
+  --app-settle-seconds S
+                       an application is up (Running) once it has run S seconds (default: 3)
+  --app-start-timeout-seconds S
+                       how long an update waits for its applications to be up before it
+                       rolls back (default: 60)
   --log-level LEVEL    trace, debug, info, warn, error, fatal or silent (default: info)
   -h, --help           show this help
 
 Action kinds: noop; sleep {seconds}; exec {command, args?, timeoutSeconds?}; reboot.
+Specs: Preparing (artifact downloaded, sha256 checked) → ReadyToUpdate → ApplyingUpdate
+(files written) → Updated once the applications are up; on failure RollingBack → Error.
 
 Exit status: 0 stopped by a signal or decommissioned; 1 credential revoked, name taken or
 another fatal error; 2 bad arguments.`;
@@ -129,6 +170,14 @@ const AgentArgs = z.object({
   role: DeviceRole.default("worker"),
   allowExec: AllowExec,
   realReboot: z.boolean().default(false),
+  rootDir: z
+    .string()
+    .min(1)
+    .optional()
+    .transform((dir) => (dir === undefined ? undefined : path.resolve(dir))),
+  allowApps: AllowApps,
+  appSettleSeconds: z.coerce.number().min(0).max(3600).default(3),
+  appStartTimeoutSeconds: z.coerce.number().positive().max(86_400).default(60),
   logLevel: LogLevel.default("info"),
 });
 export type AgentConfig = z.infer<typeof AgentArgs>;
@@ -143,6 +192,10 @@ export function parseAgentArgs(argv: string[]): AgentConfig | "help" {
     role: { type: "string" },
     "allow-exec": { type: "string" },
     "real-reboot": { type: "boolean" },
+    "root-dir": { type: "string" },
+    "allow-apps": { type: "string" },
+    "app-settle-seconds": { type: "string" },
+    "app-start-timeout-seconds": { type: "string" },
     "log-level": { type: "string" },
     help: { type: "boolean", short: "h" },
   });
@@ -156,6 +209,10 @@ export function parseAgentArgs(argv: string[]): AgentConfig | "help" {
     role: values.role,
     allowExec: values["allow-exec"],
     realReboot: values["real-reboot"],
+    rootDir: values["root-dir"],
+    allowApps: values["allow-apps"],
+    appSettleSeconds: values["app-settle-seconds"],
+    appStartTimeoutSeconds: values["app-start-timeout-seconds"],
     logLevel: values["log-level"],
   });
 }
@@ -187,6 +244,12 @@ Options:
   --action-seconds MIN-MAX
                          how long a simulated exec, noop or reboot takes (default: 0.05-0.5;
                          sleep takes its own seconds). Actions never touch this host.
+  --crash-versions LIST  template versions (the spec's "version") whose applications come up,
+                         then restart every --crash-seconds, e.g. 2.0.0,2.1.0
+  --crash-seconds S      period of those restarts (default: 10)
+  --fail-versions LIST   template versions that fail to apply: RollingBack, then Error
+  --slow-apply-seconds S seconds spent in each update state (default: 0)
+  --slow-versions LIST   versions applied slowly (default: every version)
   --rate N               agents started per second during ramp-up (default: 200)
   --state-dir DIR        keep each agent's state under DIR/NAME (default: in memory)
   --transport T          node-http (default; cheaper per request) or fetch (as the agent)
@@ -216,6 +279,11 @@ const SimulateArgs = z
     heartbeatJitter: z.boolean().default(false),
     actionFailure: Share.default(0),
     actionSeconds: SecondsRange.default([0.05, 0.5]),
+    crashVersions: VersionList,
+    crashSeconds: z.coerce.number().positive().max(86_400).default(10),
+    failVersions: VersionList,
+    slowApplySeconds: z.coerce.number().min(0).max(3600).default(0),
+    slowVersions: VersionList,
     rate: z.coerce.number().positive().default(200),
     stateDir: z
       .string()
@@ -247,6 +315,11 @@ export function parseSimulateArgs(argv: string[]): SimulateConfig | "help" {
     "heartbeat-jitter": { type: "boolean" },
     "action-failure": { type: "string" },
     "action-seconds": { type: "string" },
+    "crash-versions": { type: "string" },
+    "crash-seconds": { type: "string" },
+    "fail-versions": { type: "string" },
+    "slow-apply-seconds": { type: "string" },
+    "slow-versions": { type: "string" },
     rate: { type: "string" },
     "state-dir": { type: "string" },
     seed: { type: "string" },
@@ -273,6 +346,11 @@ export function parseSimulateArgs(argv: string[]): SimulateConfig | "help" {
     heartbeatJitter: values["heartbeat-jitter"],
     actionFailure: values["action-failure"],
     actionSeconds: values["action-seconds"],
+    crashVersions: values["crash-versions"],
+    crashSeconds: values["crash-seconds"],
+    failVersions: values["fail-versions"],
+    slowApplySeconds: values["slow-apply-seconds"],
+    slowVersions: values["slow-versions"],
     rate: values.rate,
     stateDir: values["state-dir"],
     seed: values.seed,
@@ -303,6 +381,15 @@ const FLAG: Record<string, string> = {
   realReboot: "--real-reboot",
   actionFailure: "--action-failure",
   actionSeconds: "--action-seconds",
+  rootDir: "--root-dir",
+  allowApps: "--allow-apps",
+  appSettleSeconds: "--app-settle-seconds",
+  appStartTimeoutSeconds: "--app-start-timeout-seconds",
+  crashVersions: "--crash-versions",
+  crashSeconds: "--crash-seconds",
+  failVersions: "--fail-versions",
+  slowApplySeconds: "--slow-apply-seconds",
+  slowVersions: "--slow-versions",
 };
 
 function validate<S extends z.ZodType>(schema: S, input: Record<string, unknown>): z.output<S> {

@@ -9,10 +9,12 @@ import { ProtocolClient } from "./client";
 import { AGENT_USAGE, AGENT_VERSION, ArgsError, parseAgentArgs, type AgentConfig } from "./env";
 import { builtinExecutors } from "./executors";
 import { HostHealthSource } from "./health";
+import { HostRuntime } from "./runtime/host";
+import { DEFAULT_APP_KILL_GRACE_MS } from "./runtime/supervisor";
 import { FileStateStore } from "./state";
 
-/** How long a stop may take before the process exits anyway. */
-const STOP_GRACE_MS = 3_000;
+/** How long a stop may take before the process exits anyway: applications get their SIGTERM grace first. */
+const STOP_GRACE_MS = DEFAULT_APP_KILL_GRACE_MS + 3_000;
 
 export async function main(argv: string[]): Promise<number> {
   let config: AgentConfig;
@@ -58,6 +60,15 @@ export async function main(argv: string[]): Promise<number> {
     store,
     health: new HostHealthSource(config.stateDir),
     executors: builtinExecutors({ allowExec: config.allowExec, realReboot: config.realReboot }),
+    runtime: new HostRuntime({
+      stateDir: config.stateDir,
+      ...(config.rootDir ? { rootDir: config.rootDir } : {}),
+      store,
+      logger,
+      allowApps: config.allowApps,
+      settleMs: config.appSettleSeconds * 1000,
+      startTimeoutMs: config.appStartTimeoutSeconds * 1000,
+    }),
     logger,
   });
 
@@ -83,6 +94,8 @@ export async function main(argv: string[]): Promise<number> {
       role: config.role,
       allowExec: config.allowExec,
       realReboot: config.realReboot,
+      rootDir: config.rootDir ?? `${config.stateDir}/root`,
+      allowApps: config.allowApps,
       version: AGENT_VERSION,
     },
     "drover agent starting",

@@ -15,6 +15,12 @@
  * args checks, nothing touches the host; `actionFailure` of them fail, and exec, noop and
  * reboot take a random time in `actionSeconds`.
  *
+ * Specs go through the same update states as on a real device (update.ts), with a simulated
+ * runtime (runtime/simulated.ts) whose knobs pick template versions (the spec's `version`)
+ * that crash-loop (`crashVersions`, a restart every `crashSeconds`), fail to apply
+ * (`failVersions`: RollingBack → Error) or apply slowly (`slowApplySeconds` per state, for
+ * `slowVersions` or every version).
+ *
  * Connections: each agent holds one long-poll and briefly a second one for a heartbeat
  * or an action report. Both transports open as many connections per origin as are asked
  * for (undici's default pool is unbounded; the node:http agent is set to Infinity); the
@@ -29,9 +35,10 @@ import { Agent, type AgentOutcome, type AgentTiming, type Applications } from ".
 import { ProtocolClient } from "./client";
 import { DEFAULT_SIMULATED_ACTION_SECONDS, simulatedExecutors } from "./executors";
 import { createNodeHttpTransport } from "./http-transport";
-import { FileStateStore, MemoryStateStore, type AppliedSpecDocument, type StateStore } from "./state";
+import { SimulatedRuntime, simulatedApplicationNames, type SimulatedUpdateOptions } from "./runtime/simulated";
+import { FileStateStore, MemoryStateStore, type StateStore } from "./state";
 import { AGENT_VERSION } from "./env";
-import type { DeviceRole } from "../lib/protocol";
+import type { DeviceRole, RenderedSpec } from "../lib/protocol";
 
 export interface SimulationOptions {
   server: string;
@@ -70,6 +77,14 @@ export interface SimulationOptions {
   transport?: "node-http" | "fetch";
   /** A fetch of your own (tests); wins over `transport`. */
   fetch?: typeof fetch;
+  /** Template versions whose applications restart every `crashSeconds` once applied. */
+  crashVersions?: readonly string[];
+  crashSeconds?: number;
+  /** Template versions that fail to apply (RollingBack → Error). */
+  failVersions?: readonly string[];
+  /** Seconds spent in each reported update state (default 0), for `slowVersions` or every version. */
+  slowApplySeconds?: number;
+  slowVersions?: readonly string[];
 }
 
 export interface SimulationStats {
@@ -84,6 +99,10 @@ export interface SimulationStats {
   silent: number;
   heartbeats: number;
   specsApplied: number;
+  /** Updates that ended in Error (rolled back). */
+  specsFailed: number;
+  /** Agents with an update under way. */
+  updating: number;
   errors: number;
   actionsDone: number;
   actionsFailed: number;
@@ -181,18 +200,22 @@ export function simulatedHealth(profile: Profile, random: () => number) {
   };
 }
 
-const DEFAULT_APPLICATIONS = ["web", "metrics"];
-
 /**
- * Synthetic applications: those of the applied spec, or two defaults. For agents of the
+ * Synthetic applications: those of the running spec, or two defaults. For agents of the
  * restarts share, on about half the reports one application restarts: its count grows and
- * it reports Starting (one time in five: Error) until the next report.
+ * it reports Starting (one time in five: Error) until the next report. Counts start from 0
+ * with each spec, as a real agent's do.
  */
 export function simulatedApplications(profile: Profile, random: () => number) {
   const restarts = new Map<string, number>();
-  return (applied: AppliedSpecDocument | null): Applications => {
-    const specNames = applied?.spec.applications.map((a) => a.name) ?? [];
-    const names = specNames.length > 0 ? specNames : DEFAULT_APPLICATIONS;
+  let counting: number | null = null;
+  return (running: RenderedSpec | null): Applications => {
+    const version = running?.renderedVersion ?? 0;
+    if (counting !== version) {
+      restarts.clear();
+      counting = version;
+    }
+    const names = simulatedApplicationNames(running);
     let restarted: string | undefined;
     if (profile.restarts && random() < 0.5) {
       restarted = names[Math.floor(random() * names.length)];
@@ -243,7 +266,17 @@ export function startSimulation(options: SimulationOptions): SimulationHandle {
   );
   const silentMs = (options.silentSeconds ?? 360) * 1000;
   const [activeMin, activeMax] = options.activeSeconds ?? [30, 120];
-  const timing: Partial<AgentTiming> = { ...(options.heartbeatJitter ? { heartbeatJitter: 0.2 } : {}), ...options.timing };
+  // States are sent at once but not waited for: at 10,000 devices, a heartbeat round trip
+  // per state would multiply the server's load for states nobody needs to see (slow-apply
+  // makes them last when a demo wants them seen).
+  const timing: Partial<AgentTiming> = { updateStateReportMs: 0, ...(options.heartbeatJitter ? { heartbeatJitter: 0.2 } : {}), ...options.timing };
+  const updateKnobs: SimulatedUpdateOptions = {
+    ...(options.crashVersions ? { crashVersions: options.crashVersions } : {}),
+    ...(options.crashSeconds === undefined ? {} : { crashSeconds: options.crashSeconds }),
+    ...(options.failVersions ? { failVersions: options.failVersions } : {}),
+    ...(options.slowApplySeconds === undefined ? {} : { slowApplySeconds: options.slowApplySeconds }),
+    ...(options.slowVersions ? { slowVersions: options.slowVersions } : {}),
+  };
 
   const agents: SimulatedAgent[] = [];
   const stores: StateStore[] = [];
@@ -268,7 +301,7 @@ export function startSimulation(options: SimulationOptions): SimulationHandle {
       client,
       store,
       health: simulatedHealth(profile, agentRandom),
-      applications: simulatedApplications(profile, agentRandom),
+      runtime: new SimulatedRuntime(updateKnobs, simulatedApplications(profile, agentRandom)),
       logger: logger.child({ device: name }),
       timing,
       random: agentRandom,
@@ -333,6 +366,8 @@ export function startSimulation(options: SimulationOptions): SimulationHandle {
       silent: 0,
       heartbeats: 0,
       specsApplied: 0,
+      specsFailed: 0,
+      updating: 0,
       errors: 0,
       actionsDone: 0,
       actionsFailed: 0,
@@ -349,6 +384,8 @@ export function startSimulation(options: SimulationOptions): SimulationHandle {
       if (agent.isSilent && agent.phase === "polling") s.silent++;
       s.heartbeats += agent.stats.heartbeats;
       s.specsApplied += agent.stats.specsApplied;
+      s.specsFailed += agent.stats.specsFailed;
+      if (agent.updatingCondition?.status === true) s.updating++;
       s.errors += agent.stats.errors;
       s.actionsDone += agent.actionStats.done;
       s.actionsFailed += agent.actionStats.failed;

@@ -5,6 +5,8 @@
  *                  decommissioning / decommissioned flags. Mode 0600.
  *   spec.json      the last applied rendered spec and its renderedVersion. Mode 0600.
  *   actions.json   the action journal (journal.ts): the queue and recently finished actions.
+ *   update.json    the last update: target, previous spec, state reached, file backups (update.ts).
+ *   processes.json the process groups of the running applications (runtime/supervisor.ts).
  *
  * Every write is atomic: write a temp file, fsync it, rename it over the document, fsync
  * the directory. A crash leaves either the old or the new document, never a torn one; a
@@ -21,7 +23,7 @@ import path from "node:path";
 import { z } from "zod";
 import { RenderedSpec } from "../lib/protocol";
 
-export const DOCUMENT_NAMES = ["identity", "spec", "actions"] as const;
+export const DOCUMENT_NAMES = ["identity", "spec", "actions", "update", "processes"] as const;
 export type DocumentName = (typeof DOCUMENT_NAMES)[number];
 
 export interface StateStore {
