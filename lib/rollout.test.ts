@@ -913,7 +913,9 @@ describe("state, conditions, events, progress", () => {
 
   it("progress per stage for the console", () => {
     const f = new Fleet(policy({ canary: { replicas: 2 }, deviceSelection: { strategy: "BatchSequence", sequence: [{ limit: 3 }] } })).addMany("d", 5);
-    f.tick(0);
+    // Progress and conditions describe the fleet as the decision leaves it: just rendered = updating.
+    expect(f.tick(0).progress[0]).toMatchObject({ name: "canary", total: 2, waiting: 0, updating: 2 });
+    expect(f.condition("RolloutInProgress").message).toBe("Rolling out canary; 0 of 2 canary devices updated; waiting for d01 (updating), d02 (updating)");
     f.apply("d01").updating("d02");
     const d = f.tick(MIN);
     expect(d.progress).toEqual([

@@ -335,7 +335,8 @@ interface Tick {
   readonly iso: string;
   readonly input: RolloutInput;
   readonly policy: RolloutPolicy | null;
-  readonly members: ReadonlyMap<string, RolloutMember>;
+  /** Before the renders: as reported; after them (for conditions and progress): with this tick's renders applied. */
+  members: ReadonlyMap<string, RolloutMember>;
   readonly timeoutMs: number;
   state: RolloutState;
   moves: RolloutMove[];
@@ -395,6 +396,8 @@ export function decideRollout(input: RolloutInput): RolloutDecision {
   advance(t);
 
   const render = renders(t);
+  // Conditions and progress describe the fleet as this decision leaves it.
+  t.members = withRenders(t, render);
   t.state.conditions = conditions(t);
   return {
     state: t.state,
@@ -773,6 +776,15 @@ function renders(t: Tick): RenderOrder[] {
     }
   }
   return out.sort((a, b) => byName(a.device, b.device));
+}
+
+function withRenders(t: Tick, render: readonly RenderOrder[]): Map<string, RolloutMember> {
+  const after = new Map(t.members);
+  for (const r of render) {
+    const m = after.get(r.device);
+    if (m) after.set(r.device, { ...m, renderedTemplateVersion: r.templateVersion, renderedAt: t.now, applied: false, updated: "OutOfDate", updateState: null });
+  }
+  return after;
 }
 
 /** "Busy": given the new version and not done with it yet (Flight Control's busy_connected). */
