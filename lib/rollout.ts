@@ -26,10 +26,12 @@
  *   with everyone left (without deviceSelection: only that one). An explicit batch takes
  *   connected members matching its selector that are not on the new version yet, by name,
  *   up to `limit` of its population (members ∩ selector) less those already on the new
- *   version. A batch is complete when each device is successful, failed or timed out; under
- *   its success threshold (batch's, else the policy's) the rollout is Suspended with Flight
- *   Control's message, and promote continues anyway. The final batch is held to its
- *   threshold too, so an operator can still abort a rollout that ended badly.
+ *   version (for a count as for a percentage; Flight Control subtracts only for percentages).
+ *   The final batch also takes members that join while it runs. A batch is complete when
+ *   each device is successful, failed or timed out; under its success threshold (batch's,
+ *   else the policy's) the rollout is Suspended with Flight Control's message, and promote
+ *   continues anyway. The final batch is held to its threshold too, so an operator can
+ *   still abort a rollout that ended badly.
  * - Disruption budget per group (C.3): `min(maxUnavailable − busy, (connected − busy) −
  *   min(minAvailable, total − 1))` devices may be given the new version now (canary and
  *   batches alike; never reverts); when it holds devices back the condition says so.
@@ -41,6 +43,10 @@
  *   finished rolling out, never a superseded, failed or aborted one.
  * - Operator requests made before the rollout started are ignored (they were meant for an
  *   earlier rollout).
+ * - After the end, the controller may keep calling with the final state: Completed gives
+ *   joiners the new version; CanaryFailed and Aborted give everyone not on it the previous
+ *   version and keep asking for the fleet's revert. The fleet controller's revert (C-1:
+ *   the previous version itself) must not start a new rollout.
  */
 import { z } from "zod";
 import { matchesSelector, type Labels } from "./label-selector";
