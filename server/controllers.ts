@@ -1,12 +1,15 @@
 /**
  * The controllers' clock: the safety sweep (DESIGN.md §1), the action reconcile (offering
- * is retried for devices with waiting actions) and the device-status gauges.
- * Reactive work happens where events occur; this only catches what time alone changes.
+ * is retried for devices with waiting actions), the fleet controller's recount and the
+ * device-status gauges. Reactive work happens where events occur (the fleet controller also
+ * recounts shortly after device events: fleets/controller.ts); this catches what time alone
+ * changes.
  */
 import type { ServerContext } from "./context";
 import { sweepDisconnected } from "./devices/sweep";
 import { deviceCounts } from "./devices/queries";
 import { wakeDevicesWithPendingActions } from "./actions/scheduling";
+import { refreshFleetStatus, watchFleetStatus } from "./fleets/controller";
 
 export function startControllers(ctx: ServerContext): { stop(): void } {
   let running = false;
@@ -17,6 +20,7 @@ export function startControllers(ctx: ServerContext): { stop(): void } {
     try {
       await sweepDisconnected(ctx);
       await wakeDevicesWithPendingActions(ctx);
+      await refreshFleetStatus(ctx);
       const counts = await deviceCounts(ctx);
       ctx.metrics.devicesByStatus.reset();
       for (const axis of ["summary", "updated", "applicationSummary", "lifecycle"] as const) {
@@ -30,10 +34,12 @@ export function startControllers(ctx: ServerContext): { stop(): void } {
   };
   const timer = setInterval(() => void tick(), ctx.env.DROVER_SWEEP_SECONDS * 1000);
   timer.unref();
+  const fleets = watchFleetStatus(ctx);
   return {
     stop() {
       stopped = true;
       clearInterval(timer);
+      fleets.stop();
     },
   };
 }

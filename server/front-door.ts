@@ -8,7 +8,8 @@ import type http from "node:http";
 import type { Socket } from "node:net";
 import { MAX_BODY_BYTES, type ErrorCode } from "../lib/protocol";
 import { HTTP_STATUS } from "./errors";
-import { hasBody, isJsonContentType, sendJson } from "./lib/http";
+import { hasBody, isJsonContentType, isYamlContentType, sendJson } from "./lib/http";
+import { acceptsYaml } from "./rest/routes";
 import type { Metrics } from "./metrics";
 
 /**
@@ -91,7 +92,7 @@ function guardIdleSockets(server: http.Server, firstRequestMs: number, shedAt: n
   });
 }
 
-/** Paths whose bodies are JSON and whose handlers stream them with their own limit. */
+/** Paths whose bodies are JSON (YAML on a few operator routes) and whose handlers stream them with their own limit. */
 const API_PREFIXES = ["/api/agent/", "/api/v1/", "/api/trpc/"];
 
 function refuse(res: http.ServerResponse, metrics: Metrics, reason: string, status: number, code: ErrorCode, message: string): false {
@@ -113,14 +114,17 @@ export function admit(req: http.IncomingMessage, res: http.ServerResponse, pathn
   }
   if (!hasBody(req)) return true;
   const api = API_PREFIXES.some((prefix) => pathname.startsWith(prefix));
-  if (api && !isJsonContentType(req.headers["content-type"])) {
+  const type = req.headers["content-type"];
+  // YAML only where the operator API takes it (fleet objects); JSON everywhere else.
+  const yaml = acceptsYaml(req.method, pathname);
+  if (api && !isJsonContentType(type) && !(yaml && isYamlContentType(type))) {
     return refuse(
       res,
       metrics,
       "media-type",
       HTTP_STATUS.UNSUPPORTED_MEDIA_TYPE,
       "UNSUPPORTED_MEDIA_TYPE",
-      `body: Content-Type must be application/json (got ${req.headers["content-type"] ?? "none"})`,
+      `body: Content-Type must be application/json${yaml ? " or application/yaml" : ""} (got ${type ?? "none"})`,
     );
   }
   // better-auth and Next read bodies whole without a limit of their own: they get only bodies

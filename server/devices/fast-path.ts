@@ -74,22 +74,42 @@ interface RawDevice {
   lifecycle: string;
   decommissioning: string | null;
   credentialRevokedAt: string | null;
+  fleetTemplateVersion: string | null;
 }
 
+// The owner fleet's templateVersion comes along (a lookup by its unique name): UpToDate needs
+// it (seed 003, deviceIsUpdatedToFleetSpec) on every derivation, heartbeats included.
 const FACT_COLUMNS = `id, name, reported, lastSeen, renderedVersion, templateVersion, owner, enrollmentId,
   decommissionRequestedAt, conflictPaused, summary, updatedStatus, updatingReason, applicationSummary,
-  lifecycle, decommissioning, credentialRevokedAt`;
+  lifecycle, decommissioning, credentialRevokedAt,
+  (SELECT f."templateVersion" FROM "Fleet" f WHERE f."name" = "Device"."owner") AS fleetTemplateVersion`;
 
 function toFacts(r: RawDevice | undefined): (DeviceFactsRow & { credentialRevokedAt: Date | null }) | null {
   if (!r) return null;
+  const { fleetTemplateVersion, ...rest } = r;
   return {
-    ...r,
+    ...rest,
     lastSeen: date(r.lastSeen),
     decommissionRequestedAt: date(r.decommissionRequestedAt),
     credentialRevokedAt: date(r.credentialRevokedAt),
     conflictPaused: r.conflictPaused === 1,
+    ownerFleet: r.owner !== null && fleetTemplateVersion !== null ? { templateVersion: fleetTemplateVersion } : null,
   };
 }
+
+/** What a long-poll needs to know about its device (work.ts). */
+export interface WorkFacts {
+  renderedVersion: number;
+  templateVersion: string | null;
+  renderedSpecId: string | null;
+  spec: string | null;
+  decommissionRequestedAt: Date | null;
+  lifecycle: string;
+  summary: string;
+}
+
+/** Template versions are immutable: their parsed specs can be kept (a few, most recent first). */
+const SPEC_CACHE_SIZE = 64;
 
 export class FastPath {
   protected readonly db: Database.Database;
@@ -99,7 +119,9 @@ export class FastPath {
   private readonly writeStmt: Database.Statement<unknown[]>;
   private readonly eventStmt: Database.Statement<unknown[], { id: number }>;
   private readonly sweepStmt: Database.Statement<unknown[]>;
-  private readonly workStmt: Database.Statement<[string], { renderedVersion: number; spec: string | null; decommissionRequestedAt: string | null; lifecycle: string; summary: string }>;
+  private readonly workStmt: Database.Statement<[string], Omit<WorkFacts, "decommissionRequestedAt"> & { decommissionRequestedAt: string | null }>;
+  private readonly specStmt: Database.Statement<[string], { spec: string }>;
+  private readonly specCache = new Map<string, Record<string, unknown>>();
   private readonly actionStmt: Database.Statement<[string], StoredAction>;
   private readonly offerStmt: Database.Statement<[string], { id: string; kind: string; args: string; createdAt: string }>;
   private readonly offeredStmt: Database.Statement<[string, string]>;
@@ -194,7 +216,10 @@ export class FastPath {
       `UPDATE "Device" SET "summary" = ?, "updatedStatus" = ?, "updatingReason" = ?, "applicationSummary" = ?, "lifecycle" = ?,
         "decommissioning" = ?, "updatedAt" = ? WHERE "id" = ? AND "lastSeen" = ?`,
     );
-    this.workStmt = this.db.prepare(`SELECT renderedVersion, spec, decommissionRequestedAt, lifecycle, summary FROM "Device" WHERE "id" = ?`);
+    this.workStmt = this.db.prepare(
+      `SELECT renderedVersion, templateVersion, renderedSpecId, spec, decommissionRequestedAt, lifecycle, summary FROM "Device" WHERE "id" = ?`,
+    );
+    this.specStmt = this.db.prepare(`SELECT spec FROM "TemplateVersion" WHERE "id" = ?`);
     this.actionStmt = this.db.prepare(`SELECT id, deviceId, kind, args, origin, state, offeredAt FROM "Action" WHERE "id" = ?`);
     this.offerStmt = this.db.prepare(
       `SELECT id, kind, args, createdAt FROM "Action" WHERE "deviceId" = ? AND "state" = 'PENDING_SCHEDULE' ORDER BY "createdAt", "id"`,
@@ -274,9 +299,24 @@ export class FastPath {
     return this.commit(() => void this.touchStmt.run(reported, at, at, id));
   }
 
-  workFacts(id: string) {
+  workFacts(id: string): WorkFacts | null {
     const r = this.workStmt.get(id);
     return r ? { ...r, decommissionRequestedAt: date(r.decommissionRequestedAt) } : null;
+  }
+
+  /**
+   * A template version's spec content, parsed once: when a fleet of 10,000 changes, every
+   * member's poll answers with the same version's spec. Callers must not mutate it.
+   */
+  templateSpec(id: string): Record<string, unknown> | null {
+    const hit = this.specCache.get(id);
+    if (hit) return hit;
+    const row = this.specStmt.get(id);
+    if (!row) return null;
+    const spec = JSON.parse(row.spec) as Record<string, unknown>;
+    if (this.specCache.size >= SPEC_CACHE_SIZE) this.specCache.delete(this.specCache.keys().next().value!);
+    this.specCache.set(id, spec);
+    return spec;
   }
 
   /** Devices per value of each status axis, in one pass over the indexed columns. */

@@ -10,6 +10,7 @@ import { actionMachine, PENDING_ACTION_STATES, type ActionState } from "../../li
 import { conflict, notFound } from "../errors";
 import { publishEvents, recordEvents, type NewEvent } from "../events/events";
 import { topics } from "../bus";
+import { refreshFleetStatus } from "../fleets/controller";
 import { deviceFactsSelect, derive, parseReported, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
 
 async function mutateDevice(
@@ -35,6 +36,8 @@ async function mutateDevice(
         decommissionRequestedAt: next.decommissionRequestedAt,
         conflictPaused: next.conflictPaused,
         renderedVersion: next.renderedVersion,
+        owner: next.owner,
+        ...(next.owner === null ? { multipleOwners: null } : {}),
         ...statusColumns(after),
         ...(patch.decommissionRequestedAt ? { decommissionRequestedBy: actor } : {}),
       },
@@ -46,6 +49,7 @@ async function mutateDevice(
 }
 
 export async function requestDecommission(ctx: ServerContext, name: string, actor: string): Promise<void> {
+  let fleet: string | null = null;
   await mutateDevice(
     ctx,
     name,
@@ -53,14 +57,22 @@ export async function requestDecommission(ctx: ServerContext, name: string, acto
       const from = row.lifecycle as Lifecycle;
       if (from !== "Enrolled") throw conflict(`device "${name}" is ${from}: only an Enrolled device can be decommissioned`);
       assertTransition(lifecycleMachine, from, "Decommissioning");
+      const events: NewEvent[] = [{ objectKind: "Device", objectName: name, type: "DecommissionRequested", reason: "Requested", actor }];
+      // It leaves its fleet now (a device being decommissioned is no member): it keeps its
+      // spec, unmanaged, and its fleet's counts no longer include it.
+      fleet = row.owner;
+      if (row.owner !== null) {
+        events.push({ objectKind: "Device", objectName: name, type: "FleetLeft", reason: row.owner, message: `left fleet ${row.owner}: the device is being decommissioned`, actor });
+      }
       return {
-        patch: { decommissionRequestedAt: ctx.now() },
-        events: [{ objectKind: "Device", objectName: name, type: "DecommissionRequested", reason: "Requested", actor }],
+        patch: { decommissionRequestedAt: ctx.now(), owner: null, ownerFleet: null },
+        events,
       };
     },
     actor,
     cancelPendingActions(actor),
   );
+  if (fleet !== null) await refreshFleetStatus(ctx, [fleet]);
 }
 
 /**

@@ -6,7 +6,9 @@ import { parseSelector, type LabelSelector } from "../../lib/label-selector";
 import type { ServerContext } from "../context";
 import type { Prisma } from "../db";
 import { notFound } from "../errors";
-import { parseReported } from "./status";
+import { renderedSpecOf } from "./work";
+import { outOfDateReason, parseReported } from "./status";
+import { multipleOwnersMessage } from "../fleets/membership";
 
 export function selectorWhere(selector: LabelSelector): Prisma.DeviceWhereInput[] {
   return selector.map((r): Prisma.DeviceWhereInput => {
@@ -33,6 +35,8 @@ export interface DeviceFilter {
   updated?: string[] | undefined;
   applicationSummary?: string[] | undefined;
   lifecycle?: string[] | undefined;
+  /** Members of this fleet (Device.owner). */
+  fleet?: string | undefined;
   /** Substring of the name. */
   search?: string | undefined;
 }
@@ -43,6 +47,7 @@ export function deviceWhere(filter: DeviceFilter): Prisma.DeviceWhereInput {
   if (filter.updated?.length) and.push({ updatedStatus: { in: filter.updated } });
   if (filter.applicationSummary?.length) and.push({ applicationSummary: { in: filter.applicationSummary } });
   if (filter.lifecycle?.length) and.push({ lifecycle: { in: filter.lifecycle } });
+  if (filter.fleet) and.push({ owner: filter.fleet });
   if (filter.search) and.push({ name: { contains: filter.search } });
   return { AND: and };
 }
@@ -59,6 +64,12 @@ const listSelect = {
   applicationSummary: true,
   lifecycle: true,
   labels: { select: { key: true, value: true } },
+  // For the fleet column and the OutOfDate reason.
+  owner: true,
+  renderedVersion: true,
+  templateVersion: true,
+  reported: true,
+  ownerFleet: { select: { templateVersion: true } },
 } satisfies Prisma.DeviceSelect;
 
 function labelsObject(labels: { key: string; value: string }[]): Record<string, string> {
@@ -77,7 +88,12 @@ export async function listDevices(ctx: ServerContext, filter: DeviceFilter, page
     }),
     ctx.db.device.count({ where }),
   ]);
-  const items = rows.slice(0, page.limit).map((d) => ({ ...d, labels: labelsObject(d.labels) }));
+  const items = rows.slice(0, page.limit).map(({ reported, ownerFleet, ...d }) => ({
+    ...d,
+    labels: labelsObject(d.labels),
+    fleet: d.owner,
+    updatedInfo: outOfDateReason({ ...d, reported: parseReported(reported), fleetTemplateVersion: ownerFleet?.templateVersion ?? null }, d.updatedStatus),
+  }));
   const nextCursor = rows.length > page.limit ? (items[items.length - 1]?.name ?? null) : null;
   return { items, total, nextCursor };
 }
@@ -89,11 +105,10 @@ export async function getDevice(ctx: ServerContext, name: string) {
     select: {
       ...listSelect,
       agentVersion: true,
-      owner: true,
-      renderedVersion: true,
-      templateVersion: true,
+      renderedSpecId: true,
       spec: true,
-      reported: true,
+      renderedAt: true,
+      multipleOwners: true,
       conflictPaused: true,
       decommissionRequestedAt: true,
       decommissionRequestedBy: true,
@@ -106,12 +121,23 @@ export async function getDevice(ctx: ServerContext, name: string) {
   if (!d) throw notFound(`device "${name}"`);
   const reported = parseReported(d.reported);
   const decommissionReport = reported?.decommissioning;
+  const { ownerFleet, renderedSpecId, multipleOwners, ...rest } = d;
+  const fleetTemplateVersion = ownerFleet?.templateVersion ?? null;
+  const overlap = multipleOwners ? (JSON.parse(multipleOwners) as string[]) : null;
   return {
-    ...d,
+    ...rest,
     labels: labelsObject(d.labels),
-    spec: d.spec ? (JSON.parse(d.spec) as unknown) : null,
+    fleet: d.owner,
+    fleetTemplateVersion,
+    spec: await renderedSpecOf(ctx, { renderedVersion: d.renderedVersion, templateVersion: d.templateVersion, renderedSpecId, spec: d.spec }),
     reported,
-    conditions: conditionsOf(d, reported),
+    updatedInfo: outOfDateReason({ ...d, reported, fleetTemplateVersion }, d.updatedStatus),
+    conditions: [
+      ...conditionsOf(d, reported),
+      ...(overlap
+        ? [{ type: "MultipleOwners", status: "True" as const, reason: "MultipleOwners", message: multipleOwnersMessage(d.owner, overlap), lastTransitionTime: null }]
+        : []),
+    ],
     decommissionInfo: decommissionReport?.info ?? null,
   };
 }

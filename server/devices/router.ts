@@ -5,6 +5,8 @@ import { applicationSummaryMachine, lifecycleMachine, summaryMachine, updatedMac
 import { deviceCounts, getDevice, listDevices } from "./queries";
 import { requestDecommission, resumeDevice } from "./lifecycle";
 import { listEvents } from "../events/events";
+import { LabelsSchema } from "../../lib/protocol";
+import { setDeviceLabels } from "./labels";
 
 const oneOrMany = <T extends z.ZodType>(item: T) =>
   z.preprocess((v) => (typeof v === "string" ? v.split(",").filter(Boolean) : v), z.array(item)).optional();
@@ -17,6 +19,8 @@ export const DeviceListInput = z.object({
   updated: oneOrMany(enumOf(stateNames(updatedMachine))),
   applicationSummary: oneOrMany(enumOf(stateNames(applicationSummaryMachine))),
   lifecycle: oneOrMany(enumOf(stateNames(lifecycleMachine))),
+  /** Members of this fleet. */
+  fleet: z.string().max(63).optional(),
   search: z.string().max(63).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(50),
   cursor: z.string().optional(),
@@ -36,6 +40,11 @@ export const devicesRouter = router({
     .query(({ ctx, input }) => listEvents(ctx.server, { kind: "Device", name: input.name, limit: input.limit })),
   decommission: operatorProcedure.input(DeviceNameInput).mutation(async ({ ctx, input }) => {
     await requestDecommission(ctx.server, input.name, ctx.actor);
+    return getDevice(ctx.server, input.name);
+  }),
+  /** Replace the device's labels; fleet membership follows at once. */
+  setLabels: operatorProcedure.input(DeviceNameInput.extend({ labels: LabelsSchema })).mutation(async ({ ctx, input }) => {
+    await setDeviceLabels(ctx.server, input.name, input.labels, ctx.actor);
     return getDevice(ctx.server, input.name);
   }),
   resume: operatorProcedure.input(DeviceNameInput).mutation(async ({ ctx, input }) => {

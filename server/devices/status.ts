@@ -37,6 +37,8 @@ export const deviceFactsSelect = {
   applicationSummary: true,
   lifecycle: true,
   decommissioning: true,
+  /** fleet[owner].spec.templateVersion, for deviceIsUpdatedToFleetSpec. */
+  ownerFleet: { select: { templateVersion: true } },
 } satisfies Prisma.DeviceSelect;
 export type DeviceFactsRow = Prisma.DeviceGetPayload<{ select: typeof deviceFactsSelect }>;
 
@@ -44,7 +46,12 @@ export function parseReported(json: string | null): ReportedStatus | null {
   return json === null ? null : (JSON.parse(json) as ReportedStatus);
 }
 
-export function factsOf(row: DeviceFactsRow, fleetTemplateVersion: string | null = null): DeviceFacts {
+/**
+ * The derivation's input. `fleetTemplateVersion` is the owner fleet's templateVersion: the row
+ * carries it (`ownerFleet`, read with the device); pass it when deriving for a version the
+ * row does not show yet (a template change inside its transaction).
+ */
+export function factsOf(row: DeviceFactsRow, fleetTemplateVersion: string | null = row.ownerFleet?.templateVersion ?? null): DeviceFacts {
   return {
     reported: parseReported(row.reported),
     lastSeen: row.lastSeen,
@@ -118,4 +125,30 @@ export function statusChangeEvents(deviceName: string, before: DerivedStatus, af
 
 export function derive(row: DeviceFactsRow, now: Date, settings: StatusSettings): DerivedStatus {
   return deriveDeviceStatus(factsOf(row), now, settings);
+}
+
+/**
+ * Why a device is OutOfDate, in words (Flight Control PR 3249: every OutOfDate device shows
+ * why); null when it is not. Computed when read, from the same facts as the status, so it
+ * can never disagree with it.
+ */
+export function outOfDateReason(
+  facts: Pick<DeviceFacts, "reported" | "renderedVersion" | "templateVersion" | "owner" | "fleetTemplateVersion">,
+  updatedStatus: string,
+): string | null {
+  if (updatedStatus !== "OutOfDate") return null;
+  const parts: string[] = [];
+  if (facts.owner && facts.templateVersion !== facts.fleetTemplateVersion) {
+    parts.push(
+      `fleet ${facts.owner} is at template version ${facts.fleetTemplateVersion ?? "?"}; this device's spec is ` +
+        (facts.templateVersion === null ? "not rendered yet" : `version ${facts.templateVersion}`),
+    );
+  }
+  const running = facts.reported?.config.renderedVersion;
+  if (running !== undefined && running !== facts.renderedVersion) {
+    parts.push(`running renderedVersion ${running} of ${facts.renderedVersion}`);
+    const updating = facts.reported?.conditions.updating;
+    if (updating?.reason === "Error") parts.push(`the last update failed${updating.info ? `: ${updating.info}` : ""}`);
+  }
+  return parts.length ? parts.join("; ") : "not updated to its device spec";
 }

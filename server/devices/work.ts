@@ -5,20 +5,44 @@
 import type { RenderedSpec, WorkResponse } from "../../lib/protocol";
 import type { ServerContext } from "../context";
 import { offerWithinPolicies } from "../actions/scheduling";
+import type { WorkFacts } from "./fast-path";
+
+/**
+ * The device's rendered spec as the protocol sends it: the content (its template version's,
+ * shared by every member, or its own kept copy) with renderedVersion and templateVersion,
+ * which are the device's own and so are stored on the device, not in the content.
+ */
+export async function renderedSpecOf(ctx: ServerContext, d: Pick<WorkFacts, "renderedVersion" | "templateVersion" | "renderedSpecId" | "spec">): Promise<RenderedSpec | null> {
+  let content: Record<string, unknown> | null = null;
+  if (d.renderedSpecId !== null) {
+    if (ctx.fast) content = ctx.fast.templateSpec(d.renderedSpecId);
+    else {
+      const tv = await ctx.db.templateVersion.findUnique({ where: { id: d.renderedSpecId }, select: { spec: true } });
+      content = tv ? (JSON.parse(tv.spec) as Record<string, unknown>) : null;
+    }
+  } else if (d.spec !== null) {
+    content = JSON.parse(d.spec) as Record<string, unknown>;
+  }
+  if (content === null) return null;
+  return { renderedVersion: d.renderedVersion, templateVersion: d.templateVersion ?? "", ...content } as RenderedSpec;
+}
 
 export async function pendingWork(ctx: ServerContext, deviceId: string, specVersion: number): Promise<WorkResponse | null> {
   const device = ctx.fast
     ? ctx.fast.workFacts(deviceId)
     : await ctx.db.device.findUnique({
         where: { id: deviceId },
-        select: { renderedVersion: true, spec: true, decommissionRequestedAt: true, lifecycle: true, summary: true },
+        select: { renderedVersion: true, templateVersion: true, renderedSpecId: true, spec: true, decommissionRequestedAt: true, lifecycle: true, summary: true },
       });
   if (!device) return null;
   const work: WorkResponse = { actions: [] };
   let any = false;
-  if (device.spec !== null && device.renderedVersion > specVersion) {
-    work.spec = JSON.parse(device.spec) as RenderedSpec;
-    any = true;
+  if (device.renderedVersion > specVersion) {
+    const spec = await renderedSpecOf(ctx, device);
+    if (spec) {
+      work.spec = spec;
+      any = true;
+    }
   }
   if (device.decommissionRequestedAt !== null && device.lifecycle !== "Decommissioned") {
     work.decommission = true;

@@ -15,6 +15,9 @@ import { publishEvents, recordEvents, type EventRow, type NewEvent } from "../ev
 import { topics } from "../bus";
 import { DEVICE_TOKEN_PREFIX } from "../devices/credentials";
 import { inChunks } from "../lib/chunks";
+import { afterCommit, finishEffects, newEffects, type Effects } from "../fleets/render";
+import { reconcileMembership } from "../fleets/membership";
+import { refreshFleetStatus } from "../fleets/controller";
 
 export const enrollmentSelect = {
   id: true,
@@ -113,6 +116,7 @@ export async function createEnrollment(
   const auto = rule && matchesSelector(rule.requirements, body.labels) ? rule.text : null;
   // Approved at once by a rule, it never sits in the inbox: the pending limits do not apply.
   if (!auto) await assertRoomForPending(ctx, ctx.db, clientAddress);
+  const effects = newEffects();
   const { row, events } = await ctx.db.$transaction(async (tx) => {
     // Again inside: concurrent requests from one address must not all slip under the limit.
     if (!auto) await assertRoomForPending(ctx, tx, clientAddress);
@@ -126,13 +130,16 @@ export async function createEnrollment(
     ];
     // An auto-approve rule decides in the same transaction: no window where it is Pending.
     if (auto) {
-      newEvents.push(
-        ...(await decideOne(tx, { id: row.id, deviceName: body.deviceName, ...data }, "Approved", `auto-approve:${auto}`, `labels match ${auto}`, ctx.now())),
-      );
+      const now = ctx.now();
+      const created: string[] = [];
+      newEvents.push(...(await decideOne(tx, { id: row.id, deviceName: body.deviceName, ...data }, "Approved", `auto-approve:${auto}`, `labels match ${auto}`, now, created)));
+      await joinFleets(tx, ctx, created, now, `auto-approve:${auto}`, effects);
+      return { row, events: [...(await recordEvents(tx, newEvents)), ...(await finishEffects(tx, ctx, effects, now, `auto-approve:${auto}`))] };
     }
     return { row, events: await recordEvents(tx, newEvents) };
   });
-  publishEvents(ctx, events);
+  afterCommit(ctx, effects, events);
+  if (effects.fleets.size) await refreshFleetStatus(ctx, [...effects.fleets]);
   return { enrollmentId: row.id, status: auto ? "Approved" : "Pending" };
 }
 
@@ -189,8 +196,28 @@ export async function denyEnrollments(
   return { count: rows.length, items: rows.map(presentEnrollment) };
 }
 
-/** One Pending request to a decision, inside the caller's transaction; returns its events. */
-async function decideOne(tx: Tx, e: EnrollmentFacts, decision: "Approved" | "Denied", actor: string, reason: string | undefined, now: Date): Promise<NewEvent[]> {
+/**
+ * A device approved joins the fleet its labels select, in the approval's transaction: it gets
+ * its fleet's spec before its agent first asks for work.
+ */
+async function joinFleets(tx: Tx, ctx: ServerContext, deviceIds: string[], now: Date, actor: string, effects: Effects): Promise<void> {
+  if (deviceIds.length === 0) return;
+  await reconcileMembership(tx, { deviceIds }, now, actor, effects);
+}
+
+/**
+ * One Pending request to a decision, inside the caller's transaction; returns its events. The
+ * id of a device it creates goes into `created` (for joinFleets, once for all of them).
+ */
+async function decideOne(
+  tx: Tx,
+  e: EnrollmentFacts,
+  decision: "Approved" | "Denied",
+  actor: string,
+  reason: string | undefined,
+  now: Date,
+  created: string[] = [],
+): Promise<NewEvent[]> {
   const from = e.status as EnrollmentState;
   if (from !== "Pending") throw conflict(`enrollment request for "${e.deviceName}" is already ${from}`);
   assertTransition(enrollmentMachine, from, decision);
@@ -211,15 +238,15 @@ async function decideOne(tx: Tx, e: EnrollmentFacts, decision: "Approved" | "Den
     },
   ];
   if (decision === "Approved") {
-    await createDevice(tx, e);
+    created.push(await createDevice(tx, e));
     events.push({ objectKind: "Device", objectName: e.deviceName, type: "DeviceEnrolled", reason: "Enrolled", actor });
   }
   return events;
 }
 
-async function createDevice(tx: Tx, enrollment: { id: string; deviceName: string; labels: string; platform: string; role: string; agentVersion: string }) {
+async function createDevice(tx: Tx, enrollment: { id: string; deviceName: string; labels: string; platform: string; role: string; agentVersion: string }): Promise<string> {
   const labels = JSON.parse(enrollment.labels) as Labels;
-  await tx.device.create({
+  const { id } = await tx.device.create({
     data: {
       name: enrollment.deviceName,
       platform: enrollment.platform,
@@ -229,7 +256,9 @@ async function createDevice(tx: Tx, enrollment: { id: string; deviceName: string
       lifecycle: "Enrolled",
       labels: { create: Object.entries(labels).map(([key, value]) => ({ key, value })) },
     },
+    select: { id: true },
   });
+  return id;
 }
 
 /**
@@ -246,18 +275,22 @@ export async function decideEnrollments(
   if (ids.length === 0) throw invalid("ids: at least one enrollment id");
   const now = ctx.now();
   const unique = [...new Set(ids)];
+  const effects = newEffects();
   const { rows, events } = await ctx.db.$transaction(async (tx) => {
     const found = await inChunks(unique, (chunk) => tx.enrollmentRequest.findMany({ where: { id: { in: chunk } } }));
     const missing = unique.filter((id) => !found.some((f) => f.id === id));
     if (missing.length) throw notFound(`enrollment request ${missing.join(", ")}`);
     const newEvents: NewEvent[] = [];
-    for (const e of found) newEvents.push(...(await decideOne(tx, e, decision, actor, reason, now)));
-    const events: EventRow[] = await recordEvents(tx, newEvents);
+    const created: string[] = [];
+    for (const e of found) newEvents.push(...(await decideOne(tx, e, decision, actor, reason, now, created)));
+    await joinFleets(tx, ctx, created, now, actor, effects);
+    const events: EventRow[] = [...(await recordEvents(tx, newEvents)), ...(await finishEffects(tx, ctx, effects, now, actor))];
     const rows = await inChunks(unique, (chunk) => tx.enrollmentRequest.findMany({ where: { id: { in: chunk } }, select: enrollmentSelect }));
     return { rows, events };
   });
-  publishEvents(ctx, events);
+  afterCommit(ctx, effects, events);
   for (const id of unique) ctx.bus.publish(topics.enrollment(id));
+  if (effects.fleets.size) await refreshFleetStatus(ctx, [...effects.fleets]);
   return rows.map(presentEnrollment);
 }
 

@@ -3,6 +3,7 @@
  * a size limit, JSON answers, and the protocol's error shape.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import YAML from "yaml";
 import { MAX_BODY_BYTES, type ErrorBody } from "../../lib/protocol";
 import { AppError, invalid, toAppError } from "../errors";
 import type { Logger } from "../logger";
@@ -39,6 +40,12 @@ export function isJsonContentType(value: string | undefined): boolean {
   return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"));
 }
 
+/** `application/yaml` (RFC 9512) or the older `application/x-yaml`, with or without parameters. */
+export function isYamlContentType(value: string | undefined): boolean {
+  const type = value?.split(";")[0]?.trim().toLowerCase() ?? "";
+  return type === "application/yaml" || type === "application/x-yaml";
+}
+
 /** Whether the request carries a body at all (a declared length above 0, or chunks). */
 export function hasBody(req: IncomingMessage): boolean {
   const length = req.headers["content-length"];
@@ -59,12 +66,50 @@ function parseJson(text: string): unknown {
   });
 }
 
-/** Reads a JSON body of at most 1 MiB (413 beyond); an empty body reads as undefined. */
-export async function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
+/**
+ * One YAML document as plain JSON data (the operator API's object shapes, OPERATOR_API.md).
+ * Limits what YAML adds over JSON: few aliases (no "billion laughs"), unique keys, no
+ * `__proto__` key (as for JSON), and only JSON's value types (the core schema: no dates,
+ * no custom tags).
+ */
+export function parseYaml(text: string): unknown {
+  let doc;
+  try {
+    doc = YAML.parseDocument(text, { schema: "core", uniqueKeys: true, merge: false, prettyErrors: false });
+  } catch (error) {
+    throw invalid(`body: not valid YAML: ${(error as Error).message.split("\n")[0]}`);
+  }
+  const error = doc.errors[0] ?? doc.warnings[0];
+  if (error) throw invalid(`body: not valid YAML: ${error.message.split("\n")[0]}`);
+  try {
+    return doc.toJS({
+      maxAliasCount: 50,
+      reviver: (key: unknown, value: unknown) => {
+        if (key === "__proto__") throw invalid('body: the key "__proto__" is not allowed');
+        return value;
+      },
+    }) as unknown;
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    throw invalid(`body: not valid YAML: ${(error as Error).message.split("\n")[0]}`);
+  }
+}
+
+/**
+ * Reads a body of at most 1 MiB (413 beyond): JSON, or YAML where `yaml` allows it (415 for
+ * any other media type). An empty body reads as undefined.
+ */
+export async function readBody(req: IncomingMessage, options: { yaml?: boolean; limit?: number } = {}): Promise<unknown> {
+  const limit = options.limit ?? MAX_BODY_BYTES;
   const declared = Number(req.headers["content-length"] ?? "0");
   if (declared > limit) throw new AppError("TOO_LARGE", `body over ${limit} bytes`);
-  if (hasBody(req) && !isJsonContentType(req.headers["content-type"])) {
-    throw new AppError("UNSUPPORTED_MEDIA_TYPE", `body: Content-Type must be application/json (got ${req.headers["content-type"] ?? "none"})`);
+  const type = req.headers["content-type"];
+  const yaml = options.yaml === true && isYamlContentType(type);
+  if (hasBody(req) && !yaml && !isJsonContentType(type)) {
+    throw new AppError(
+      "UNSUPPORTED_MEDIA_TYPE",
+      `body: Content-Type must be application/json${options.yaml ? " or application/yaml" : ""} (got ${type ?? "none"})`,
+    );
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -74,12 +119,18 @@ export async function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
     chunks.push(chunk as Buffer);
   }
   if (size === 0) return undefined;
+  if (yaml) return parseYaml(Buffer.concat(chunks).toString("utf8"));
   try {
     return parseJson(Buffer.concat(chunks).toString("utf8"));
   } catch (error) {
     if (error instanceof AppError) throw error;
     throw new AppError("INVALID_REQUEST", "body: not valid JSON");
   }
+}
+
+/** Reads a JSON body of at most 1 MiB (413 beyond); an empty body reads as undefined. */
+export function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
+  return readBody(req, { limit });
 }
 
 /** Drains an oversized body without buffering so the 413 reaches the client. */

@@ -10,7 +10,7 @@ import { principalFromToken } from "../auth/auth";
 import { appRouter } from "../trpc/router";
 import { createCallerFactory } from "../trpc/init";
 import { AppError, CODE_FROM_TRPC, notFound, unauthenticated } from "../errors";
-import { decodePathSegment, queryObject, readJson, sendError, sendJson } from "../lib/http";
+import { decodePathSegment, queryObject, readBody, sendError, sendJson } from "../lib/http";
 import { restRoutes, type RestRoute } from "./routes";
 import { operatorOpenApi } from "./openapi";
 import { CLIENT_ADDRESS_HEADER } from "../lib/client-address";
@@ -61,9 +61,10 @@ export function createRestApi(server: ServerContext, auth: Auth) {
         principal = await principalFromToken(server.db, m[1], server.now());
         if (!principal) throw unauthenticated("unknown or expired token");
       }
-      const rawBody = method === "GET" ? undefined : await readJson(req);
+      // JSON, or YAML on the routes that take it (fleets): the same objects either way.
+      const rawBody = method === "GET" ? undefined : await readBody(req, { yaml: route.yaml === true });
       if (rawBody !== undefined && (typeof rawBody !== "object" || rawBody === null || Array.isArray(rawBody))) {
-        throw new AppError("INVALID_REQUEST", "body: expected a JSON object");
+        throw new AppError("INVALID_REQUEST", `body: expected ${route.yaml ? "an object" : "a JSON object"}`);
       }
       const body = (rawBody ?? {}) as Record<string, unknown>;
       const input = route.input?.({ params, query: queryObject(url), body });

@@ -15,7 +15,7 @@ export function operatorOpenApi(): Record<string, unknown> {
   if (cached) return cached;
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of restRoutes) {
-    const input = procedureInput(route.procedure);
+    const input = route.body ?? procedureInput(route.procedure);
     const schema = input ? jsonSchema(input, "input") : undefined;
     const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
     const op: Record<string, unknown> = {
@@ -37,7 +37,7 @@ export function operatorOpenApi(): Record<string, unknown> {
           .map(([name, s]) => ({ name, in: "query", schema: s })),
       ];
     } else if (schema && route.method !== "GET") {
-      op.requestBody = { content: { "application/json": { schema } } };
+      op.requestBody = { content: { "application/json": { schema }, ...(route.yaml ? { "application/yaml": { schema } } : {}) } };
     }
     (paths[route.path] ??= {})[route.method.toLowerCase()] = op;
   }

@@ -3,6 +3,9 @@
  * procedures: each route names a procedure and how to build its input from the path,
  * query and body. One implementation, two surfaces; the OpenAPI document reads this table.
  */
+import type { z } from "zod";
+import { FleetInput } from "../../lib/fleet-spec";
+
 export interface RestRoute {
   method: "GET" | "POST" | "PUT" | "DELETE";
   /** Path under /api/v1 with `{param}` placeholders. */
@@ -16,9 +19,15 @@ export interface RestRoute {
   status?: number;
   /** No bearer token needed. */
   public?: boolean;
+  /** The body may also be YAML (`Content-Type: application/yaml`); the front door admits it here only. */
+  yaml?: boolean;
+  /** The request body's schema for the OpenAPI document, where the procedure's input does not show it. */
+  body?: z.ZodType;
 }
 
 const items = (result: unknown) => ({ items: result });
+
+const FLEET_BODY = "a Fleet object {metadata, spec} as JSON or YAML (Content-Type: application/yaml); unknown fields are refused naming the field";
 
 export const restRoutes: RestRoute[] = [
   {
@@ -60,6 +69,13 @@ export const restRoutes: RestRoute[] = [
     procedure: "devices.decommission",
     summary: "Request decommissioning: the agent is told in its long-poll",
     input: ({ params }) => params,
+  },
+  {
+    method: "PUT",
+    path: "/devices/{name}/labels",
+    procedure: "devices.setLabels",
+    summary: "Replace a device's labels {labels: {key: value}}; it joins, leaves or changes fleet at once",
+    input: ({ params, body }) => ({ name: params.name, labels: body.labels }),
   },
   {
     method: "POST",
@@ -159,5 +175,54 @@ export const restRoutes: RestRoute[] = [
     summary: "Cancel: pending at once; NEW or RUNNING through the agent",
     input: ({ params, body }) => ({ id: params.id, reason: body.reason }),
   },
+  { method: "GET", path: "/fleets", procedure: "fleets.list", summary: "Fleets by name, each {metadata, spec, status}", output: items },
+  {
+    method: "POST",
+    path: "/fleets",
+    procedure: "fleets.create",
+    summary: `Create a fleet: ${FLEET_BODY}. Its template becomes version 1; matching devices join and get it at once`,
+    input: ({ body }) => body,
+    status: 201,
+    yaml: true,
+    body: FleetInput,
+  },
+  { method: "GET", path: "/fleets/{name}", procedure: "fleets.get", summary: "One fleet {metadata, spec, status}", input: ({ params }) => params },
+  {
+    method: "PUT",
+    path: "/fleets/{name}",
+    procedure: "fleets.update",
+    summary:
+      `Replace a fleet's spec: ${FLEET_BODY}; metadata.name must be the name in the path. A changed template makes a new ` +
+      "immutable template version rendered to the members (all at once until rollouts exist); the same object again changes nothing (metadata.generation stays)",
+    input: ({ params, body }) => ({ name: params.name, fleet: body }),
+    output: (r) => (r as { fleet: unknown }).fleet,
+    yaml: true,
+    body: FleetInput,
+  },
+  {
+    method: "DELETE",
+    path: "/fleets/{name}",
+    procedure: "fleets.delete",
+    summary:
+      "Delete a fleet: its members become unmanaged and keep the spec they have (same renderedVersion); any that another fleet matches joins it. {deleted, devicesReleased}",
+    input: ({ params }) => params,
+  },
+  {
+    method: "GET",
+    path: "/fleets/{name}/templateversions",
+    procedure: "fleets.templateVersions",
+    summary: "The fleet's template versions, newest first, each with author, time, diff against the version it replaced, and outcome",
+    input: ({ params, query }) => ({ ...query, name: params.name }),
+    output: items,
+  },
   { method: "POST", path: "/nudge", procedure: "ops.nudge", summary: "Reconcile one Device or Action now", input: ({ body }) => body },
 ];
+
+const yamlRoutes = restRoutes
+  .filter((r) => r.yaml)
+  .map((r) => ({ method: r.method, pattern: new RegExp("^/api/v1" + r.path.replace(/\{(\w+)\}/g, "[^/]+") + "/?$") }));
+
+/** Whether `method path` is an operator API route whose body may be YAML (the front door asks). */
+export function acceptsYaml(method: string | undefined, pathname: string): boolean {
+  return yamlRoutes.some((r) => r.method === method && r.pattern.test(pathname));
+}

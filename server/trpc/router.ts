@@ -8,6 +8,7 @@ import { enrollmentsRouter } from "../enrollments/router";
 import { eventsRouter } from "../events/router";
 import { actionsRouter } from "../actions/router";
 import { nudgeRouter } from "../nudge";
+import { fleetsRouter } from "../fleets/router";
 
 const systemRouter = router({
   settings: viewerProcedure.query(({ ctx }) => ({
@@ -26,6 +27,7 @@ export const appRouter = router({
   enrollments: enrollmentsRouter,
   events: eventsRouter,
   actions: actionsRouter,
+  fleets: fleetsRouter,
   system: systemRouter,
   ops: nudgeRouter,
 });

@@ -1,0 +1,341 @@
+/**
+ * Fleets (DESIGN.md §3, OPERATOR_API.md "Fleet"): create, update, delete and read, as
+ * Kubernetes-style objects `{metadata, spec, status}`.
+ *
+ * - Every template change (a create, or an update whose template differs) writes a new
+ *   immutable TemplateVersion (number, author, time, diff against the version it replaces,
+ *   outcome) and moves the fleet's `templateVersion` to it. An update that changes only the
+ *   selector, policy or labels makes no version.
+ * - Membership follows at once (membership.ts) in the same transaction, and so does
+ *   rendering: without a rollout policy a change goes to every member at once. Fleets WITH a
+ *   policy do the same for now: the rollout controller (issue 7, next step) takes over their
+ *   rendering in `renderTemplateChange`.
+ * - Deleting a fleet releases its members: they keep the spec they have (copied onto the
+ *   device, since the template versions go with the fleet), same renderedVersion, unmanaged;
+ *   a member that matches another fleet joins it.
+ */
+import YAML from "yaml";
+import { FleetInput, type DeviceTemplateSpec, type FleetSpec, type LabelSelectorObject, type RolloutPolicy, type Condition } from "../../lib/fleet-spec";
+import { describeZodError } from "../../lib/protocol";
+import type { Labels } from "../../lib/label-selector";
+import type { ServerContext } from "../context";
+import type { Prisma, Tx } from "../db";
+import { conflict, invalid, notFound } from "../errors";
+import { unifiedDiff } from "./diff";
+import { afterCommit, finishEffects, newEffects, renderDevices, type Effects, type FleetRef } from "./render";
+import { reconcileMembership } from "./membership";
+import { parseFleetStatus, refreshFleetStatus } from "./controller";
+
+export const FLEET_API_VERSION = "drover/v1";
+
+/** Outcomes of a template version (the rollout controller adds its own moves later). */
+export const TEMPLATE_VERSION_OUTCOMES = ["Pending", "RollingOut", "Active", "Failed", "Superseded"] as const;
+export type TemplateVersionOutcome = (typeof TEMPLATE_VERSION_OUTCOMES)[number];
+
+/** Metadata the server writes: sent back as read (e.g. `drover get fleet -o yaml` then apply), it is ignored like `status`. */
+const SERVER_METADATA = ["generation", "createdAt", "updatedAt", "createdBy", "updatedBy", "uid"] as const;
+
+/**
+ * An operator's Fleet (JSON or YAML already parsed) validated: unknown fields are refused with
+ * 400 naming the field's path; EDS's canary rules come with their own messages.
+ */
+export function parseFleetInput(value: unknown): FleetInput {
+  let input = value;
+  if (value && typeof value === "object" && !Array.isArray(value)) {
+    const meta = (value as { metadata?: unknown }).metadata;
+    if (meta && typeof meta === "object" && !Array.isArray(meta)) {
+      const kept = Object.fromEntries(Object.entries(meta).filter(([k]) => !(SERVER_METADATA as readonly string[]).includes(k)));
+      input = { ...value, metadata: kept };
+    }
+  }
+  const r = FleetInput.safeParse(input);
+  if (!r.success) throw invalid(describeZodError(r.error));
+  return r.data;
+}
+
+/** JSON with sorted keys: two specs are the same when this is. */
+export function stableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
+}
+
+const specYaml = (spec: unknown) => YAML.stringify(spec, { sortMapEntries: false });
+
+const fleetSelect = {
+  id: true,
+  name: true,
+  labels: true,
+  selector: true,
+  rolloutPolicy: true,
+  templateVersion: true,
+  generation: true,
+  status: true,
+  createdBy: true,
+  updatedBy: true,
+  createdAt: true,
+  updatedAt: true,
+} satisfies Prisma.FleetSelect;
+type FleetRow = Prisma.FleetGetPayload<{ select: typeof fleetSelect }>;
+
+interface RolloutRow {
+  templateVersion: string;
+  previousVersion: string | null;
+  phase: string;
+  state: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/**
+ * The rollout in progress as `status.rollout`: written by the rollout controller (next step
+ * of issue 7) in its Rollout row; its conditions (RolloutInProgress, CanaryPaused,
+ * CanaryFailed) join the fleet's own, each written by its one owner.
+ */
+function rolloutView(r: RolloutRow | null): { view: Record<string, unknown> | null; conditions: Condition[] } {
+  if (!r) return { view: null, conditions: [] };
+  const state = JSON.parse(r.state) as Record<string, unknown> & { conditions?: Condition[] };
+  const { conditions, ...rest } = state;
+  return {
+    view: { templateVersion: r.templateVersion, previousVersion: r.previousVersion, phase: r.phase, startedAt: r.createdAt.toISOString(), updatedAt: r.updatedAt.toISOString(), ...rest },
+    conditions: Array.isArray(conditions) ? conditions : [],
+  };
+}
+
+export function presentFleet(row: FleetRow, template: DeviceTemplateSpec, rollout: RolloutRow | null) {
+  const status = parseFleetStatus(row.status);
+  const r = rolloutView(rollout);
+  const spec: FleetSpec = {
+    selector: JSON.parse(row.selector) as LabelSelectorObject,
+    template: { spec: template },
+    ...(row.rolloutPolicy ? { rolloutPolicy: JSON.parse(row.rolloutPolicy) as RolloutPolicy } : {}),
+  };
+  return {
+    apiVersion: FLEET_API_VERSION,
+    kind: "Fleet" as const,
+    metadata: {
+      name: row.name,
+      labels: JSON.parse(row.labels) as Labels,
+      generation: row.generation,
+      createdAt: row.createdAt.toISOString(),
+      updatedAt: row.updatedAt.toISOString(),
+      createdBy: row.createdBy,
+      updatedBy: row.updatedBy,
+    },
+    spec,
+    status: {
+      templateVersion: row.templateVersion,
+      observedGeneration: status.observedGeneration,
+      conditions: [...status.conditions, ...r.conditions],
+      devices: status.devices,
+      rollout: r.view,
+    },
+  };
+}
+export type FleetObject = ReturnType<typeof presentFleet>;
+
+const rolloutSelect = { templateVersion: true, previousVersion: true, phase: true, state: true, createdAt: true, updatedAt: true } satisfies Prisma.RolloutSelect;
+
+async function loadFleets(ctx: ServerContext, where: Prisma.FleetWhereInput): Promise<FleetObject[]> {
+  const rows = await ctx.db.fleet.findMany({ where, select: fleetSelect, orderBy: { name: "asc" } });
+  if (rows.length === 0) return [];
+  const [templates, rollouts] = await Promise.all([
+    ctx.db.templateVersion.findMany({
+      where: { OR: rows.map((r) => ({ fleetId: r.id, version: Number(r.templateVersion) })) },
+      select: { fleetId: true, spec: true },
+    }),
+    ctx.db.rollout.findMany({ where: { fleetId: { in: rows.map((r) => r.id) }, endedAt: null }, select: { fleetId: true, ...rolloutSelect }, orderBy: { createdAt: "desc" } }),
+  ]);
+  return rows.map((row) => {
+    const tv = templates.find((t) => t.fleetId === row.id);
+    const rollout = rollouts.find((r) => r.fleetId === row.id) ?? null;
+    return presentFleet(row, tv ? (JSON.parse(tv.spec) as DeviceTemplateSpec) : ({} as DeviceTemplateSpec), rollout);
+  });
+}
+
+export function listFleets(ctx: ServerContext): Promise<FleetObject[]> {
+  return loadFleets(ctx, {});
+}
+
+export async function getFleet(ctx: ServerContext, name: string): Promise<FleetObject> {
+  const [fleet] = await loadFleets(ctx, { name });
+  if (!fleet) throw notFound(`fleet "${name}"`);
+  return fleet;
+}
+
+/** Template versions, newest first, each with author, time, diff and outcome. */
+export async function listTemplateVersions(ctx: ServerContext, name: string, limit = 100) {
+  const fleet = await ctx.db.fleet.findUnique({ where: { name }, select: { id: true, templateVersion: true } });
+  if (!fleet) throw notFound(`fleet "${name}"`);
+  const rows = await ctx.db.templateVersion.findMany({
+    where: { fleetId: fleet.id },
+    orderBy: { version: "desc" },
+    take: limit,
+    select: { version: true, spec: true, author: true, createdAt: true, diff: true, outcome: true, outcomeMessage: true },
+  });
+  return rows.map((r) => ({
+    version: String(r.version),
+    current: String(r.version) === fleet.templateVersion,
+    author: r.author,
+    createdAt: r.createdAt.toISOString(),
+    outcome: r.outcome as TemplateVersionOutcome,
+    outcomeMessage: r.outcomeMessage,
+    diff: r.diff,
+    spec: JSON.parse(r.spec) as DeviceTemplateSpec,
+  }));
+}
+
+/** Runs a fleet change in one transaction, then wakes, publishes and recounts. */
+async function change<T>(ctx: ServerContext, actor: string, body: (tx: Tx, now: Date, effects: Effects) => Promise<T>): Promise<T> {
+  const now = ctx.now();
+  const effects = newEffects();
+  const { result, rows } = await ctx.db.$transaction(
+    async (tx) => {
+      const result = await body(tx, now, effects);
+      return { result, rows: await finishEffects(tx, ctx, effects, now, actor) };
+    },
+    // 10,000 members re-derived in one transaction: more than Prisma's default 5 s on a busy machine.
+    { timeout: 60_000, maxWait: 30_000 },
+  );
+  afterCommit(ctx, effects, rows);
+  await refreshFleetStatus(ctx, [...effects.fleets]);
+  return result;
+}
+
+/** A new immutable template version; the fleet's templateVersion moves to it. */
+async function writeTemplateVersion(tx: Tx, fleet: FleetRef, spec: DeviceTemplateSpec, previous: { version: number; spec: unknown } | null, actor: string, now: Date) {
+  const last = await tx.templateVersion.findFirst({ where: { fleetId: fleet.id }, orderBy: { version: "desc" }, select: { version: true } });
+  const version = (last?.version ?? 0) + 1;
+  const diff = unifiedDiff(previous ? specYaml(previous.spec) : "", specYaml(spec), previous ? `version ${previous.version}` : "/dev/null", `version ${version}`);
+  // Nothing rolls out gradually yet (the rollout controller is the next step): the new version
+  // is the fleet's active one at once, and whatever was current or on its way is superseded.
+  await tx.templateVersion.updateMany({ where: { fleetId: fleet.id, outcome: { in: ["Pending", "RollingOut", "Active"] } }, data: { outcome: "Superseded" } });
+  await tx.templateVersion.create({
+    data: { fleetId: fleet.id, version, spec: JSON.stringify(spec), author: actor, diff, outcome: "Active", createdAt: now },
+  });
+  await tx.fleet.update({ where: { id: fleet.id }, data: { templateVersion: String(version) } });
+  return version;
+}
+
+/**
+ * A template change reaches the members. Without a rollout policy: every member at once
+ * (Flight Control PR 1560). With one: the same, until the rollout controller (next step of
+ * issue 7) takes these fleets over and renders canary and batches itself.
+ */
+async function renderTemplateChange(tx: Tx, fleet: FleetRef, version: number, now: Date, actor: string, effects: Effects): Promise<void> {
+  await renderDevices(tx, fleet, version, now, actor, effects);
+}
+
+export async function createFleet(ctx: ServerContext, input: FleetInput, actor: string): Promise<FleetObject> {
+  const name = input.metadata.name;
+  await change(ctx, actor, async (tx, now, effects) => {
+    if (await tx.fleet.findUnique({ where: { name }, select: { id: true } })) throw conflict(`fleet "${name}" already exists: PUT /fleets/${name} to change it`);
+    const fleet = await tx.fleet.create({
+      data: {
+        name,
+        labels: JSON.stringify(input.metadata.labels ?? {}),
+        selector: JSON.stringify(input.spec.selector),
+        rolloutPolicy: input.spec.rolloutPolicy ? JSON.stringify(input.spec.rolloutPolicy) : null,
+        templateVersion: "1",
+        createdBy: actor,
+        updatedBy: actor,
+        createdAt: now,
+      },
+      select: { id: true, name: true },
+    });
+    const version = await writeTemplateVersion(tx, fleet, input.spec.template.spec, null, actor, now);
+    effects.events.push(
+      { objectKind: "Fleet", objectName: name, type: "FleetCreated", reason: "Created", message: `selector ${JSON.stringify(input.spec.selector)}`, actor },
+      { objectKind: "Fleet", objectName: name, type: "TemplateVersionCreated", reason: String(version), message: `template version ${version}`, actor },
+    );
+    effects.fleets.add(name);
+    // Devices the selector matches join now (and get version 1).
+    await reconcileMembership(tx, { all: true }, now, actor, effects);
+  });
+  return getFleet(ctx, name);
+}
+
+export interface UpdateResult {
+  fleet: FleetObject;
+  /** Whether anything changed (false: the same object was applied again). */
+  changed: boolean;
+  /** The new template version, when the template changed. */
+  templateVersion: string | null;
+}
+
+export async function updateFleet(ctx: ServerContext, name: string, input: FleetInput, actor: string): Promise<UpdateResult> {
+  if (input.metadata.name !== name) throw invalid(`metadata.name: "${input.metadata.name}" is not the fleet in the path ("${name}")`);
+  const outcome = await change(ctx, actor, async (tx, now, effects) => {
+    const fleet = await tx.fleet.findUnique({ where: { name }, select: fleetSelect });
+    if (!fleet) throw notFound(`fleet "${name}"`);
+    const current = await tx.templateVersion.findUnique({
+      where: { fleetId_version: { fleetId: fleet.id, version: Number(fleet.templateVersion) } },
+      select: { version: true, spec: true },
+    });
+    const currentSpec = current ? (JSON.parse(current.spec) as unknown) : null;
+    const changed = {
+      selector: stableJson(JSON.parse(fleet.selector)) !== stableJson(input.spec.selector),
+      rolloutPolicy: stableJson(fleet.rolloutPolicy ? JSON.parse(fleet.rolloutPolicy) : null) !== stableJson(input.spec.rolloutPolicy ?? null),
+      labels: stableJson(JSON.parse(fleet.labels)) !== stableJson(input.metadata.labels ?? {}),
+      template: stableJson(currentSpec) !== stableJson(input.spec.template.spec),
+    };
+    const what = Object.entries(changed).filter(([, v]) => v).map(([k]) => k);
+    if (what.length === 0) return { changed: false, templateVersion: null };
+
+    await tx.fleet.update({
+      where: { id: fleet.id },
+      data: {
+        selector: JSON.stringify(input.spec.selector),
+        rolloutPolicy: input.spec.rolloutPolicy ? JSON.stringify(input.spec.rolloutPolicy) : null,
+        labels: JSON.stringify(input.metadata.labels ?? {}),
+        generation: { increment: 1 },
+        updatedBy: actor,
+      },
+    });
+    effects.events.push({ objectKind: "Fleet", objectName: name, type: "FleetUpdated", reason: "Updated", message: `changed: ${what.join(", ")}`, actor });
+    effects.fleets.add(name);
+    let version: number | null = null;
+    if (changed.template) {
+      version = await writeTemplateVersion(tx, fleet, input.spec.template.spec, current && { version: current.version, spec: currentSpec }, actor, now);
+      effects.events.push({
+        objectKind: "Fleet",
+        objectName: name,
+        type: "TemplateVersionCreated",
+        reason: String(version),
+        message: `template version ${version} (was ${fleet.templateVersion})`,
+        actor,
+      });
+    }
+    // Membership first (joiners get the fleet's version as it is now), then the template.
+    if (changed.selector) await reconcileMembership(tx, { all: true }, now, actor, effects);
+    if (version !== null) await renderTemplateChange(tx, fleet, version, now, actor, effects);
+    return { changed: true, templateVersion: version === null ? null : String(version) };
+  });
+  return { fleet: await getFleet(ctx, name), ...outcome };
+}
+
+export async function deleteFleet(ctx: ServerContext, name: string, actor: string): Promise<{ deleted: string; devicesReleased: number }> {
+  const released = await change(ctx, actor, async (tx, now, effects) => {
+    const fleet = await tx.fleet.findUnique({ where: { name }, select: { id: true } });
+    if (!fleet) throw notFound(`fleet "${name}"`);
+    const members = await tx.device.findMany({ where: { owner: name }, select: { id: true, name: true } });
+    // Devices keep the spec they have: copy it onto them before its template version goes.
+    await tx.$executeRawUnsafe(
+      `UPDATE "Device" SET "spec" = (SELECT tv."spec" FROM "TemplateVersion" tv WHERE tv."id" = "Device"."renderedSpecId"), "renderedSpecId" = NULL
+       WHERE "renderedSpecId" IN (SELECT "id" FROM "TemplateVersion" WHERE "fleetId" = ?)`,
+      fleet.id,
+    );
+    await tx.device.updateMany({ where: { owner: name }, data: { owner: null } });
+    for (const m of members) {
+      effects.touched.add(m.id);
+      effects.events.push({ objectKind: "Device", objectName: m.name, type: "FleetLeft", reason: name, message: `fleet ${name} was deleted; the device keeps its spec, unmanaged`, actor });
+    }
+    await tx.fleet.delete({ where: { id: fleet.id } });
+    effects.events.push({ objectKind: "Fleet", objectName: name, type: "FleetDeleted", reason: "Deleted", message: `${members.length} devices released`, actor });
+    // Released devices another fleet matches join it; overlaps naming this fleet clear.
+    await reconcileMembership(tx, { all: true }, now, actor, effects);
+    effects.fleets.delete(name);
+    return members.length;
+  });
+  return { deleted: name, devicesReleased: released };
+}

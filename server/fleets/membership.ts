@@ -1,0 +1,145 @@
+/**
+ * Fleet membership (DESIGN.md §3, Flight Control's rules, research/engines.md C.3): a device
+ * belongs to at most one fleet, the one whose selector matches its labels. When several
+ * match, it stays where it is and carries the MultipleOwners condition naming all of them;
+ * a device in none of them joins the oldest matching fleet (created first, then by name), so
+ * the outcome never depends on the order changes arrive in. Only Enrolled devices not asked
+ * to decommission are members.
+ *
+ * Membership is settled at once, in the transaction of the change that moves it: approval
+ * (enrollment), a label change, a decommission request, a fleet's creation, selector change
+ * or deletion. A device that joins gets its fleet's spec at once; one that leaves keeps the
+ * spec it has (renderedVersion unchanged) and becomes unmanaged.
+ */
+import { matchesSelector, type Labels, type LabelSelector } from "../../lib/label-selector";
+import { selectorRequirements, type LabelSelectorObject } from "../../lib/fleet-spec";
+import type { Tx } from "../db";
+import { sqliteDate } from "../devices/fast-path";
+import { IN_IDS } from "./sql";
+import { renderDevices, type Effects } from "./render";
+
+export interface FleetForMembership {
+  id: string;
+  name: string;
+  templateVersion: string;
+  requirements: LabelSelector;
+}
+
+export interface MemberFacts {
+  owner: string | null;
+  /** Names of every matching fleet, when more than one matched (stored JSON array). */
+  multipleOwners: string[] | null;
+}
+
+/**
+ * The rule, pure: `matching` are the fleets whose selector matches the device, oldest first.
+ * It stays in its fleet while that still matches; otherwise it joins the oldest match.
+ */
+export function decideMembership(currentOwner: string | null, matching: string[]): MemberFacts {
+  const owner = currentOwner !== null && matching.includes(currentOwner) ? currentOwner : (matching[0] ?? null);
+  return { owner, multipleOwners: matching.length > 1 ? matching : null };
+}
+
+export function multipleOwnersMessage(owner: string | null, fleets: string[]): string {
+  return `labels match fleets ${fleets.join(", ")}; a device belongs to one fleet, so it stays in ${owner ?? "none"}`;
+}
+
+/** Every fleet with its parsed selector, oldest first (the tie-break for a device in none). */
+export async function fleetsForMembership(tx: Tx): Promise<FleetForMembership[]> {
+  const fleets = await tx.fleet.findMany({ select: { id: true, name: true, selector: true, templateVersion: true }, orderBy: [{ createdAt: "asc" }, { name: "asc" }] });
+  return fleets.map((f) => ({ ...f, requirements: selectorRequirements(JSON.parse(f.selector) as LabelSelectorObject) }));
+}
+
+export type MembershipScope = { deviceIds: string[] } | { all: true };
+
+interface DeviceRow {
+  id: string;
+  name: string;
+  owner: string | null;
+  multipleOwners: string | null;
+  eligible: number | bigint | boolean;
+  labels: string | null;
+}
+
+/**
+ * Settles membership of the devices in `scope` (or of every device), inside the caller's
+ * transaction: owners, MultipleOwners, joins rendered at their fleet's templateVersion.
+ * Adds its events and touched devices to `effects`; the caller re-derives and commits.
+ */
+export async function reconcileMembership(tx: Tx, scope: MembershipScope, now: Date, actor: string, effects: Effects): Promise<void> {
+  const fleets = await fleetsForMembership(tx);
+  const where =
+    "deviceIds" in scope
+      ? `d."id" ${IN_IDS}`
+      : `(d."lifecycle" = 'Enrolled' AND d."decommissionRequestedAt" IS NULL) OR d."owner" IS NOT NULL OR d."multipleOwners" IS NOT NULL`;
+  if ("deviceIds" in scope && scope.deviceIds.length === 0) return;
+  const devices = await tx.$queryRawUnsafe<DeviceRow[]>(
+    `SELECT d."id", d."name", d."owner", d."multipleOwners",
+       (d."lifecycle" = 'Enrolled' AND d."decommissionRequestedAt" IS NULL) AS "eligible",
+       (SELECT json_group_object(l."key", l."value") FROM "DeviceLabel" l WHERE l."deviceId" = d."id") AS "labels"
+     FROM "Device" d WHERE ${where}`,
+    ...("deviceIds" in scope ? [JSON.stringify(scope.deviceIds)] : []),
+  );
+
+  const leaving: string[] = [];
+  const joining = new Map<string, string[]>();
+  const overlap = new Map<string, string[]>();
+  for (const d of devices) {
+    const eligible = d.eligible === true || Number(d.eligible) === 1;
+    const labels = (d.labels ? JSON.parse(d.labels) : {}) as Labels;
+    const matching = eligible ? fleets.filter((f) => matchesSelector(f.requirements, labels)).map((f) => f.name) : [];
+    const next = decideMembership(d.owner, matching);
+    if (next.owner !== d.owner) {
+      if (d.owner !== null) {
+        effects.events.push({
+          objectKind: "Device",
+          objectName: d.name,
+          type: "FleetLeft",
+          reason: d.owner,
+          message: eligible ? `labels no longer match fleet ${d.owner}; the device keeps its spec, unmanaged` : `left fleet ${d.owner}: the device is being decommissioned`,
+          actor,
+        });
+        effects.fleets.add(d.owner);
+      }
+      if (next.owner === null) leaving.push(d.id);
+      else {
+        const list = joining.get(next.owner) ?? [];
+        list.push(d.id);
+        joining.set(next.owner, list);
+        effects.events.push({ objectKind: "Device", objectName: d.name, type: "FleetJoined", reason: next.owner, message: `labels match fleet ${next.owner}`, actor });
+        effects.fleets.add(next.owner);
+      }
+      effects.touched.add(d.id);
+    }
+    const before = d.multipleOwners;
+    const after = next.multipleOwners ? JSON.stringify(next.multipleOwners) : null;
+    if (before !== after) {
+      const list = overlap.get(after ?? "") ?? [];
+      list.push(d.id);
+      overlap.set(after ?? "", list);
+      effects.events.push({
+        objectKind: "Device",
+        objectName: d.name,
+        type: "MultipleOwnersChanged",
+        reason: next.multipleOwners ? "True" : "False",
+        message: next.multipleOwners ? multipleOwnersMessage(next.owner, next.multipleOwners) : "labels match at most one fleet",
+        actor,
+      });
+      for (const f of [...(next.multipleOwners ?? []), ...((before ? JSON.parse(before) : []) as string[])]) effects.fleets.add(f);
+    }
+  }
+
+  const at = sqliteDate(now);
+  if (leaving.length) {
+    await tx.$executeRawUnsafe(`UPDATE "Device" SET "owner" = NULL, "updatedAt" = ? WHERE "id" ${IN_IDS}`, at, JSON.stringify(leaving));
+  }
+  for (const [value, ids] of overlap) {
+    await tx.$executeRawUnsafe(`UPDATE "Device" SET "multipleOwners" = ?, "updatedAt" = ? WHERE "id" ${IN_IDS}`, value === "" ? null : value, at, JSON.stringify(ids));
+  }
+  for (const [fleetName, ids] of joining) {
+    const fleet = fleets.find((f) => f.name === fleetName)!;
+    await tx.$executeRawUnsafe(`UPDATE "Device" SET "owner" = ?, "updatedAt" = ? WHERE "id" ${IN_IDS}`, fleetName, at, JSON.stringify(ids));
+    // A device that joins gets its fleet's spec at once: the version members run now.
+    await renderDevices(tx, fleet, fleet.templateVersion, now, actor, effects, ids);
+  }
+}

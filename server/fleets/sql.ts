@@ -1,0 +1,113 @@
+/**
+ * Set-at-a-time statements for fleet-wide changes, inside the caller's Prisma transaction:
+ * a fleet of 10,000 members is changed with a handful of statements, never one Prisma call
+ * per device. Lists of ids travel as one JSON parameter (`json_each`), so no statement meets
+ * SQLite's bound-parameter limit. Raw SQL is SQLite's; so is every path of the server today.
+ */
+import type { Tx } from "../db";
+import type { EventRow, NewEvent } from "../events/events";
+import { sqliteDate } from "../devices/fast-path";
+import { derive, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "../devices/status";
+import type { StatusSettings } from "../../lib/device-status";
+
+/** `"id" IN (…)` for a list of any length. */
+export const IN_IDS = `IN (SELECT value FROM json_each(?))`;
+
+const asDate = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
+const asBool = (v: unknown): boolean => v === true || v === 1 || v === 1n;
+
+/** Writes many events in one statement; the rows come back (oldest first) to publish after commit. */
+export async function insertEvents(tx: Tx, events: NewEvent[], now: Date): Promise<EventRow[]> {
+  if (events.length === 0) return [];
+  const payload = JSON.stringify(events.map((e) => [e.objectKind, e.objectName, e.type, e.reason, e.message ?? "", e.actor]));
+  const rows = await tx.$queryRawUnsafe<{ id: number | bigint }[]>(
+    `INSERT INTO "Event" ("time", "objectKind", "objectName", "type", "reason", "message", "actor")
+     SELECT ?, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 FROM json_each(?) ORDER BY key
+     RETURNING "id"`,
+    sqliteDate(now),
+    payload,
+  );
+  // Inserted in order, so ids ascend with the list.
+  const ids = rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+  return events.map((e, i) => ({
+    id: ids[i]!,
+    time: now,
+    objectKind: e.objectKind,
+    objectName: e.objectName,
+    type: e.type,
+    reason: e.reason,
+    message: e.message ?? "",
+    actor: e.actor,
+  }));
+}
+
+/** The derivation's facts of many devices, with their owner fleet's templateVersion. */
+export async function loadFacts(tx: Tx, ids: string[]): Promise<DeviceFactsRow[]> {
+  if (ids.length === 0) return [];
+  const rows = await tx.$queryRawUnsafe<Record<string, unknown>[]>(
+    `SELECT d."id", d."name", d."reported", d."lastSeen", d."renderedVersion", d."templateVersion", d."owner", d."enrollmentId",
+       d."decommissionRequestedAt", d."conflictPaused", d."summary", d."updatedStatus", d."updatingReason", d."applicationSummary",
+       d."lifecycle", d."decommissioning", f."templateVersion" AS "fleetTemplateVersion"
+     FROM "Device" d LEFT JOIN "Fleet" f ON f."name" = d."owner"
+     WHERE d."id" ${IN_IDS}`,
+    JSON.stringify(ids),
+  );
+  return rows.map((r) => ({
+    id: String(r.id),
+    name: String(r.name),
+    reported: (r.reported as string | null) ?? null,
+    lastSeen: asDate(r.lastSeen),
+    renderedVersion: Number(r.renderedVersion),
+    templateVersion: (r.templateVersion as string | null) ?? null,
+    owner: (r.owner as string | null) ?? null,
+    enrollmentId: (r.enrollmentId as string | null) ?? null,
+    decommissionRequestedAt: asDate(r.decommissionRequestedAt),
+    conflictPaused: asBool(r.conflictPaused),
+    summary: String(r.summary),
+    updatedStatus: String(r.updatedStatus),
+    updatingReason: (r.updatingReason as string | null) ?? null,
+    applicationSummary: String(r.applicationSummary),
+    lifecycle: String(r.lifecycle),
+    decommissioning: (r.decommissioning as string | null) ?? null,
+    ownerFleet: r.owner !== null && r.fleetTemplateVersion !== null ? { templateVersion: String(r.fleetTemplateVersion) } : null,
+  }));
+}
+
+/**
+ * Re-derives the statuses of `ids` from their rows as they are now in this transaction (after
+ * a render, a join or a leave), writes the ones that changed, grouped so that devices with the
+ * same new statuses share one UPDATE, and returns one event per changed axis, as the
+ * heartbeat's derivation records them.
+ */
+export async function rederiveStatuses(tx: Tx, ids: string[], now: Date, settings: StatusSettings, actor: string): Promise<NewEvent[]> {
+  const rows = await loadFacts(tx, ids);
+  const groups = new Map<string, string[]>();
+  const events: NewEvent[] = [];
+  for (const row of rows) {
+    const before = storedStatus(row);
+    const after = derive(row, now, settings);
+    const changes = statusChangeEvents(row.name, before, after, actor);
+    if (changes.length === 0) continue;
+    events.push(...changes);
+    const key = JSON.stringify(statusColumns(after));
+    let group = groups.get(key);
+    if (!group) groups.set(key, (group = []));
+    group.push(row.id);
+  }
+  for (const [key, group] of groups) {
+    const c = JSON.parse(key) as ReturnType<typeof statusColumns>;
+    await tx.$executeRawUnsafe(
+      `UPDATE "Device" SET "summary" = ?, "updatedStatus" = ?, "updatingReason" = ?, "applicationSummary" = ?, "lifecycle" = ?,
+         "decommissioning" = ?, "updatedAt" = ? WHERE "id" ${IN_IDS}`,
+      c.summary,
+      c.updatedStatus,
+      c.updatingReason,
+      c.applicationSummary,
+      c.lifecycle,
+      c.decommissioning,
+      sqliteDate(now),
+      JSON.stringify(group),
+    );
+  }
+  return events;
+}
