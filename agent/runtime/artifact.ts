@@ -131,7 +131,7 @@ function redact(url: string): string {
 }
 
 function describe(error: unknown, timedOut: boolean, timeoutMs: number): string {
-  if (timedOut) return `timed out after ${Math.round(timeoutMs / 1000)} s`;
+  if (timedOut) return `timed out after ${timeoutMs / 1000} s`;
   if (error instanceof Error) {
     const cause = (error as Error & { cause?: unknown }).cause;
     return cause instanceof Error ? `${error.message}: ${cause.message}` : error.message;
