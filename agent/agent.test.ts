@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Agent, exitCodeFor, type AgentOptions } from "./agent";
 import { ProtocolClient } from "./client";
 import { staticHealth } from "./health";
+import { SimulatedRuntime } from "./runtime/simulated";
 import { AppliedSpecDocument, IdentityDocument, MemoryStateStore, type DocumentName, type StateStore } from "./state";
 import { eventually, FakeServer } from "./test-support/fake-server";
 import { FAST } from "./test-support/fast-timing";
@@ -193,6 +194,54 @@ describe("operation", () => {
     expect(second.agent.stats.specsApplied).toBe(0);
     expect(server.count("POST", /^\/enrollments$/)).toBe(1);
     expect(second.events()).toContain("resumed");
+  });
+
+  it("reports each update state in a heartbeat at once, and the new renderedVersion only once Updated", async () => {
+    await enrolledAgent();
+    const before = server.device("worker-0").reports.length;
+    server.setSpec("worker-0", 3);
+    await eventually(() => server.device("worker-0").reports.some((r) => r.conditions.updating?.reason === "Updated"), 5_000, "Updated reported");
+    const reports = server.device("worker-0").reports.slice(before);
+    // Heartbeats come every 30 s here: these are the state changes' own.
+    expect(reports.map((r) => [r.conditions.updating?.reason, r.conditions.updating?.status, r.config.renderedVersion])).toEqual([
+      ["Preparing", true, 0],
+      ["ReadyToUpdate", true, 0],
+      ["ApplyingUpdate", true, 0],
+      ["Updated", false, 3],
+    ]);
+    expect(reports[0]?.conditions.updating?.info).toBe("renderedVersion 3 (version 1.3.0)");
+  });
+
+  it("a spec that fails is reported RollingBack then Error, keeps the previous renderedVersion and is not taken again", async () => {
+    const runtime = new SimulatedRuntime({ failVersions: ["bad"] }, () => []);
+    const { agent } = await enrolledAgent(new MemoryStateStore(), { runtime });
+    server.setSpec("worker-0", 2);
+    await eventually(() => agent.appliedVersion === 2, 5_000, "v2");
+    server.setSpec("worker-0", 3, { version: "bad" });
+    await eventually(() => server.device("worker-0").reports.at(-1)?.conditions.updating?.reason === "Error", 5_000, "Error reported");
+    const last = server.device("worker-0").reports.at(-1);
+    expect(last?.conditions.updating).toEqual({ status: false, reason: "Error", info: "simulated failure applying version bad; rolled back to renderedVersion 2" });
+    expect(last?.config.renderedVersion).toBe(2);
+    expect(server.device("worker-0").reports.map((r) => r.conditions.updating?.reason)).toContain("RollingBack");
+    // The poll asks for newer than the failed one: the server does not hand it back.
+    await eventually(() => server.requests.some((r) => r.path === "/work" && r.query.includes("specVersion=3")), 5_000, "poll past v3");
+    expect(agent.stats).toMatchObject({ specsApplied: 1, specsFailed: 1 });
+    server.setSpec("worker-0", 4);
+    await eventually(() => agent.appliedVersion === 4, 5_000, "v4 after the failure");
+  });
+
+  it("runs actions while an update takes its time, and reports the runtime's applications", async () => {
+    const runtime = new SimulatedRuntime({ slowApplySeconds: 1, crashVersions: ["crashy"], crashSeconds: 0.2 }, () => []);
+    const { agent } = await enrolledAgent(new MemoryStateStore(), { runtime });
+    server.heartbeatSeconds = 1; // taken with the state changes' heartbeats
+    server.setSpec("worker-0", 2, { version: "crashy", applications: [{ name: "api", command: ["/bin/api"] }] });
+    await eventually(() => agent.updatingCondition?.reason === "Preparing", 2_000, "updating");
+    const action = server.offerAction("worker-0", "noop", {});
+    await eventually(() => action.state === "DONE", 2_000, "the action done during the update");
+    expect(agent.updatingCondition?.status).toBe(true);
+    await agent.updateIdle();
+    await eventually(() => (server.device("worker-0").reports.at(-1)?.applications[0]?.restarts ?? 0) >= 2, 5_000, "restarts counted");
+    expect(server.device("worker-0").reports.at(-1)?.applications[0]?.name).toBe("api");
   });
 
   it("heartbeats at the interval the server asks for", async () => {

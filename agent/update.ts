@@ -280,12 +280,12 @@ export class Updater {
 
       this.appliedDoc = { version: 1, renderedVersion: target.renderedVersion, spec: target, appliedAt: this.iso() };
       await this.options.store.write("spec", this.appliedDoc);
-      await this.enter("Updated", updatedInfo(target));
       this.options.logger.info(
         { event: "spec.applied", renderedVersion: target.renderedVersion, previous: previous?.renderedVersion ?? 0, templateVersion: target.templateVersion, version: target.version },
         "spec applied",
       );
       this.options.onOutcome?.("Updated");
+      await this.enter("Updated", updatedInfo(target));
       await this.finish([target, previous]);
     } catch (error) {
       if (signal.aborted) return; // the agent stops; the journal says where to pick up
@@ -310,9 +310,9 @@ export class Updater {
 
   private async fail(info: string): Promise<void> {
     const j = this.current();
-    await this.enter("Error", info);
     this.options.logger.error({ event: "spec.failed", renderedVersion: j.target.renderedVersion, version: j.target.version, info }, "applying the spec failed");
     this.options.onOutcome?.("Error");
+    await this.enter("Error", info);
     await this.finish([j.previous?.spec ?? null, j.target]);
   }
 

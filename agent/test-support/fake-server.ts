@@ -148,7 +148,7 @@ export class FakeServer {
     this.notify(name);
   }
 
-  setSpec(name: string, renderedVersion: number): void {
+  setSpec(name: string, renderedVersion: number, overrides: Partial<Omit<RenderedSpec, "renderedVersion">> = {}): void {
     this.device(name).spec = {
       renderedVersion,
       templateVersion: `t${renderedVersion}`,
@@ -156,6 +156,7 @@ export class FakeServer {
       config: { files: [{ path: "/etc/answer", content: String(renderedVersion) }] },
       applications: [],
       hooks: {},
+      ...overrides,
     };
     this.notify(name);
   }
