@@ -159,7 +159,7 @@ describe("the agent process applies specs", () => {
     // It stays up past the settle time: the update is Updated, then the crashes count.
     const d = await eventually(async () => {
       const view = await device("upd-b");
-      return (view?.reported?.applications[0]?.restarts ?? 0) >= 2 ? view : undefined;
+      return view && (view.reported?.applications[0]?.restarts ?? 0) >= 2 ? view : undefined;
     }, 20_000, "two restarts reported");
     expect(d.reported?.conditions.updating).toMatchObject({ reason: "Updated" });
     expect(d.reported?.config.renderedVersion).toBe(1);
