@@ -3,6 +3,8 @@
  * the statuses the server derives match the simulator's knobs.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RenderedSpec, StatusReport } from "../lib/protocol";
+import { topics } from "../server/bus";
 import { startTestServer, type TestServer } from "../tests/helpers/server";
 import { startSimulation, type SimulationHandle } from "./simulate";
 import { eventually } from "./test-support/fake-server";
@@ -90,5 +92,61 @@ describe("the simulator against the real server", () => {
     const exec = (await operator(`/actions/${finished.find((a) => a.kind === "exec" && a.state === "DONE")?.id ?? ""}`)) as { output?: string };
     expect(exec.output).toMatch(/^\[simulated\] \/not\/on\/this\/host --simulated\n/);
     expect(simulation.stats()).toMatchObject({ actionsDone: 18 - failed.length, actionsFailed: failed.length });
+  });
+
+  it("virtual devices follow the update states, with versions that crash-loop, fail to apply, or apply slowly", async () => {
+    await simulation?.stop();
+    simulation = startSimulation({
+      server: server.url,
+      agents: 3,
+      prefix: "simupd",
+      labels: { simulated: "true", fleet: "upd" },
+      degraded: 0,
+      error: 0,
+      restarts: 0,
+      flap: 0,
+      silent: 0,
+      crashVersions: ["2.0.0"],
+      crashSeconds: 1,
+      failVersions: ["3.0.0"],
+      slowApplySeconds: 1,
+      slowVersions: ["4.0.0"],
+      seed: 13,
+    });
+    await eventually(() => simulation?.stats().polling === 3, 30_000, "all 3 agents polling");
+    type View = { updatedStatus: string; updatingReason: string | null; applicationSummary: string; reported: StatusReport | null };
+    const view = async (name: string) => (await server.api<View>("GET", `/devices/${name}`)).body;
+    await eventually(async () => (await Promise.all(["simupd-00001", "simupd-00002", "simupd-00003"].map(view))).every((d) => d.reported !== null), 30_000, "reports");
+    const render = async (name: string, version: string) => {
+      const spec: RenderedSpec = { renderedVersion: 1, templateVersion: `t-${version}`, version, config: { files: [] }, applications: [{ name: "api", command: ["/srv/api"] }], hooks: {} };
+      const row = await server.ctx.db.device.update({ where: { name }, data: { spec: JSON.stringify(spec), renderedVersion: 1, templateVersion: spec.templateVersion } });
+      server.ctx.bus.publish(topics.device(row.id), { at: Date.now() });
+    };
+    await render("simupd-00001", "2.0.0");
+    await render("simupd-00002", "3.0.0");
+    await render("simupd-00003", "4.0.0");
+
+    // Slow: the server sees it Updating for a while (a state a second), then UpToDate.
+    const updating = await eventually(async () => {
+      const d = await view("simupd-00003");
+      return d.updatedStatus === "Updating" ? d : undefined;
+    }, 10_000, "simupd-00003 Updating");
+    expect(["Preparing", "ReadyToUpdate", "ApplyingUpdate"]).toContain(updating.updatingReason);
+    await eventually(async () => (await view("simupd-00003")).updatedStatus === "UpToDate", 15_000, "simupd-00003 UpToDate");
+
+    // Fail: rolled back, Error with the reason, still at renderedVersion 0.
+    const failed = await view("simupd-00002");
+    expect(failed).toMatchObject({ updatedStatus: "OutOfDate", updatingReason: "Error" });
+    expect(failed.reported?.conditions.updating?.info).toBe("simulated failure applying version 3.0.0; rolled back to renderedVersion 0");
+    expect(failed.reported?.config.renderedVersion).toBe(0);
+
+    // Crash: applied, then its application's restarts grow.
+    const crashing = await eventually(async () => {
+      const d = await view("simupd-00001");
+      return (d.reported?.applications[0]?.restarts ?? 0) >= 3 ? d : undefined;
+    }, 15_000, "simupd-00001 restarting");
+    expect(crashing.updatedStatus).toBe("UpToDate");
+    expect(crashing.reported?.applications[0]?.name).toBe("api");
+    expect(simulation.stats()).toMatchObject({ specsApplied: 2, specsFailed: 1, updating: 0 });
   });
 });
