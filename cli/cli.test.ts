@@ -198,9 +198,9 @@ describe("get", () => {
   it("devices as a table, aligned, with labels", async () => {
     const out = await ok(["get", "devices", "-l", `suite=${suite}`]);
     const lines = out.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^NAME\s+SUMMARY\s+UPDATED\s+APPS\s+LIFECYCLE\s+LAST-SEEN\s+LABELS$/);
+    expect(lines[0]).toMatch(/^NAME\s+FLEET\s+SUMMARY\s+UPDATED\s+APPS\s+LIFECYCLE\s+LAST-SEEN\s+LABELS$/);
     expect(lines).toHaveLength(4);
-    expect(lines[1]).toMatch(new RegExp(`^${suite}-a\\s+Online\\s+\\S+\\s+\\S+\\s+Enrolled\\s+\\d+s\\s+env=dev,site=lab,suite=${suite}$`));
+    expect(lines[1]).toMatch(new RegExp(`^${suite}-a\\s+<none>\\s+Online\\s+\\S+\\s+\\S+\\s+Enrolled\\s+\\d+s\\s+env=dev,site=lab,suite=${suite}$`));
     expect(lines[3]).toMatch(/Offline .*<never>/);
     // Columns line up: every line has SUMMARY's column at the same offset.
     const at = lines[0]!.indexOf("SUMMARY");
@@ -512,6 +512,8 @@ describe("--help", () => {
     ["login"],
     ["get"],
     ["get", "devices"],
+    ["get", "fleets"],
+    ["apply"],
     ["get", "actions"],
     ["get", "enrollments"],
     ["get", "tokens"],

@@ -74,6 +74,10 @@ export class Api {
     return this.request<T>("POST", path, { body });
   }
 
+  put<T>(path: string, body: unknown = {}): Promise<T> {
+    return this.request<T>("PUT", path, { body });
+  }
+
   url(path: string, query: Query = {}): string {
     const url = new URL(this.server.replace(/\/+$/, "") + "/api/v1" + path);
     for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== "") url.searchParams.set(key, String(value));

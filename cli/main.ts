@@ -16,6 +16,7 @@ import { registerActions } from "./commands/actions";
 import { registerDevices } from "./commands/devices";
 import { registerEvents } from "./commands/events";
 import { registerTokens } from "./commands/tokens";
+import { registerApply } from "./commands/apply";
 
 function version(): string {
   try {
@@ -46,6 +47,7 @@ Exit codes: 0 ok, 1 the server refused, 2 usage error, 3 not logged in, 4 server
     );
   registerLogin(program);
   registerGet(program);
+  registerApply(program);
   registerDecisions(program);
   registerActions(program);
   registerDevices(program);

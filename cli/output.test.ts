@@ -5,6 +5,8 @@ import {
   alignRows,
   deviceColumns,
   enrollmentColumns,
+  fleetColumns,
+  formatSelector,
   tokenColumns,
   eventCells,
   formatAge,
@@ -13,7 +15,7 @@ import {
   formatLabels,
   formatTable,
 } from "./output";
-import type { Device, DroverEvent } from "./types";
+import type { Device, DroverEvent, Fleet } from "./types";
 
 const now = new Date("2025-06-01T12:00:00.000Z");
 const ago = (ms: number) => new Date(now.getTime() - ms).toISOString();
@@ -92,19 +94,35 @@ describe("tables", () => {
     expect(alignRows([["abcdef", "3"]], first.widths).widths).toEqual([6, 1]);
   });
 
-  it("devices: NAME SUMMARY UPDATED APPS LIFECYCLE LAST-SEEN LABELS", () => {
+  it("devices: NAME FLEET SUMMARY UPDATED APPS LIFECYCLE LAST-SEEN LABELS", () => {
     const devices: Device[] = [
-      { name: "edge-1", summary: "Online", updatedStatus: "UpToDate", applicationSummary: "Healthy", lifecycle: "Enrolled", lastSeen: ago(12 * S), labels: { site: "lab", env: "dev" } },
-      { name: "edge-22", summary: "Offline", updatedStatus: "Unknown", applicationSummary: "Unknown", lifecycle: "Enrolled", lastSeen: null, labels: {} },
+      { name: "edge-1", fleet: "edge-eu", summary: "Online", updatedStatus: "UpToDate", applicationSummary: "Healthy", lifecycle: "Enrolled", lastSeen: ago(12 * S), labels: { site: "lab", env: "dev" } },
+      { name: "edge-22", fleet: null, summary: "Offline", updatedStatus: "Unknown", applicationSummary: "Unknown", lifecycle: "Enrolled", lastSeen: null, labels: {} },
     ];
     expect(formatTable(deviceColumns, devices, now)).toBe(
       [
-        "NAME      SUMMARY   UPDATED    APPS      LIFECYCLE   LAST-SEEN   LABELS",
-        "edge-1    Online    UpToDate   Healthy   Enrolled    12s         env=dev,site=lab",
-        "edge-22   Offline   Unknown    Unknown   Enrolled    <never>     <none>",
+        "NAME      FLEET     SUMMARY   UPDATED    APPS      LIFECYCLE   LAST-SEEN   LABELS",
+        "edge-1    edge-eu   Online    UpToDate   Healthy   Enrolled    12s         env=dev,site=lab",
+        "edge-22   <none>    Offline   Unknown    Unknown   Enrolled    <never>     <none>",
         "",
       ].join("\n"),
     );
+  });
+
+  it("fleets: members per update status, the selector as text", () => {
+    const fleet: Fleet = {
+      metadata: { name: "edge-eu", generation: 3, createdAt: ago(2 * D) },
+      spec: { selector: { matchLabels: { site: "eu" }, matchExpressions: [{ key: "tier", operator: "In", values: ["a", "b"] }, { key: "legacy", operator: "DoesNotExist" }] }, template: { spec: { version: "2.1.0" } } },
+      status: { templateVersion: "3", conditions: [], devices: { total: 12, upToDate: 9, updating: 2, outOfDate: 1, unknown: 0 }, rollout: null },
+    };
+    expect(formatTable(fleetColumns, [fleet], now)).toBe(
+      [
+        "NAME      TEMPLATE   VERSION   DEVICES   UP-TO-DATE   UPDATING   OUT-OF-DATE   ROLLOUT   AGE   SELECTOR",
+        "edge-eu   3          2.1.0     12        9            2          1             <none>    2d    site=eu,tier in (a,b),!legacy",
+        "",
+      ].join("\n"),
+    );
+    expect(formatSelector({})).toBe("<all>");
   });
 
   it("actions and enrollments", () => {

@@ -3,7 +3,7 @@
  * ages such as 45s, 5m30s, 3h, 2d4h), and json/yaml of the API's objects as they came.
  */
 import YAML from "yaml";
-import type { Action, ApiToken, Device, DroverEvent, Enrollment, Labels } from "./types";
+import type { Action, ApiToken, Device, DroverEvent, Enrollment, Fleet, Labels, LabelSelectorObject } from "./types";
 
 export const FORMATS = ["table", "json", "yaml"] as const;
 export type Format = (typeof FORMATS)[number];
@@ -78,12 +78,41 @@ export function formatLabels(labels: Labels | null | undefined): string {
 
 export const deviceColumns: Column<Device>[] = [
   { header: "NAME", cell: (d) => d.name },
+  { header: "FLEET", cell: (d) => d.fleet ?? "<none>" },
   { header: "SUMMARY", cell: (d) => d.summary },
   { header: "UPDATED", cell: (d) => d.updatedStatus },
   { header: "APPS", cell: (d) => d.applicationSummary },
   { header: "LIFECYCLE", cell: (d) => d.lifecycle },
   { header: "LAST-SEEN", cell: (d, now) => formatAge(d.lastSeen, now) },
   { header: "LABELS", cell: (d) => formatLabels(d.labels) },
+];
+
+/** A label selector object as the text form: `site=lab,env in (dev,test),!legacy`. */
+export function formatSelector(selector: LabelSelectorObject | null | undefined): string {
+  const parts = Object.entries(selector?.matchLabels ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k}=${v}`);
+  for (const e of selector?.matchExpressions ?? []) {
+    if (e.operator === "In") parts.push(`${e.key} in (${(e.values ?? []).join(",")})`);
+    else if (e.operator === "NotIn") parts.push(`${e.key} notin (${(e.values ?? []).join(",")})`);
+    else if (e.operator === "Exists") parts.push(e.key);
+    else parts.push(`!${e.key}`);
+  }
+  return parts.length ? parts.join(",") : "<all>";
+}
+
+/** Like kubectl's deployments: how many members run the fleet's template version. */
+export const fleetColumns: Column<Fleet>[] = [
+  { header: "NAME", cell: (f) => f.metadata.name },
+  { header: "TEMPLATE", cell: (f) => f.status.templateVersion },
+  { header: "VERSION", cell: (f) => f.spec.template.spec.version },
+  { header: "DEVICES", cell: (f) => String(f.status.devices.total) },
+  { header: "UP-TO-DATE", cell: (f) => String(f.status.devices.upToDate) },
+  { header: "UPDATING", cell: (f) => String(f.status.devices.updating) },
+  { header: "OUT-OF-DATE", cell: (f) => String(f.status.devices.outOfDate) },
+  { header: "ROLLOUT", cell: (f) => f.status.rollout?.phase ?? "<none>" },
+  { header: "AGE", cell: (f, now) => formatAge(f.metadata.createdAt, now) },
+  { header: "SELECTOR", cell: (f) => formatSelector(f.spec.selector) },
 ];
 
 export const actionColumns: Column<Action>[] = [

@@ -12,12 +12,39 @@ export interface Page<T> {
 
 export interface Device {
   name: string;
+  /** The fleet that manages it (null: unmanaged). */
+  fleet?: string | null;
   summary: string;
   updatedStatus: string;
   applicationSummary: string;
   lifecycle: string;
   lastSeen: string | null;
   labels: Labels;
+}
+
+export interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+
+export interface LabelSelectorObject {
+  matchLabels?: Labels;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+
+export interface Fleet {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; labels?: Labels; generation?: number; createdAt?: string };
+  spec: { selector: LabelSelectorObject; template: { spec: { version: string } }; rolloutPolicy?: unknown };
+  status: {
+    templateVersion: string;
+    conditions: Condition[];
+    devices: { total: number; upToDate: number; updating: number; outOfDate: number; unknown: number };
+    rollout: { phase?: string } | null;
+  };
 }
 
 export interface Action {

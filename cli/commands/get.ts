@@ -1,8 +1,8 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { apiFor, note, outputOption, write, type Format } from "../context";
 import { CliError, EXIT, type Api, type Query } from "../http";
-import { actionColumns, deviceColumns, enrollmentColumns, formatData, formatTable, tokenColumns, type Column } from "../output";
-import type { Action, ApiToken, Device, Enrollment, Page } from "../types";
+import { actionColumns, deviceColumns, enrollmentColumns, fleetColumns, formatData, formatTable, tokenColumns, type Column } from "../output";
+import type { Action, ApiToken, Device, Enrollment, Fleet, Page } from "../types";
 
 interface ListOptions {
   output: Format;
@@ -47,10 +47,10 @@ function morePages(page: Page<unknown>, format: Format): void {
 export function registerGet(program: Command): void {
   const get = program
     .command("get")
-    .description("list or show devices, actions, enrollment requests and API tokens")
+    .description("list or show devices, fleets, actions, enrollment requests and API tokens")
     .addHelpText(
       "after",
-      "\nExamples:\n  drover get devices -l site=lab\n  drover get actions --state PENDING_APPROVE -o yaml\n  drover get enrollments --status Pending --address 203.0.113.7\n  drover get tokens",
+      "\nExamples:\n  drover get devices -l site=lab\n  drover get devices --fleet edge-eu\n  drover get fleet edge-eu -o yaml\n  drover get actions --state PENDING_APPROVE -o yaml\n  drover get enrollments --status Pending --address 203.0.113.7\n  drover get tokens",
     );
 
   get
@@ -59,19 +59,36 @@ export function registerGet(program: Command): void {
     .description("devices with their derived statuses (one device in full with NAME)")
     .argument("[name]", "a device name")
     .option("-l, --selector <selector>", "label selector, e.g. 'site=lab,env in (dev,test)'")
+    .option("--fleet <name>", "only the members of this fleet")
     .option("--limit <n>", "page size (server default 50)", parseLimit)
     .option("--all", "follow every page")
     .addOption(outputOption())
-    .action(async (name: string | undefined, opts: ListOptions, cmd: Command) => {
+    .action(async (name: string | undefined, opts: ListOptions & { fleet?: string }, cmd: Command) => {
       const api = apiFor(cmd);
       if (name) {
         const device = await api.get<Device>(`/devices/${encodeURIComponent(name)}`);
         return show(opts.output, device, [device], deviceColumns, "devices");
       }
-      const query = { labelSelector: opts.selector, limit: opts.limit ?? (opts.all ? 500 : undefined) };
+      const query = { labelSelector: opts.selector, fleet: opts.fleet, limit: opts.limit ?? (opts.all ? 500 : undefined) };
       const page = await fetchList<Device>(api, "/devices", query, opts.all === true);
       show(opts.output, page, page.items, deviceColumns, "devices");
       morePages(page, opts.output);
+    });
+
+  get
+    .command("fleets")
+    .alias("fleet")
+    .description("fleets with their template version and how many members run it (one fleet in full with NAME)")
+    .argument("[name]", "a fleet name")
+    .addOption(outputOption())
+    .action(async (name: string | undefined, opts: { output: Format }, cmd: Command) => {
+      const api = apiFor(cmd);
+      if (name) {
+        const fleet = await api.get<Fleet>(`/fleets/${encodeURIComponent(name)}`);
+        return show(opts.output, fleet, [fleet], fleetColumns, "fleets");
+      }
+      const list = await api.get<{ items: Fleet[] }>("/fleets");
+      show(opts.output, list, list.items, fleetColumns, "fleets");
     });
 
   get
