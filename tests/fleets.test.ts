@@ -257,6 +257,18 @@ spec:
     expect((await fleet(name)).status.templateVersion).toBe("2");
   });
 
+  it("an oversized YAML body is 413 at the door; the OpenAPI document lists the routes, with YAML where taken", async () => {
+    const big = `metadata: {name: big}\nspec: {}\n# ${"x".repeat(1024 * 1024)}\n`;
+    expectError(await sendYaml("POST", "/fleets", big), 413, "TOO_LARGE");
+    const doc = (await (await fetch(`${s.url}/api/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, unknown> } }>> };
+    expect(Object.keys(doc.paths["/fleets"]!).sort()).toEqual(["get", "post"]);
+    expect(Object.keys(doc.paths["/fleets/{name}"]!).sort()).toEqual(["delete", "get", "put"]);
+    expect(Object.keys(doc.paths["/fleets/{name}"]!.put!.requestBody!.content).sort()).toEqual(["application/json", "application/yaml"]);
+    expect(JSON.stringify(doc.paths["/fleets"]!.post!.requestBody)).toContain("rolloutPolicy");
+    expect(doc.paths["/fleets/{name}/templateversions"]?.get).toBeDefined();
+    expect(doc.paths["/devices/{name}/labels"]?.put).toBeDefined();
+  });
+
   it("a viewer reads fleets, and its writes are 403 and change nothing", async () => {
     const name = uniqueName("fleet");
     await createFleet(fleetBody(name, { suite: label() }));
@@ -537,6 +549,23 @@ describe("rendering and update status (seed 003)", () => {
       updatedStatus: "OutOfDate",
       updatedInfo: `fleet ${name} is at template version 2; this device's spec is version 1`,
     });
+  });
+
+  it("resuming a ConflictPaused member sends it its fleet's spec again, numbered past the device's", async () => {
+    const suite = label();
+    const name = uniqueName("fleet");
+    await createFleet(fleetBody(name, { suite }, "1.0.0"));
+    const d = await enrollDevice(s, uniqueName("dev"), { suite });
+    // As after a restore: the device runs a renderedVersion the service never gave.
+    await heartbeat(s, d, { renderedVersion: 9 });
+    expect((await device(d.name)) as unknown).toMatchObject({ summary: "ConflictPaused" });
+    expect((await s.api("POST", `/devices/${d.name}/resume`, {})).status).toBe(200);
+    expect(await device(d.name)).toMatchObject({ renderedVersion: 10, templateVersion: "1", spec: { renderedVersion: 10, version: "1.0.0" } });
+    expect((await work(d, 9)).body.spec).toMatchObject({ renderedVersion: 10, version: "1.0.0" });
+    await heartbeat(s, d, { renderedVersion: 9 });
+    expect(await device(d.name)).toMatchObject({ updatedStatus: "OutOfDate", updatedInfo: "running renderedVersion 9 of 10" });
+    await heartbeat(s, d, { renderedVersion: 10 });
+    expect(await device(d.name)).toMatchObject({ updatedStatus: "UpToDate" });
   });
 
   it("a failed update shows why", async () => {

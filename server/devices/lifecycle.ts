@@ -107,10 +107,14 @@ export async function resumeDevice(ctx: ServerContext, name: string, actor: stri
     (row) => {
       if (!row.conflictPaused) throw conflict(`device "${name}" is not ConflictPaused`);
       // Resuming accepts the version the device runs as known to the service; otherwise its
-      // next heartbeat (same renderedVersion) would pause it again at once.
+      // next heartbeat (same renderedVersion) would pause it again at once. A device the
+      // service rendered a spec for (a fleet's template) is sent that spec again, numbered
+      // past the device's: what it runs came from state the service lost, so it converges
+      // back to what the service knows, through its long-poll, like any spec change.
       const reported = parseReported(row.reported)?.config.renderedVersion ?? 0;
+      const resend = row.templateVersion !== null ? 1 : 0;
       return {
-        patch: { conflictPaused: false, renderedVersion: Math.max(row.renderedVersion, reported) },
+        patch: { conflictPaused: false, renderedVersion: Math.max(row.renderedVersion, reported) + resend },
         events: [{ objectKind: "Device", objectName: name, type: "Resumed", reason: "ConflictResolved", actor }],
       };
     },
