@@ -7,6 +7,9 @@
  *      decommission request being sent to that device's held poll answering (p50/p99).
  *   3. approve latency: with them held, time from an operator's approve request to the
  *      device's held poll answering with the action (p50/p99).
+ *   3b. fleet template change: the held agents as one fleet without a rollout policy; time
+ *      from the PUT to every held poll answered with the new spec, and to every member
+ *      UpToDate.
  *   4. actions completed per second: 1,000 more simulated agents run noop actions created
  *      for all of them at once by label selector, round after round.
  *   4b. the same rounds on 1,000 lean protocol loops (bench/action-load.mjs): the server's
@@ -129,6 +132,50 @@ async function main() {
   }
   approveLatencies.sort((a, b) => a - b);
 
+  // 3b. A template change on a fleet of the AGENTS held devices, no rollout policy: time from the
+  // PUT until every held poll has answered with the new spec (the server counts the answers that
+  // carry a spec), and until every member reports it applied (UpToDate).
+  log(`fleet of ${AGENTS}: a template change without a rollout policy`);
+  const fleet = (version: string) => ({
+    metadata: { name: "bench-hold" },
+    spec: { selector: { matchLabels: { group: "hold" } }, template: { spec: { version, config: { files: [{ path: "/etc/bench.conf", content: version }] } } } },
+  });
+  interface FleetView { status: { devices: { total: number; upToDate: number } } }
+  const upToDate = async () => (await json<FleetView>("GET", "/api/v1/fleets/bench-hold", undefined, op)).body.status.devices;
+  const createdFleet = await json("POST", "/api/v1/fleets", fleet("1.0.0"), op);
+  if (createdFleet.status !== 201) throw new Error(`create fleet: ${createdFleet.status} ${JSON.stringify(createdFleet.body)}`);
+  for (;;) {
+    checkDeadline();
+    const d = await upToDate();
+    if (d.total >= held && d.upToDate >= d.total) break;
+    await sleep(1000);
+  }
+  await sleep(3000);
+  const members = (await upToDate()).total;
+  const specsBefore = await metric("drover_specs_sent_total");
+  const fleetT0 = performance.now();
+  const changed = await json("PUT", "/api/v1/fleets/bench-hold", fleet("1.1.0"), op);
+  const putMs = performance.now() - fleetT0;
+  if (changed.status !== 200) throw new Error(`change fleet: ${changed.status} ${JSON.stringify(changed.body)}`);
+  let allAnsweredMs = NaN;
+  for (;;) {
+    checkDeadline();
+    if ((await metric("drover_specs_sent_total")) - specsBefore >= members) {
+      allAnsweredMs = performance.now() - fleetT0;
+      break;
+    }
+    await sleep(100);
+  }
+  let allAppliedMs = NaN;
+  for (;;) {
+    checkDeadline();
+    if ((await upToDate()).upToDate >= members) {
+      allAppliedMs = performance.now() - fleetT0;
+      break;
+    }
+    await sleep(500);
+  }
+
   // 4. Actions completed per second across ACTION_AGENTS simulated agents.
   log(`actions: ${ACTION_AGENTS} more agents, ${ACTION_ROUNDS} rounds of noop`);
   const simAct = spawn(...node(path.join(root, "agent", "simulate.ts"), "--server", URL_, "--agents", String(ACTION_AGENTS), "--prefix", "act",
@@ -226,9 +273,15 @@ async function main() {
       perSecond: Math.round(leanDone / leanSeconds),
       failedReports: leanClient.failed ?? null,
     },
+    fleetTemplateChange: {
+      members,
+      putAnsweredMs: Math.round(putMs),
+      everyHeldPollAnsweredMs: Math.round(allAnsweredMs),
+      everyMemberUpToDateMs: Math.round(allAppliedMs),
+    },
     heartbeatsPerSecond: Math.round((after - before) / seconds),
     heartbeatLoad: client,
-    targets: { rssMbUnder: 500, wakeP99MsUnder: 100, heartbeatsPerSecondAtLeast: 2000, approveP99MsUnder: 100, actionsPerSecondAtLeast: 1000 },
+    targets: { fleetEveryPollAnsweredMsUnder: 10_000, rssMbUnder: 500, wakeP99MsUnder: 100, heartbeatsPerSecondAtLeast: 2000, approveP99MsUnder: 100, actionsPerSecondAtLeast: 1000 },
   };
   process.stdout.write(JSON.stringify(report, null, 2) + "\n");
 }

@@ -39,6 +39,7 @@ export function createMetrics() {
       labelNames: ["reason"] as const,
       registers: [registry],
     }),
+    specsSent: new Counter({ name: "drover_specs_sent_total", help: "Work answers that carried a rendered spec", registers: [registry] }),
     heartbeats: new Counter({ name: "drover_heartbeats_total", help: "Status reports ingested", registers: [registry] }),
     agentRequests: new Counter({
       name: "drover_agent_requests_total",

@@ -53,7 +53,9 @@ export function createAgentApi(ctx: ServerContext) {
     perDevice.take(device.id);
     const q = parse(WorkQuery, queryObject(url));
     if (q.wait === 0) {
-      sendJson(res, 200, (await pendingWork(ctx, device.id, q.specVersion)) ?? { actions: [] });
+      const ready = await pendingWork(ctx, device.id, q.specVersion);
+      if (ready?.spec) ctx.metrics.specsSent.inc();
+      sendJson(res, 200, ready ?? { actions: [] });
       return 200;
     }
     return park(req, res, device.id, q.specVersion, q.wait);
@@ -81,6 +83,7 @@ export function createAgentApi(ctx: ServerContext) {
         res.off("close", onClose);
         if (counted) ctx.metrics.heldPolls.dec();
         if (wake) ctx.metrics.wakeSeconds.observe((Date.now() - wake.at) / 1000);
+        if (body.spec) ctx.metrics.specsSent.inc();
         sendJson(res, 200, body);
         resolve(200);
       };
