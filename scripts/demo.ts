@@ -1,6 +1,8 @@
 /**
  * `npm run demo`: the server on the embedded database plus 50 simulated agents, auto-approved,
- * so a newcomer has a fleet to look at. Ctrl-C stops both.
+ * so a newcomer has a fleet to look at. The agents form the fleet `demo-lab`; a minute later
+ * its template moves to 2.0.0, a version the simulator crash-loops, behind a canary that
+ * pauses itself (and, left alone, fails and reverts the fleet). Ctrl-C stops both.
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
@@ -42,9 +44,54 @@ process.stdout.write(`\n  Drover demo: open ${url} and sign in as admin / ${env.
 const sim = spawn(
   tsx,
   [path.join(root, "agent", "simulate.ts"), "--server", url, "--agents", agents, "--prefix", "demo", "--labels", "demo=true,site=lab",
-    "--degraded", "0.1", "--error", "0.04", "--restarts", "0.1", "--flap", "0.06", "--silent", "0.04", "--silent-seconds", "90", "--rate", "10"],
+    "--degraded", "0.1", "--error", "0.04", "--restarts", "0.1", "--flap", "0.06", "--silent", "0.04", "--silent-seconds", "90", "--rate", "10",
+    "--crash-versions", "2.0.0", "--crash-seconds", "5"],
   { env: process.env, stdio: "inherit" },
 );
+
+/** The demo fleet: every agent, a canary of 10% that pauses past 2 restarts and fails past 8. */
+function demoFleet(version: string) {
+  return {
+    metadata: { name: "demo-lab" },
+    spec: {
+      selector: { matchLabels: { site: "lab" } },
+      template: {
+        spec: {
+          version,
+          config: { files: [{ path: "/etc/demo/app.conf", content: `version=${version}\n` }] },
+          applications: [{ name: "web", command: ["/usr/bin/demo-web", "--port", "8080"] }],
+        },
+      },
+      rolloutPolicy: {
+        canary: { replicas: "10%", duration: "2m", noRestartsDuration: "1m", autoPause: { maxRestarts: 2 }, autoFail: { maxRestarts: 8 } },
+        deviceSelection: { strategy: "BatchSequence", sequence: [{ limit: "25%" }, { limit: "50%" }] },
+        successThreshold: "80%",
+      },
+    },
+  };
+}
+
+async function demoRollout(): Promise<void> {
+  const password = env.DROVER_ADMIN_PASSWORD ?? "";
+  const call = async (method: string, p: string, body: unknown, token?: string) => {
+    const res = await fetch(`${url}/api/v1${p}`, {
+      method,
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as { token?: string } };
+  };
+  const { body } = await call("POST", "/auth/token", { username: "admin", password, name: "demo" });
+  if (!body.token) return;
+  const token = body.token;
+  // A restarted demo keeps its database: apply 1.0.0 only when the fleet is new.
+  const created = await call("POST", "/fleets", demoFleet("1.0.0"), token);
+  if (created.status !== 201) return;
+  await new Promise((r) => setTimeout(r, 60_000));
+  await call("PUT", "/fleets/demo-lab", demoFleet("2.0.0"), token);
+  process.stdout.write(`\n  Fleet demo-lab: rolling out 2.0.0, which crash-loops; watch its canary pause at ${url}/fleets/demo-lab\n\n`);
+}
+demoRollout().catch((err: unknown) => process.stderr.write(`demo fleet: ${err instanceof Error ? err.message : String(err)}\n`));
 
 const stop = () => {
   sim.kill("SIGTERM");
