@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Agent, exitCodeFor, type AgentOptions } from "./agent";
 import { ProtocolClient } from "./client";
 import { staticHealth } from "./health";
+import { NullRuntime } from "./runtime/null";
 import { SimulatedRuntime } from "./runtime/simulated";
 import { AppliedSpecDocument, IdentityDocument, MemoryStateStore, type DocumentName, type StateStore } from "./state";
 import { eventually, FakeServer } from "./test-support/fake-server";
@@ -305,6 +306,30 @@ describe("operation", () => {
     await eventually(() => server.count("GET", /^\/work$/) === 0 && agent.stats.polls > 0, 5_000, "poll in flight");
     const started = Date.now();
     expect(await agent.stop()).toEqual({ kind: "stopped" });
+    expect(Date.now() - started).toBeLessThan(500);
+  });
+
+  it("a stop that arrives while the applications are starting still ends the agent at once", async () => {
+    const store = new MemoryStateStore();
+    const first = await enrolledAgent(store);
+    await first.agent.stop();
+    let release = () => {};
+    const starting = new Promise<void>((resolve) => (release = resolve));
+    let startCalled = false;
+    const runtime = new NullRuntime();
+    runtime.start = async () => {
+      startCalled = true;
+      await starting;
+    };
+    server.maxWaitSeconds = 60;
+    const { agent } = makeAgent(store, { runtime, timing: { ...FAST, pollWaitSeconds: 60 } });
+    const outcome = agent.start();
+    await eventually(() => startCalled, 2_000, "applications starting");
+    const stopping = agent.stop();
+    release();
+    const started = Date.now();
+    expect(await stopping).toEqual({ kind: "stopped" });
+    expect(await outcome).toEqual({ kind: "stopped" });
     expect(Date.now() - started).toBeLessThan(500);
   });
 

@@ -405,6 +405,8 @@ export class Agent {
     // `life` ends both loops: on stop(), or when the heartbeat finds the credential revoked.
     const life = new AbortController();
     const onStop = () => life.abort();
+    // A stop that came while the journal and the applications were starting counts too.
+    if (this.stopped) life.abort();
     this.stopController.signal.addEventListener("abort", onStop, { once: true });
     const heartbeat = new AbortController();
     const onLifeEnd = () => heartbeat.abort();

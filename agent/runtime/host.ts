@@ -89,8 +89,11 @@ export class HostRuntime implements DeviceRuntime {
 
   async start(running: RenderedSpec | null): Promise<void> {
     await this.files.init();
-    await this.supervisor.stopLeftovers();
-    if (running && running.applications.length > 0) await this.supervisor.run(this.launches(running, { refuseDisallowed: true }));
+    const left = await this.supervisor.stopLeftovers();
+    if (!running) return;
+    const spec = specKey(running);
+    // The same spec as before the agent restarted: its restart counts go on.
+    await this.supervisor.run(this.launches(running, { refuseDisallowed: true }), { spec, restarts: left.spec === spec ? left.restarts : {} });
   }
 
   async prepare(spec: RenderedSpec, signal: AbortSignal): Promise<void> {
@@ -111,13 +114,13 @@ export class HostRuntime implements DeviceRuntime {
   }
 
   async activate(spec: RenderedSpec, signal: AbortSignal): Promise<void> {
-    await this.supervisor.run(this.launches(spec, { refuseDisallowed: false }));
+    await this.supervisor.run(this.launches(spec, { refuseDisallowed: false }), { spec: specKey(spec) });
     await this.supervisor.waitUp(this.startTimeoutMs, signal);
   }
 
   async rollback(previous: RenderedSpec | null, backups: readonly FileBackup[] | undefined): Promise<void> {
     if (backups) await this.files.restore(backups);
-    await this.supervisor.run(previous ? this.launches(previous, { refuseDisallowed: true }) : []);
+    await this.supervisor.run(previous ? this.launches(previous, { refuseDisallowed: true }) : [], { spec: previous ? specKey(previous) : null });
   }
 
   async finish(keep: readonly (RenderedSpec | null)[]): Promise<void> {
@@ -161,4 +164,8 @@ export class HostRuntime implements DeviceRuntime {
       return { spec: app, env, ...(refused ? { refused } : {}) };
     });
   }
+}
+
+function specKey(spec: RenderedSpec): string {
+  return String(spec.renderedVersion);
 }

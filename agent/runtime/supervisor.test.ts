@@ -74,6 +74,7 @@ describe("Supervisor", () => {
     // The process group is recorded for a restarted agent to find.
     const doc = await store.read("processes", ProcessesDocument);
     expect(doc?.processes).toEqual([{ name: "web", pid: s.app("web")?.pid, startTicks: expect.any(String) }]);
+    expect(doc?.restarts).toEqual({ web: 0 });
   });
 
   it("restarts an application that exits, with a doubling backoff, and counts the restarts", async () => {
@@ -99,12 +100,19 @@ describe("Supervisor", () => {
     expect(lines.filter((l) => l.event === "app.exited").map((l) => l.restartInMs)).toEqual([100, 100, 100]);
   });
 
-  it("restart counts start from 0 with each run", async () => {
+  it("restart counts start from 0 with each run, or go on from those an agent restart handed over", async () => {
     const s = supervisor();
-    await s.run([app("crashy", "process.exit(1)")]);
+    await s.run([app("crashy", "process.exit(1)")], { spec: "7" });
     await eventually(() => (s.statuses()[0]?.restarts ?? 0) >= 2, 10_000, "two restarts");
-    await s.run([app("crashy", FOREVER)]);
-    expect(s.statuses()).toEqual([{ name: "crashy", status: "Starting", restarts: 0 }]);
+    await s.stopAll();
+    const counted = s.statuses()[0]?.restarts ?? 0;
+    // The next agent process finds the counts with the spec they belong to.
+    const next = supervisor();
+    expect(await next.stopLeftovers()).toEqual({ stopped: 0, spec: "7", restarts: { crashy: counted } });
+    await next.run([app("crashy", FOREVER)], { spec: "7", restarts: { crashy: counted } });
+    expect(next.statuses()).toEqual([{ name: "crashy", status: "Starting", restarts: counted }]);
+    await next.run([app("crashy", FOREVER)], { spec: "8" });
+    expect(next.statuses()).toEqual([{ name: "crashy", status: "Starting", restarts: 0 }]);
   });
 
   it("waitUp fails with the reason and the last output when an application does not come up in time", async () => {
@@ -167,7 +175,7 @@ describe("Supervisor", () => {
     supervisors.splice(supervisors.indexOf(first), 1); // the agent dies: nobody stops it
 
     const second = supervisor();
-    expect(await second.stopLeftovers()).toBe(1);
+    expect(await second.stopLeftovers()).toEqual({ stopped: 1, spec: null, restarts: { web: 0 } });
     expect(alive(pid)).toBe(false);
     expect(await store.read("processes", ProcessesDocument)).toBeNull();
     expect(lines.some((l) => l.event === "app.leftover" && l.pid === pid)).toBe(true);
@@ -175,6 +183,6 @@ describe("Supervisor", () => {
 
   it("leaves alone a recorded PID that now belongs to another process", async () => {
     await store.write("processes", { version: 1, processes: [{ name: "web", pid: process.pid, startTicks: "1" }] });
-    expect(await supervisor().stopLeftovers()).toBe(0);
+    expect((await supervisor().stopLeftovers()).stopped).toBe(0);
   });
 });

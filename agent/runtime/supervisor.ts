@@ -16,7 +16,9 @@
  *
  * The process groups are listed in the state directory's `processes` document, so that an
  * agent restarted after a crash (whose applications outlived it) stops them before starting
- * its own: no application runs twice.
+ * its own: no application runs twice. The document also keeps the restart counts and the
+ * spec they belong to: an agent restart is not an application restart, and neither resets
+ * nor adds to them.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, fstatSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
@@ -56,6 +58,20 @@ export interface SupervisorOptions {
   logMaxBytes?: number;
 }
 
+export interface RunOptions {
+  /** Names the spec these applications belong to (kept with the restart counts). */
+  spec?: string | null;
+  /** Restart counts to start from (the same spec, before an agent restart); 0 otherwise. */
+  restarts?: Readonly<Record<string, number>>;
+}
+
+export interface Leftovers {
+  /** Process groups found running and stopped. */
+  stopped: number;
+  spec: string | null;
+  restarts: Record<string, number>;
+}
+
 export interface AppLaunch {
   spec: ApplicationSpec;
   /** The whole environment of the process. */
@@ -66,7 +82,10 @@ export interface AppLaunch {
 
 export const ProcessesDocument = z.object({
   version: z.literal(1),
+  /** The spec the applications belong to (its renderedVersion), as the caller named it. */
+  spec: z.string().nullable().default(null),
   processes: z.array(z.object({ name: z.string(), pid: z.number().int().positive(), startTicks: z.string().nullable() })),
+  restarts: z.record(z.string(), z.number().int().min(0)).default({}),
 });
 export type ProcessesDocument = z.infer<typeof ProcessesDocument>;
 
@@ -75,6 +94,7 @@ const CANNOT_RUN = new Set(["ENOENT", "EACCES", "ENOTDIR", "EISDIR", "ENOEXEC"])
 
 export class Supervisor {
   private apps: SupervisedApp[] = [];
+  private spec: string | null = null;
   private readonly settleMs: number;
   private readonly restart: RestartPolicy;
   private readonly killGraceMs: number;
@@ -87,10 +107,11 @@ export class Supervisor {
     this.logMaxBytes = options.logMaxBytes ?? DEFAULT_LOG_MAX_BYTES;
   }
 
-  /** Stops what runs and starts `launches`, with restart counts from 0. */
-  async run(launches: readonly AppLaunch[]): Promise<void> {
+  /** Stops what runs and starts `launches`, with restart counts from 0 (or `options.restarts`). */
+  async run(launches: readonly AppLaunch[], options: RunOptions = {}): Promise<void> {
     await this.stopAll();
     await fs.mkdir(this.options.logDir, { recursive: true, mode: 0o700 });
+    this.spec = options.spec ?? null;
     this.apps = launches.map(
       (launch) =>
         new SupervisedApp(launch, {
@@ -102,6 +123,7 @@ export class Supervisor {
           killGraceMs: this.killGraceMs,
           logger: this.options.logger,
           onProcessChange: () => void this.recordProcesses(),
+          restarts: options.restarts?.[launch.spec.name] ?? 0,
         }),
     );
     for (const app of this.apps) app.start();
@@ -149,7 +171,7 @@ export class Supervisor {
    * killed, or the host lost power mid-way and PIDs were reused: a PID whose start time no
    * longer matches is left alone).
    */
-  async stopLeftovers(): Promise<number> {
+  async stopLeftovers(): Promise<Leftovers> {
     const doc = await this.options.store.read("processes", ProcessesDocument).catch(() => null);
     let stopped = 0;
     for (const p of doc?.processes ?? []) {
@@ -164,12 +186,13 @@ export class Supervisor {
       stopped++;
     }
     if (doc) await this.options.store.remove("processes");
-    return stopped;
+    return { stopped, spec: doc?.spec ?? null, restarts: doc?.restarts ?? {} };
   }
 
   private async recordProcesses(): Promise<void> {
     const processes = this.apps.flatMap((a) => (a.pid === undefined ? [] : [{ name: a.name, pid: a.pid, startTicks: a.startTicks }]));
-    const doc: ProcessesDocument = { version: 1, processes };
+    const restarts = Object.fromEntries(this.apps.map((a) => [a.name, a.restarts]));
+    const doc: ProcessesDocument = { version: 1, spec: this.spec, processes, restarts };
     await this.options.store.write("processes", doc).catch((error: unknown) => {
       this.options.logger.warn({ event: "app.record-failed", err: String(error) }, "cannot record application processes");
     });
@@ -185,6 +208,7 @@ interface AppSettings {
   killGraceMs: number;
   logger: Logger;
   onProcessChange: () => void;
+  restarts: number;
 }
 
 const TAIL_CHARS = 512;
@@ -216,6 +240,7 @@ export class SupervisedApp {
   ) {
     this.name = launch.spec.name;
     this.refused = launch.refused;
+    this.restarts = settings.restarts;
     this.log = new RotatingLog(settings.logFile, settings.logMaxBytes);
   }
 
