@@ -35,4 +35,6 @@ export const topics = {
   enrollment: (enrollmentId: string) => `enrollment:${enrollmentId}`,
   /** Every persisted event, for live console updates. */
   events: "events",
+  /** A fleet member's heartbeat moved its statuses or restart counts: `{owner}` (the rollout controller looks soon). */
+  memberReports: "member-reports",
 } as const;

@@ -1,7 +1,8 @@
 /**
  * The controllers' clock: the safety sweep (DESIGN.md §1), the action reconcile (offering
- * is retried for devices with waiting actions), the fleet controller's recount and the
- * device-status gauges. Reactive work happens where events occur (the fleet controller also
+ * is retried for devices with waiting actions), the rollout controller (every open rollout:
+ * canary durations and timeouts move with time alone), the fleet controller's recount and
+ * the device-status gauges. Reactive work happens where events occur (the fleet controller also
  * recounts shortly after device events: fleets/controller.ts); this catches what time alone
  * changes.
  */
@@ -10,6 +11,7 @@ import { sweepDisconnected } from "./devices/sweep";
 import { deviceCounts } from "./devices/queries";
 import { wakeDevicesWithPendingActions } from "./actions/scheduling";
 import { refreshFleetStatus, watchFleetStatus } from "./fleets/controller";
+import { runRollouts, watchRollouts } from "./rollouts/controller";
 
 export function startControllers(ctx: ServerContext): { stop(): void } {
   let running = false;
@@ -20,6 +22,8 @@ export function startControllers(ctx: ServerContext): { stop(): void } {
     try {
       await sweepDisconnected(ctx);
       await wakeDevicesWithPendingActions(ctx);
+      // Rollouts before the recount: what they render shows in the counts.
+      await runRollouts(ctx);
       await refreshFleetStatus(ctx);
       const counts = await deviceCounts(ctx);
       ctx.metrics.devicesByStatus.reset();
@@ -35,11 +39,13 @@ export function startControllers(ctx: ServerContext): { stop(): void } {
   const timer = setInterval(() => void tick(), ctx.env.DROVER_SWEEP_SECONDS * 1000);
   timer.unref();
   const fleets = watchFleetStatus(ctx);
+  const rollouts = watchRollouts(ctx);
   return {
     stop() {
       stopped = true;
       clearInterval(timer);
       fleets.stop();
+      rollouts.stop();
     },
   };
 }

@@ -60,6 +60,15 @@ function applyReport(device: DeviceFactsRow, reportedJson: string, report: Statu
   return { data, events };
 }
 
+const maxRestarts = (apps: readonly { restarts: number }[]) => apps.reduce((m, a) => Math.max(m, a.restarts), 0);
+
+/** Whether the highest restart count differs from the last report's (parsed only when there are restarts). */
+function restartsMoved(previous: string | null, report: StatusReport): boolean {
+  const now = maxRestarts(report.applications);
+  if (now === 0) return false;
+  return previous === null || now !== maxRestarts((JSON.parse(previous) as ReportedStatus).applications ?? []);
+}
+
 export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, report: StatusReport): Promise<void> {
   const now = ctx.now();
   const reported: ReportedStatus = {
@@ -91,6 +100,9 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
     publishEvents(ctx, rows);
     ctx.bus.publish(topics.device(device.id), { at: Date.now() });
   }
+  // A member's report that may move its fleet's rollout (a status, a restart count): the
+  // rollout controller looks within a moment, so a canary pauses within a heartbeat.
+  if (device.owner !== null && (changes || restartsMoved(device.reported, report))) ctx.bus.publish(topics.memberReports, { owner: device.owner });
   // The queue the agent sent is its whole queue: what we have as NEW or RUNNING and it lacks is LOST.
   if (ctx.fast) await reconcileQueue(ctx, device, report.actions);
   ctx.metrics.heartbeats.inc();

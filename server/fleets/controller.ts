@@ -5,14 +5,46 @@
  * domain awaits it, so an answer shows fresh counts), shortly after device events that move
  * the counts (a debounced bus subscription), and on every controllers' tick.
  *
- * Later (issue 7, rollouts) it also reverts a fleet's template version when its canary fails;
- * the rollout controller writes the Rollout rows.
+ * It also reverts a fleet's template version when its rollout failed or was aborted
+ * (`revertFleetTemplate`, decision C-1), asked by the rollout controller, which alone writes
+ * the Rollout rows.
  */
 import type { ServerContext } from "../context";
 import type { EventRow, NewEvent } from "../events/events";
 import { publishEvents, recordEvents } from "../events/events";
 import { topics } from "../bus";
 import type { Condition } from "../../lib/fleet-spec";
+import type { Tx } from "../db";
+import type { Effects } from "./render";
+
+export const FLEET_CONTROLLER = "fleet-controller";
+
+/**
+ * Decision C-1: a canary that failed, or a rollout an operator aborted, sends the fleet back
+ * to the version it replaced, that version itself: `templateVersion` moves back, it is the
+ * Active version again, and no new version or rollout is made (so a revert can never start
+ * another canary). Idempotent. Inside the rollout controller's transaction: every member is
+ * re-derived there (UpToDate is against the fleet's version), the rollout's own renders give
+ * the devices the previous spec back. Returns whether anything moved.
+ */
+export async function revertFleetTemplate(tx: Tx, fleet: { id: string; name: string }, version: string, why: string, effects: Effects): Promise<boolean> {
+  const row = await tx.fleet.findUnique({ where: { id: fleet.id }, select: { templateVersion: true } });
+  if (!row || row.templateVersion === version) return false;
+  await tx.fleet.update({ where: { id: fleet.id }, data: { templateVersion: version, generation: { increment: 1 }, updatedBy: FLEET_CONTROLLER } });
+  await tx.templateVersion.update({ where: { fleetId_version: { fleetId: fleet.id, version: Number(version) } }, data: { outcome: "Active" } });
+  const members = await tx.device.findMany({ where: { owner: fleet.name }, select: { id: true } });
+  for (const m of members) effects.touched.add(m.id);
+  effects.events.push({
+    objectKind: "Fleet",
+    objectName: fleet.name,
+    type: "TemplateReverted",
+    reason: version,
+    message: `template version ${row.templateVersion} → ${version}: ${why}`,
+    actor: FLEET_CONTROLLER,
+  });
+  effects.fleets.add(fleet.name);
+  return true;
+}
 
 export interface DeviceCounts {
   total: number;
@@ -133,7 +165,7 @@ async function refreshOnce(ctx: ServerContext, names?: string[]): Promise<void> 
     for (const cond of doc.conditions) {
       const old = previous.conditions.find((p) => p.type === cond.type);
       if (old && old.status === cond.status && old.reason === cond.reason) continue;
-      events.push({ objectKind: "Fleet", objectName: f.name, type: "FleetConditionChanged", reason: `${cond.type}=${cond.status}`, message: `${cond.reason}: ${cond.message}`, actor: "fleet-controller" });
+      events.push({ objectKind: "Fleet", objectName: f.name, type: "FleetConditionChanged", reason: `${cond.type}=${cond.status}`, message: `${cond.reason}: ${cond.message}`, actor: FLEET_CONTROLLER });
     }
   }
   if (events.length) publishEvents(ctx, await recordEvents(ctx.db, events));

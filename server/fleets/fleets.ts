@@ -7,9 +7,10 @@
  *   outcome) and moves the fleet's `templateVersion` to it. An update that changes only the
  *   selector, policy or labels makes no version.
  * - Membership follows at once (membership.ts) in the same transaction, and so does
- *   rendering: without a rollout policy a change goes to every member at once. Fleets WITH a
- *   policy do the same for now: the rollout controller (issue 7, next step) takes over their
- *   rendering in `renderTemplateChange`.
+ *   rendering, decided in one place (`renderTemplateChange`): without a rollout policy a
+ *   change goes to every member at once; with one, the rollout controller
+ *   (server/rollouts/) takes over: the open rollout is superseded, a new one starts and makes
+ *   its first decision in the same transaction (the canary gets the version at once).
  * - Deleting a fleet releases its members: they keep the spec they have (copied onto the
  *   device, since the template versions go with the fleet), same renderedVersion, unmanaged;
  *   a member that matches another fleet joins it.
@@ -25,10 +26,17 @@ import { unifiedDiff } from "./diff";
 import { afterCommit, finishEffects, newEffects, renderDevices, type Effects, type FleetRef } from "./render";
 import { reconcileMembership } from "./membership";
 import { parseFleetStatus, refreshFleetStatus } from "./controller";
+import { runRolloutInTx, startRollout, supersedeOpenRollout } from "../rollouts/controller";
 
 export const FLEET_API_VERSION = "drover/v1";
 
-/** Outcomes of a template version (the rollout controller adds its own moves later). */
+/**
+ * Outcomes of a template version: Active is the one the fleet runs (the last that finished
+ * rolling out, or the one a failed rollout reverted to); RollingOut while its rollout runs;
+ * Failed when its canary failed or an operator aborted it (outcomeMessage says which);
+ * Superseded when a newer one replaced it. Written by this domain at creation, then by the
+ * rollout controller and the fleet controller's revert.
+ */
 export const TEMPLATE_VERSION_OUTCOMES = ["Pending", "RollingOut", "Active", "Failed", "Superseded"] as const;
 export type TemplateVersionOutcome = (typeof TEMPLATE_VERSION_OUTCOMES)[number];
 
@@ -85,19 +93,44 @@ interface RolloutRow {
   state: string;
   createdAt: Date;
   updatedAt: Date;
+  endedAt: Date | null;
 }
 
 /**
- * The rollout in progress as `status.rollout`: written by the rollout controller (next step
- * of issue 7) in its Rollout row; its conditions (RolloutInProgress, CanaryPaused,
- * CanaryFailed) join the fleet's own, each written by its one owner.
+ * Which rollout a fleet shows: the open one, else the last one while it still describes the
+ * fleet (it ended on the version the fleet runs, or reverted the fleet to it: a CanaryFailed
+ * stays visible after the revert). A later change without a policy hides it.
+ */
+function shownRollout(fleet: { templateVersion: string }, latest: RolloutRow | undefined): RolloutRow | null {
+  if (!latest) return null;
+  if (latest.endedAt === null) return latest;
+  if (latest.templateVersion === fleet.templateVersion) return latest;
+  if ((latest.phase === "CanaryFailed" || latest.phase === "Aborted") && latest.previousVersion === fleet.templateVersion) return latest;
+  return null;
+}
+
+/**
+ * The fleet's rollout as `status.rollout`: the rollout controller's Rollout row (the engine's
+ * state, the progress per stage, and for OPERATOR_API.md's shape `canaryDevices` and
+ * `lastBatchReport`); its conditions (RolloutInProgress, CanaryPaused, CanaryFailed) join the
+ * fleet's own, each written by its one owner.
  */
 function rolloutView(r: RolloutRow | null): { view: Record<string, unknown> | null; conditions: Condition[] } {
   if (!r) return { view: null, conditions: [] };
-  const state = JSON.parse(r.state) as Record<string, unknown> & { conditions?: Condition[] };
+  const state = JSON.parse(r.state) as Record<string, unknown> & { conditions?: Condition[]; canary?: { devices?: string[] } | null; batchReports?: unknown[] };
   const { conditions, ...rest } = state;
   return {
-    view: { templateVersion: r.templateVersion, previousVersion: r.previousVersion, phase: r.phase, startedAt: r.createdAt.toISOString(), updatedAt: r.updatedAt.toISOString(), ...rest },
+    view: {
+      ...rest,
+      templateVersion: r.templateVersion,
+      previousVersion: r.previousVersion,
+      phase: r.phase,
+      startedAt: r.createdAt.toISOString(),
+      updatedAt: r.updatedAt.toISOString(),
+      endedAt: r.endedAt?.toISOString() ?? null,
+      canaryDevices: state.canary?.devices ?? [],
+      lastBatchReport: state.batchReports?.at(-1) ?? null,
+    },
     conditions: Array.isArray(conditions) ? conditions : [],
   };
 }
@@ -134,7 +167,7 @@ export function presentFleet(row: FleetRow, template: DeviceTemplateSpec, rollou
 }
 export type FleetObject = ReturnType<typeof presentFleet>;
 
-const rolloutSelect = { templateVersion: true, previousVersion: true, phase: true, state: true, createdAt: true, updatedAt: true } satisfies Prisma.RolloutSelect;
+const rolloutSelect = { templateVersion: true, previousVersion: true, phase: true, state: true, createdAt: true, updatedAt: true, endedAt: true } satisfies Prisma.RolloutSelect;
 
 async function loadFleets(ctx: ServerContext, where: Prisma.FleetWhereInput): Promise<FleetObject[]> {
   const rows = await ctx.db.fleet.findMany({ where, select: fleetSelect, orderBy: { name: "asc" } });
@@ -144,11 +177,15 @@ async function loadFleets(ctx: ServerContext, where: Prisma.FleetWhereInput): Pr
       where: { OR: rows.map((r) => ({ fleetId: r.id, version: Number(r.templateVersion) })) },
       select: { fleetId: true, spec: true },
     }),
-    ctx.db.rollout.findMany({ where: { fleetId: { in: rows.map((r) => r.id) }, endedAt: null }, select: { fleetId: true, ...rolloutSelect }, orderBy: { createdAt: "desc" } }),
+    // The latest rollout of each fleet (SQLite's bare column with max(): the row of the max).
+    ctx.db.$queryRawUnsafe<{ id: string }[]>(
+      `SELECT "id", max("createdAt") FROM "Rollout" WHERE "fleetId" IN (SELECT value FROM json_each(?)) GROUP BY "fleetId"`,
+      JSON.stringify(rows.map((r) => r.id)),
+    ).then((latest) => ctx.db.rollout.findMany({ where: { id: { in: latest.map((l) => l.id) } }, select: { fleetId: true, ...rolloutSelect } })),
   ]);
   return rows.map((row) => {
     const tv = templates.find((t) => t.fleetId === row.id);
-    const rollout = rollouts.find((r) => r.fleetId === row.id) ?? null;
+    const rollout = shownRollout(row, rollouts.find((r) => r.fleetId === row.id));
     return presentFleet(row, tv ? (JSON.parse(tv.spec) as DeviceTemplateSpec) : ({} as DeviceTemplateSpec), rollout);
   });
 }
@@ -202,28 +239,56 @@ async function change<T>(ctx: ServerContext, actor: string, body: (tx: Tx, now: 
   return result;
 }
 
-/** A new immutable template version; the fleet's templateVersion moves to it. */
-async function writeTemplateVersion(tx: Tx, fleet: FleetRef, spec: DeviceTemplateSpec, previous: { version: number; spec: unknown } | null, actor: string, now: Date) {
+/**
+ * A new immutable template version; the fleet's templateVersion moves to it. `rollsOut`: a
+ * rollout will move members to it (outcome RollingOut; the Active one stays Active until the
+ * rollout completes). Otherwise it is the Active version at once and every earlier one is
+ * Superseded.
+ */
+async function writeTemplateVersion(
+  tx: Tx,
+  fleet: FleetRef,
+  spec: DeviceTemplateSpec,
+  previous: { version: number; spec: unknown } | null,
+  actor: string,
+  now: Date,
+  rollsOut = false,
+) {
   const last = await tx.templateVersion.findFirst({ where: { fleetId: fleet.id }, orderBy: { version: "desc" }, select: { version: true } });
   const version = (last?.version ?? 0) + 1;
   const diff = unifiedDiff(previous ? specYaml(previous.spec) : "", specYaml(spec), previous ? `version ${previous.version}` : "/dev/null", `version ${version}`);
-  // Nothing rolls out gradually yet (the rollout controller is the next step): the new version
-  // is the fleet's active one at once, and whatever was current or on its way is superseded.
-  await tx.templateVersion.updateMany({ where: { fleetId: fleet.id, outcome: { in: ["Pending", "RollingOut", "Active"] } }, data: { outcome: "Superseded" } });
+  if (!rollsOut) {
+    await tx.templateVersion.updateMany({ where: { fleetId: fleet.id, outcome: { in: ["Pending", "RollingOut", "Active"] } }, data: { outcome: "Superseded" } });
+  }
   await tx.templateVersion.create({
-    data: { fleetId: fleet.id, version, spec: JSON.stringify(spec), author: actor, diff, outcome: "Active", createdAt: now },
+    data: { fleetId: fleet.id, version, spec: JSON.stringify(spec), author: actor, diff, outcome: rollsOut ? "RollingOut" : "Active", createdAt: now },
   });
   await tx.fleet.update({ where: { id: fleet.id }, data: { templateVersion: String(version) } });
   return version;
 }
 
 /**
- * A template change reaches the members. Without a rollout policy: every member at once
- * (Flight Control PR 1560). With one: the same, until the rollout controller (next step of
- * issue 7) takes these fleets over and renders canary and batches itself.
+ * A template change reaches the members: the one place that decides how. A rollout still
+ * open is superseded first (whatever the policy now). Without a rollout policy: every member
+ * at once (Flight Control PR 1560; no Rollout row, so a 10,000-member fleet costs one
+ * statement). With one: a new rollout from the version the fleet was at (or, replacing an
+ * unfinished rollout, the last version that finished rolling out), whose first decision is
+ * made here, in this transaction.
  */
-async function renderTemplateChange(tx: Tx, fleet: FleetRef, version: number, now: Date, actor: string, effects: Effects): Promise<void> {
-  await renderDevices(tx, fleet, version, now, actor, effects);
+async function renderTemplateChange(
+  tx: Tx,
+  fleet: FleetRef,
+  change: { version: number; was: string; policy: boolean },
+  now: Date,
+  actor: string,
+  effects: Effects,
+): Promise<void> {
+  const revertTo = await supersedeOpenRollout(tx, fleet, String(change.version), now, effects);
+  if (!change.policy) {
+    await renderDevices(tx, fleet, change.version, now, actor, effects);
+    return;
+  }
+  await startRollout(tx, fleet, String(change.version), revertTo ?? change.was, now, effects);
 }
 
 export async function createFleet(ctx: ServerContext, input: FleetInput, actor: string): Promise<FleetObject> {
@@ -296,7 +361,8 @@ export async function updateFleet(ctx: ServerContext, name: string, input: Fleet
     effects.fleets.add(name);
     let version: number | null = null;
     if (changed.template) {
-      version = await writeTemplateVersion(tx, fleet, input.spec.template.spec, current && { version: current.version, spec: currentSpec }, actor, now);
+      const rollsOut = input.spec.rolloutPolicy !== undefined;
+      version = await writeTemplateVersion(tx, fleet, input.spec.template.spec, current && { version: current.version, spec: currentSpec }, actor, now, rollsOut);
       effects.events.push({
         objectKind: "Fleet",
         objectName: name,
@@ -308,7 +374,9 @@ export async function updateFleet(ctx: ServerContext, name: string, input: Fleet
     }
     // Membership first (joiners get the fleet's version as it is now), then the template.
     if (changed.selector) await reconcileMembership(tx, { all: true }, now, actor, effects);
-    if (version !== null) await renderTemplateChange(tx, fleet, version, now, actor, effects);
+    if (version !== null) await renderTemplateChange(tx, fleet, { version, was: fleet.templateVersion, policy: input.spec.rolloutPolicy !== undefined }, now, actor, effects);
+    // A new policy applies to the open rollout at once (e.g. a canary shortened, or batches added).
+    else if (changed.rolloutPolicy) await runRolloutInTx(tx, fleet.id, now, effects);
     return { changed: true, templateVersion: version === null ? null : String(version) };
   });
   return { fleet: await getFleet(ctx, name), ...outcome };

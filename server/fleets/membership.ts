@@ -17,6 +17,7 @@ import type { Tx } from "../db";
 import { sqliteDate } from "../devices/fast-path";
 import { IN_IDS } from "./sql";
 import { renderDevices, type Effects } from "./render";
+import { joinVersions } from "../rollouts/controller";
 
 export interface FleetForMembership {
   id: string;
@@ -136,10 +137,12 @@ export async function reconcileMembership(tx: Tx, scope: MembershipScope, now: D
   for (const [value, ids] of overlap) {
     await tx.$executeRawUnsafe(`UPDATE "Device" SET "multipleOwners" = ?, "updatedAt" = ? WHERE "id" ${IN_IDS}`, value === "" ? null : value, at, JSON.stringify(ids));
   }
+  const duringRollout = joining.size > 0 ? await joinVersions(tx) : new Map<string, string>();
   for (const [fleetName, ids] of joining) {
     const fleet = fleets.find((f) => f.name === fleetName)!;
     await tx.$executeRawUnsafe(`UPDATE "Device" SET "owner" = ?, "updatedAt" = ? WHERE "id" ${IN_IDS}`, fleetName, at, JSON.stringify(ids));
-    // A device that joins gets its fleet's spec at once: the version members run now.
-    await renderDevices(tx, fleet, fleet.templateVersion, now, actor, effects, ids);
+    // A device that joins gets its fleet's spec at once: the version members run now, or
+    // while a rollout is open the one it replaces (the rollout gives it the new one in turn).
+    await renderDevices(tx, fleet, duringRollout.get(fleet.id) ?? fleet.templateVersion, now, actor, effects, ids);
   }
 }

@@ -3,6 +3,7 @@ import { router, viewerProcedure, operatorProcedure } from "../trpc/init";
 import { FleetName } from "../../lib/fleet-spec";
 import { listEvents } from "../events/events";
 import { createFleet, deleteFleet, getFleet, listFleets, listTemplateVersions, parseFleetInput, updateFleet } from "./fleets";
+import { requestRollout } from "../rollouts/requests";
 
 export const FleetNameInput = z.object({ name: FleetName });
 
@@ -12,6 +13,9 @@ export const FleetNameInput = z.object({ name: FleetName });
  * keep only the top-level key.
  */
 export const FleetBody = z.unknown();
+
+/** pause and abort say why (shown in the condition and the events). */
+const WithReason = FleetNameInput.extend({ reason: z.string().trim().min(1).max(500).optional() });
 
 export const fleetsRouter = router({
   list: viewerProcedure.query(({ ctx }) => listFleets(ctx.server)),
@@ -28,4 +32,9 @@ export const fleetsRouter = router({
     .input(z.object({ name: z.string().min(1).max(63), fleet: FleetBody }))
     .mutation(({ ctx, input }) => updateFleet(ctx.server, input.name, parseFleetInput(input.fleet), ctx.actor)),
   delete: operatorProcedure.input(FleetNameInput).mutation(({ ctx, input }) => deleteFleet(ctx.server, input.name, ctx.actor)),
+  // Rollout controls: requests the rollout controller acts on at once; the answer is the fleet after it ran.
+  pause: operatorProcedure.input(WithReason).mutation(({ ctx, input }) => requestRollout(ctx.server, input.name, "pause", ctx.actor, input.reason)),
+  resume: operatorProcedure.input(FleetNameInput).mutation(({ ctx, input }) => requestRollout(ctx.server, input.name, "resume", ctx.actor)),
+  promote: operatorProcedure.input(FleetNameInput).mutation(({ ctx, input }) => requestRollout(ctx.server, input.name, "promote", ctx.actor)),
+  abort: operatorProcedure.input(WithReason).mutation(({ ctx, input }) => requestRollout(ctx.server, input.name, "abort", ctx.actor, input.reason)),
 });

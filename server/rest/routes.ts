@@ -193,7 +193,7 @@ export const restRoutes: RestRoute[] = [
     procedure: "fleets.update",
     summary:
       `Replace a fleet's spec: ${FLEET_BODY}; metadata.name must be the name in the path. A changed template makes a new ` +
-      "immutable template version rendered to the members (all at once until rollouts exist); the same object again changes nothing (metadata.generation stays)",
+      "immutable template version: without a rollout policy every member gets it at once; with one, its rollout starts (the canary gets it in this request) and supersedes any rollout still running. The same object again changes nothing (metadata.generation stays)",
     input: ({ params, body }) => ({ name: params.name, fleet: body }),
     output: (r) => (r as { fleet: unknown }).fleet,
     yaml: true,
@@ -215,6 +215,22 @@ export const restRoutes: RestRoute[] = [
     input: ({ params, query }) => ({ ...query, name: params.name }),
     output: items,
   },
+  ...(
+    [
+      ["pause", "Pause the rollout {reason?}: nothing more gets the new version until resumed (CanaryPaused in the canary)"],
+      ["resume", "Resume a paused rollout; resuming an auto-paused canary turns auto-pause off for the rest of it (auto-fail still applies)"],
+      ["promote", "End the canary now (the only way to end a manual-validation canary), or approve a batch suspended under its success threshold"],
+      ["abort", "Abort the rollout {reason?}: the fleet reverts to the previous template version and every member gets it back"],
+    ] as const
+  ).map(
+    ([kind, summary]): RestRoute => ({
+      method: "POST",
+      path: `/fleets/{name}/rollout/${kind}`,
+      procedure: `fleets.${kind}`,
+      summary: `${summary}. Recorded as a request (who, why) that the rollout controller acts on at once; answers the fleet after it ran, 409 when there is no rollout in progress or nothing to ${kind}`,
+      input: ({ params, body }) => ({ name: params.name, ...(kind === "pause" || kind === "abort" ? { reason: body.reason } : {}) }),
+    }),
+  ),
   { method: "POST", path: "/nudge", procedure: "ops.nudge", summary: "Reconcile one Device or Action now", input: ({ body }) => body },
 ];
 
