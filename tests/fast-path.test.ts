@@ -127,23 +127,23 @@ describe("write gate", () => {
       await tx.device.findUniqueOrThrow({ where: { id } });
       touched = fast.touch(id, '{"from":"fast"}', new Date()).then(() => void order.push("fast"));
       await new Promise((r) => setTimeout(r, 50));
-      await tx.device.update({ where: { id }, data: { owner: "prisma" } });
+      await tx.device.update({ where: { id }, data: { agentVersion: "prisma" } });
       order.push("prisma");
     });
     await touched;
     expect(order).toEqual(["prisma", "fast"]);
-    expect(await db.device.findUniqueOrThrow({ where: { id }, select: { owner: true, reported: true } })).toEqual({ owner: "prisma", reported: '{"from":"fast"}' });
+    expect(await db.device.findUniqueOrThrow({ where: { id }, select: { agentVersion: true, reported: true } })).toEqual({ agentVersion: "prisma", reported: '{"from":"fast"}' });
   });
 
   it("lets the gate go when a Prisma transaction rolls back", async () => {
     const { id } = await db.device.create({ data: { name: "gate-2", platform: "linux-amd64", role: "worker", agentVersion: "t" } });
     await expect(
       db.$transaction(async (tx) => {
-        await tx.device.update({ where: { id }, data: { owner: "rolled back" } });
+        await tx.device.update({ where: { id }, data: { agentVersion: "rolled back" } });
         throw new Error("no");
       }),
     ).rejects.toThrow("no");
     await fast.touch(id, "{}", new Date());
-    expect((await db.device.findUniqueOrThrow({ where: { id } })).owner).toBeNull();
+    expect((await db.device.findUniqueOrThrow({ where: { id } })).agentVersion).toBe("t");
   });
 });
