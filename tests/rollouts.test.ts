@@ -334,6 +334,34 @@ describe("manual controls", () => {
   });
 });
 
+describe("update failures", () => {
+  it("a failed update fails the canary; a failure the device reported for an earlier spec does not fail the next canary", async () => {
+    const f = await setup(2, canaryPolicy({ validationMode: "manual", duration: undefined }));
+    const [canary] = f.devices as [EnrolledDevice, EnrolledDevice];
+    await f.change("2.0.0");
+    const v2 = await device(canary.name);
+    await heartbeat(s, canary, {
+      renderedVersion: v2.renderedVersion - 1,
+      applications: [{ name: "web", status: "Running", restarts: 0 }],
+      conditions: { updating: { status: false, reason: "Error", info: "simulated failure applying version 2.0.0" } },
+    });
+    const failed = await eventually(async () => {
+      const now = await fleet(f.name);
+      return now.status.rollout?.phase === "CanaryFailed" ? now : undefined;
+    }, 3_000, 20);
+    expect(condition(failed, "CanaryFailed")).toMatchObject({ status: "True", reason: "UpdateFailed" });
+    expect(condition(failed, "CanaryFailed")?.message).toContain(`${canary.name} failed to update to version 2 (update state Error)`);
+    expect(failed.status.templateVersion).toBe("1");
+
+    // Version 3 goes to the same canary before it reports again: its Error is about version 2.
+    const put = await f.change("3.0.0");
+    expect(put.body.status.rollout).toMatchObject({ phase: "Canary", canaryDevices: [canary.name], previousVersion: "1" });
+    const paused = await control(f.name, "pause", { reason: "look first" });
+    expect(paused.status, JSON.stringify(paused.body)).toBe(200);
+    expect(paused.body.status.rollout?.phase).toBe("CanaryPaused");
+  });
+});
+
 describe("superseding and joiners", () => {
   it("a new template change supersedes the running rollout; the new one reverts to the last version that finished rolling out", async () => {
     const f = await setup(2, canaryPolicy({ validationMode: "manual", duration: undefined }));

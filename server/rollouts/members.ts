@@ -13,7 +13,9 @@
  * - connected: the stored summary is not one of the disconnected states (the heartbeat and
  *   the sweep keep it).
  * - updated, updateState: the stored derived statuses, which are derived against the fleet's
- *   templateVersion, that is the rollout's target while it runs.
+ *   templateVersion, that is the rollout's target while it runs. An update state Error the
+ *   device has not reported since its spec was rendered is about an earlier spec (the agent
+ *   keeps reporting its last failure until it takes a new one): it is not this spec's failure.
  */
 import type { Tx, Db } from "../db";
 import type { RolloutMember } from "../../lib/rollout";
@@ -31,6 +33,7 @@ interface Row {
   name: string;
   renderedVersion: number | bigint;
   renderedAt: string | Date | null;
+  lastSeen: string | Date | null;
   summary: string;
   updatedStatus: string;
   updatingReason: string | null;
@@ -44,7 +47,7 @@ const asDate = (v: string | Date | null): Date | null => (v === null ? null : v 
 
 export async function loadRolloutMembers(db: Tx | Db, fleet: { id: string; name: string }): Promise<LoadedMember[]> {
   const rows = await db.$queryRawUnsafe<Row[]>(
-    `SELECT d."id", d."name", d."renderedVersion", d."renderedAt", d."summary", d."updatedStatus", d."updatingReason",
+    `SELECT d."id", d."name", d."renderedVersion", d."renderedAt", d."lastSeen", d."summary", d."updatedStatus", d."updatingReason",
        tv."version" AS "tv",
        json_extract(d."reported", '$.config.renderedVersion') AS "reportedVersion",
        (SELECT max(json_extract(a.value, '$.restarts')) FROM json_each(d."reported", '$.applications') a) AS "restarts",
@@ -57,15 +60,19 @@ export async function loadRolloutMembers(db: Tx | Db, fleet: { id: string; name:
   );
   return rows.map((r) => {
     const applied = r.reportedVersion !== null && Number(r.reportedVersion) === Number(r.renderedVersion);
+    const renderedAt = asDate(r.renderedAt);
+    const lastSeen = asDate(r.lastSeen);
+    const reportedSince = renderedAt === null || (lastSeen !== null && lastSeen.getTime() > renderedAt.getTime());
+    const updateState = (r.updatingReason as UpdateState | null) ?? null;
     return {
       id: r.id,
       name: r.name,
       labels: (r.labels ? JSON.parse(r.labels) : {}) as Labels,
       renderedTemplateVersion: r.tv === null ? null : String(Number(r.tv)),
-      renderedAt: asDate(r.renderedAt),
+      renderedAt,
       applied,
       updated: r.updatedStatus as UpdatedStatus,
-      updateState: (r.updatingReason as UpdateState | null) ?? null,
+      updateState: updateState === "Error" && !reportedSince ? null : updateState,
       connected: !DISCONNECTED.has(r.summary),
       restarts: applied && r.restarts !== null ? Math.max(0, Number(r.restarts)) : 0,
     };
