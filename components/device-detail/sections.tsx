@@ -1,6 +1,7 @@
 "use client";
 
 import type { ReactNode } from "react";
+import Link from "next/link";
 import { RESOURCE_NAMES } from "@/lib/device-status";
 import type { DeviceDetail } from "../trpc";
 import { Card, CardHeader } from "../ui/card";
@@ -41,7 +42,18 @@ export function DeviceInfo({ device }: { device: DeviceDetail }) {
         <Field label="Enrolled">
           <AbsoluteTime value={device.createdAt} />
         </Field>
-        <Field label="Fleet">{device.owner ?? <span className="text-slate-400">none</span>}</Field>
+        <Field label="Fleet">
+          {device.fleet ? (
+            <Link href={`/fleets/${encodeURIComponent(device.fleet)}`} className="text-brand-700 hover:underline" data-testid="device-fleet">
+              {device.fleet}
+            </Link>
+          ) : (
+            <span className="text-slate-400" data-testid="device-fleet">
+              none
+            </span>
+          )}
+          {device.fleetTemplateVersion && <span className="text-xs text-slate-500"> · at template v{device.fleetTemplateVersion}</span>}
+        </Field>
         <Field label="Rendered version (service)">{device.renderedVersion}</Field>
         <Field label="Running version (reported)">{device.reported ? device.reported.config.renderedVersion : <span className="text-slate-400">not reported</span>}</Field>
         {device.templateVersion && <Field label="Template version">{device.templateVersion}</Field>}
@@ -66,9 +78,14 @@ export function DeviceInfo({ device }: { device: DeviceDetail }) {
 }
 
 export function DerivedStatuses({ device }: { device: DeviceDetail }) {
-  const rows: { label: string; field: string; value: ReactNode }[] = [
+  const rows: { label: string; field: string; value: ReactNode; info?: string | null }[] = [
     { label: "Status", field: "status.summary", value: <StatusBadge table={summaryTone} state={device.summary} /> },
-    { label: "Update", field: "status.updated.status", value: <StatusBadge table={updatedTone} state={device.updatedStatus} /> },
+    {
+      label: "Update",
+      field: "status.updated.status",
+      value: <StatusBadge table={updatedTone} state={device.updatedStatus} data-testid="device-updated" title={device.updatedInfo ?? undefined} />,
+      info: device.updatedInfo,
+    },
     {
       label: "Update state",
       field: "conditions.Updating.reason",
@@ -87,11 +104,18 @@ export function DerivedStatuses({ device }: { device: DeviceDetail }) {
       <CardHeader title="Derived status" description="What the service makes of the last report, seed 003." />
       <dl className="divide-y divide-slate-100">
         {rows.map((r) => (
-          <div key={r.label} className="flex items-center justify-between gap-3 px-4 py-2">
-            <dt className="text-sm text-slate-700">
-              {r.label} <code className="ml-1 text-[11px] text-slate-400">{r.field}</code>
-            </dt>
-            <dd>{r.value}</dd>
+          <div key={r.label} className="px-4 py-2">
+            <div className="flex items-center justify-between gap-3">
+              <dt className="text-sm text-slate-700">
+                {r.label} <code className="ml-1 text-[11px] text-slate-400">{r.field}</code>
+              </dt>
+              <dd>{r.value}</dd>
+            </div>
+            {r.info && (
+              <p className="mt-1 text-xs text-amber-800" data-testid="device-updated-info">
+                {r.info}
+              </p>
+            )}
           </div>
         ))}
       </dl>

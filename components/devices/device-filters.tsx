@@ -7,10 +7,10 @@ import { Button } from "../ui/button";
 import { STATUS_AXES, axisOptions } from "../status/axes";
 import { toneOf } from "../status/tones";
 import type { DeviceParams } from "./params";
-import { LabelSelectorInput, NameSearchInput } from "./text-filters";
+import { FleetFilter, LabelSelectorInput, NameSearchInput } from "./text-filters";
 
 export function hasFilters(p: DeviceParams): boolean {
-  return p.selector.trim() !== "" || p.search.trim() !== "" || STATUS_AXES.some((a) => p.status[a.key].length > 0);
+  return p.selector.trim() !== "" || p.search.trim() !== "" || p.fleet !== "" || STATUS_AXES.some((a) => p.status[a.key].length > 0);
 }
 
 export function DeviceFilters({ params, update }: { params: DeviceParams; update: (patch: Partial<DeviceParams>, opts?: { replace?: boolean }) => void }) {
@@ -22,6 +22,7 @@ export function DeviceFilters({ params, update }: { params: DeviceParams; update
       <div className="flex flex-wrap items-start gap-2">
         <NameSearchInput value={params.search} onApply={(search) => update({ search }, { replace: true })} />
         <LabelSelectorInput value={params.selector} onApply={(selector) => update({ selector }, { replace: true })} />
+        <FleetFilter value={params.fleet} onChange={(fleet) => update({ fleet })} />
       </div>
       <div className="flex flex-wrap items-center gap-2">
         {STATUS_AXES.map((axis) => (
@@ -43,7 +44,7 @@ export function DeviceFilters({ params, update }: { params: DeviceParams; update
             variant="ghost"
             size="sm"
             data-testid="clear-filters"
-            onClick={() => update({ selector: "", search: "", status: { summary: [], updated: [], applicationSummary: [], lifecycle: [] } })}
+            onClick={() => update({ selector: "", search: "", fleet: "", status: { summary: [], updated: [], applicationSummary: [], lifecycle: [] } })}
           >
             Clear filters
           </Button>

@@ -24,6 +24,7 @@ export function DevicesPage() {
     ...trpc.devices.list.queryOptions({
       labelSelector: params.selector || undefined,
       search: params.search || undefined,
+      fleet: params.fleet || undefined,
       summary: params.status.summary.length ? params.status.summary : undefined,
       updated: params.status.updated.length ? params.status.updated : undefined,
       applicationSummary: params.status.applicationSummary.length ? params.status.applicationSummary : undefined,

@@ -13,7 +13,7 @@ import { TableHeader } from "../ui/table-header";
 import { cx } from "../ui/cx";
 import { useLive } from "../live/live-updates";
 
-const COLUMNS = ["Name", "Status", "Update", "Applications", "Lifecycle", "Labels", "Last seen"];
+const COLUMNS = ["Name", "Status", "Fleet", "Update", "Applications", "Lifecycle", "Labels", "Last seen"];
 
 export function DevicesTable({
   items,
@@ -61,8 +61,18 @@ export function DevicesTable({
                 <td className="px-3 py-2.5">
                   <StatusBadge table={summaryTone} state={d.summary} data-testid={`device-summary-${d.name}`} />
                 </td>
+                <td className="px-3 py-2.5" data-testid={`device-fleet-${d.name}`}>
+                  {d.fleet ? (
+                    <Link prefetch={false} href={`/fleets/${encodeURIComponent(d.fleet)}`} className="text-brand-700 hover:underline">
+                      {d.fleet}
+                    </Link>
+                  ) : (
+                    <span className="text-xs text-slate-400">—</span>
+                  )}
+                  {d.templateVersion && d.fleet && <div className="text-xs text-slate-500 tabular-nums">v{d.templateVersion}</div>}
+                </td>
                 <td className="px-3 py-2.5">
-                  <StatusBadge table={updatedTone} state={d.updatedStatus} />
+                  <StatusBadge table={updatedTone} state={d.updatedStatus} data-testid={`device-updated-${d.name}`} title={d.updatedInfo ?? undefined} />
                   {d.updatingReason && d.updatedStatus === "Updating" && <div className="mt-0.5 text-xs text-slate-500">{d.updatingReason}</div>}
                 </td>
                 <td className="px-3 py-2.5">

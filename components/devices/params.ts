@@ -10,6 +10,8 @@ export const DEFAULT_PAGE_SIZE = 50;
 export interface DeviceParams {
   selector: string;
   search: string;
+  /** Members of this fleet only (`fleet=` in the URL); "" for any. */
+  fleet: string;
   status: Record<StatusAxis["key"], string[]>;
   limit: number;
   /** Cursors of the pages before this one; the last is this page's cursor. */
@@ -27,6 +29,7 @@ export function parseDeviceParams(sp: URLSearchParams): DeviceParams {
   return {
     selector: sp.get("selector") ?? "",
     search: sp.get("q") ?? "",
+    fleet: sp.get("fleet") ?? "",
     status,
     limit,
     cursors: list(sp.get("after")),
@@ -37,6 +40,7 @@ export function deviceParamsToSearch(p: DeviceParams): string {
   const sp = new URLSearchParams();
   if (p.selector.trim()) sp.set("selector", p.selector.trim());
   if (p.search.trim()) sp.set("q", p.search.trim());
+  if (p.fleet) sp.set("fleet", p.fleet);
   for (const axis of STATUS_AXES) {
     const values = p.status[axis.key];
     if (values.length) sp.set(axis.param, values.join(","));

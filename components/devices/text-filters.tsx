@@ -1,6 +1,8 @@
 "use client";
 
+import { useQuery } from "@tanstack/react-query";
 import { parseSelector, SelectorError } from "@/lib/label-selector";
+import { useTRPC } from "../trpc";
 import { useDebouncedEffect } from "../hooks/use-debounced-effect";
 import { useSyncedText } from "../hooks/use-synced-text";
 import { cx } from "../ui/cx";
@@ -73,6 +75,35 @@ export function NameSearchInput({ value, onApply }: { value: string; onApply: (s
         placeholder="Search names…"
         className={cx(inputBase, "ring-slate-300 focus:ring-brand-500")}
       />
+    </div>
+  );
+}
+
+/** Members of one fleet: the fleets by name, plus the one in the URL if it is not (or no longer) there. */
+export function FleetFilter({ value, onChange }: { value: string; onChange: (fleet: string) => void }) {
+  const trpc = useTRPC();
+  const fleets = useQuery(trpc.fleets.list.queryOptions(undefined, { staleTime: 30_000 }));
+  const names = (fleets.data ?? []).map((f) => f.metadata.name);
+  if (value && !names.includes(value)) names.unshift(value);
+  return (
+    <div className="w-48">
+      <label htmlFor="fleet-filter" className="sr-only">
+        Fleet
+      </label>
+      <select
+        id="fleet-filter"
+        data-testid="filter-fleet"
+        value={value}
+        onChange={(e) => onChange(e.target.value)}
+        className={cx(inputBase, "ring-slate-300 focus:ring-brand-500", value === "" && "text-slate-500")}
+      >
+        <option value="">Any fleet</option>
+        {names.map((n) => (
+          <option key={n} value={n}>
+            Fleet {n}
+          </option>
+        ))}
+      </select>
     </div>
   );
 }

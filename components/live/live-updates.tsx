@@ -5,7 +5,7 @@ import { useQueryClient, type QueryFilters } from "@tanstack/react-query";
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { trpcErrorCode, useTRPC } from "../trpc";
 import { redirectToLogin } from "../redirect-to-login";
-import { targetId, targetsFor, type InvalidationTarget } from "./invalidation";
+import { settleDelayMs, targetId, targetsFor, type InvalidationTarget } from "./invalidation";
 
 export type LiveState = "connecting" | "live" | "reconnecting";
 
@@ -62,12 +62,44 @@ export function LiveUpdates({ children }: { children: ReactNode }) {
           return [trpc.actions.counts.pathFilter()];
         case "action":
           return [trpc.actions.get.queryFilter({ id: t.id }), trpc.actions.events.queryFilter({ id: t.id })];
+        case "fleets.list":
+          return [trpc.fleets.list.pathFilter()];
+        case "fleet":
+          return [trpc.fleets.get.queryFilter({ name: t.name }), trpc.fleets.templateVersions.queryFilter({ name: t.name }), trpc.fleets.events.queryFilter({ name: t.name })];
+        case "fleets.status":
+          return [trpc.fleets.list.pathFilter(), trpc.fleets.get.pathFilter()];
       }
     },
     [trpc],
   );
 
   const flushRef = useRef<() => void>(() => undefined);
+  // Targets that wait for the server to settle (settleDelayMs): one timer per target, fired
+  // again after the delay when more events came meanwhile, so the last one is always followed.
+  const settling = useRef(new Map<string, { timer: ReturnType<typeof setTimeout>; again: boolean }>());
+  const addTarget = useCallback((t: InvalidationTarget) => {
+    const id = targetId(t);
+    const delay = settleDelayMs(t);
+    if (delay <= 0) {
+      pending.current.set(id, t);
+      return;
+    }
+    const current = settling.current.get(id);
+    if (current) {
+      current.again = true;
+      return;
+    }
+    const fire = () => {
+      pending.current.set(id, t);
+      timer.current ??= setTimeout(() => flushRef.current(), 0);
+      const s = settling.current.get(id);
+      if (s?.again) {
+        s.again = false;
+        s.timer = setTimeout(fire, delay);
+      } else settling.current.delete(id);
+    };
+    settling.current.set(id, { timer: setTimeout(fire, delay), again: false });
+  }, []);
   const flush = useCallback(() => {
     timer.current = null;
     const targets = [...pending.current.values()];
@@ -110,7 +142,7 @@ export function LiveUpdates({ children }: { children: ReactNode }) {
         onData(tracked) {
           const event = tracked.data;
           lastEventId.current = event.id;
-          for (const t of targetsFor(event)) pending.current.set(targetId(t), t);
+          for (const t of targetsFor(event)) addTarget(t);
           if (event.objectKind === "Device") changedNames.current.add(event.objectName);
           timer.current ??= setTimeout(() => flushRef.current(), FLUSH_MS);
         },
@@ -145,9 +177,11 @@ export function LiveUpdates({ children }: { children: ReactNode }) {
 
   useEffect(() => {
     const timers = changedTimers.current;
+    const settlingTimers = settling.current;
     return () => {
       if (timer.current) clearTimeout(timer.current);
       for (const t of timers) clearTimeout(t);
+      for (const s of settlingTimers.values()) clearTimeout(s.timer);
     };
   }, []);
 

@@ -7,6 +7,7 @@ import type { ReactNode } from "react";
 import { useTRPC } from "../trpc";
 import { cx } from "../ui/cx";
 import { ActionsIcon, ApprovalsIcon, DevicesIcon, EnrollIcon, EventsIcon, KeyIcon, Logo, OverviewIcon } from "./icons";
+import { FleetsIcon } from "../fleets/fleet-icon";
 
 interface NavItem {
   href: string;
@@ -32,6 +33,7 @@ export function Nav() {
   const items: NavItem[] = [
     { href: "/", label: "Overview", icon: <OverviewIcon /> },
     { href: "/devices", label: "Devices", icon: <DevicesIcon /> },
+    { href: "/fleets", label: "Fleets", icon: <FleetsIcon /> },
     {
       href: "/enrollments",
       label: "Enrollments",

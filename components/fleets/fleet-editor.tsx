@@ -1,0 +1,206 @@
+"use client";
+
+import { useMemo, useState, type KeyboardEvent } from "react";
+import { useRouter } from "next/navigation";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { errorMessage, useTRPC } from "../trpc";
+import { Button } from "../ui/button";
+import { InlineError } from "../ui/states";
+import { cx } from "../ui/cx";
+import { FleetForm } from "./fleet-form";
+import { applyFormEdit, fleetToYaml, formFromValue, NEW_FLEET_YAML, parseFleetYaml, type FormEdit, type Problem } from "./fleet-yaml";
+import type { Fleet } from "./types";
+
+function Problems({ problems }: { problems: Problem[] }) {
+  if (problems.length === 0)
+    return (
+      <p className="text-xs text-emerald-700" data-testid="fleet-valid">
+        Valid Fleet object.
+      </p>
+    );
+  return (
+    <ul className="space-y-0.5 rounded-md bg-red-50 px-3 py-2 text-xs text-red-700 ring-1 ring-red-600/15 ring-inset" data-testid="fleet-problems" role="alert">
+      {problems.map((p, i) => (
+        <li key={i}>
+          {p.line !== null && <span className="font-medium">line {p.line}: </span>}
+          {p.path && <code className="font-mono">{p.path}</code>}
+          {p.path && ": "}
+          {p.message}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** Tab in the YAML box indents (two spaces) instead of leaving it. */
+function indentOnTab(e: KeyboardEvent<HTMLTextAreaElement>, setText: (t: string) => void) {
+  if (e.key !== "Tab" || e.shiftKey || e.metaKey || e.ctrlKey || e.altKey) return;
+  e.preventDefault();
+  const el = e.currentTarget;
+  const { selectionStart: start, selectionEnd: end, value } = el;
+  const next = `${value.slice(0, start)}  ${value.slice(end)}`;
+  setText(next);
+  requestAnimationFrame(() => el.setSelectionRange(start + 2, start + 2));
+}
+
+type Outcome = { kind: "saved"; text: string } | null;
+
+/**
+ * The fleet editor: YAML (the source of truth) beside a form for the common fields, validated
+ * with the server's own schema as you type; the server's answer to Save shows under it.
+ * `fleet` set: edit that fleet (Save is a PUT; a changed template makes a new template
+ * version). Unset: create one.
+ */
+export function FleetEditor({ fleet, readOnly = false, onCancel }: { fleet?: Fleet; readOnly?: boolean; onCancel?: () => void }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const router = useRouter();
+  const creating = fleet === undefined;
+  const serverYaml = useMemo(() => (fleet ? fleetToYaml(fleet) : NEW_FLEET_YAML), [fleet]);
+
+  const [text, setText] = useState(serverYaml);
+  const [base, setBase] = useState(serverYaml);
+  const [outcome, setOutcome] = useState<Outcome>(null);
+  // The fleet changed on the server (another operator, a revert): follow it unless there are edits.
+  const [seen, setSeen] = useState(serverYaml);
+  const [staleBase, setStaleBase] = useState(false);
+  if (seen !== serverYaml) {
+    setSeen(serverYaml);
+    if (text === base) {
+      setText(serverYaml);
+      setBase(serverYaml);
+      setStaleBase(false);
+    } else setStaleBase(true);
+  }
+
+  const parsed = useMemo(() => parseFleetYaml(text, fleet?.metadata.name), [text, fleet?.metadata.name]);
+  const model = useMemo(() => (parsed.doc ? formFromValue(parsed.value) : null), [parsed]);
+  const dirty = text !== base;
+
+  const edit = (e: FormEdit) => {
+    setOutcome(null);
+    setText((t) => applyFormEdit(t, e));
+  };
+
+  const afterChange = (name: string) => {
+    void queryClient.invalidateQueries(trpc.fleets.list.pathFilter());
+    void queryClient.invalidateQueries(trpc.fleets.templateVersions.queryFilter({ name }));
+    void queryClient.invalidateQueries(trpc.fleets.events.queryFilter({ name }));
+    void queryClient.invalidateQueries(trpc.devices.list.pathFilter());
+  };
+
+  const update = useMutation(
+    trpc.fleets.update.mutationOptions({
+      onSuccess: (result) => {
+        const name = result.fleet.metadata.name;
+        queryClient.setQueryData(trpc.fleets.get.queryKey({ name }), result.fleet);
+        afterChange(name);
+        const fresh = fleetToYaml(result.fleet);
+        setText(fresh);
+        setBase(fresh);
+        setSeen(fresh);
+        setStaleBase(false);
+        setOutcome({
+          kind: "saved",
+          text: !result.changed
+            ? "No change: the fleet already is this."
+            : result.templateVersion
+              ? `Saved: template version ${result.templateVersion}.`
+              : "Saved: no template change, so no new template version.",
+        });
+      },
+    }),
+  );
+  const create = useMutation(
+    trpc.fleets.create.mutationOptions({
+      onSuccess: (created) => {
+        afterChange(created.metadata.name);
+        queryClient.setQueryData(trpc.fleets.get.queryKey({ name: created.metadata.name }), created);
+        router.push(`/fleets/${encodeURIComponent(created.metadata.name)}`);
+      },
+    }),
+  );
+  const mutation = creating ? create : update;
+
+  const save = () => {
+    if (!parsed.input) return;
+    setOutcome(null);
+    // The YAML as written (not the parsed defaults): the server validates what the operator wrote.
+    if (fleet) update.mutate({ name: fleet.metadata.name, fleet: parsed.value });
+    else create.mutate(parsed.value);
+  };
+
+  return (
+    <div className="space-y-3" data-testid="fleet-editor">
+      {staleBase && (
+        <div className="flex flex-wrap items-center justify-between gap-2 rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-800 ring-1 ring-amber-600/25 ring-inset" role="status" data-testid="fleet-editor-stale">
+          <span>This fleet changed on the server since you started editing. Saving replaces it with what is here.</span>
+          <Button
+            size="sm"
+            onClick={() => {
+              setText(serverYaml);
+              setBase(serverYaml);
+              setStaleBase(false);
+            }}
+          >
+            Discard my edits
+          </Button>
+        </div>
+      )}
+      <div className="grid gap-4 lg:grid-cols-[minmax(0,2fr)_minmax(0,3fr)]">
+        <FleetForm model={model} edit={edit} disabled={readOnly || mutation.isPending} creating={creating} />
+        <label className="block min-w-0">
+          <span className="mb-1 block text-xs font-medium text-slate-600">YAML</span>
+          <textarea
+            value={text}
+            readOnly={readOnly}
+            onChange={(e) => {
+              setOutcome(null);
+              setText(e.target.value);
+            }}
+            onKeyDown={readOnly ? undefined : (e) => indentOnTab(e, setText)}
+            spellCheck={false}
+            rows={Math.min(34, Math.max(16, text.split("\n").length + 1))}
+            data-testid="fleet-yaml"
+            aria-invalid={parsed.problems.length > 0}
+            className={cx(
+              "block w-full resize-y rounded-md border-0 bg-slate-950 px-3 py-2 font-mono text-[12.5px] leading-5 text-slate-100 ring-1 ring-inset focus:ring-2 focus:outline-none",
+              parsed.problems.length > 0 ? "ring-red-400 focus:ring-red-500" : "ring-slate-700 focus:ring-brand-500",
+            )}
+          />
+        </label>
+      </div>
+      <Problems problems={parsed.problems} />
+      {mutation.isError && <InlineError>{errorMessage(mutation.error)}</InlineError>}
+      {!readOnly && (
+        <div className="flex flex-wrap items-center justify-end gap-2">
+          {outcome && (
+            <span className="mr-auto text-sm text-emerald-700" data-testid="fleet-save-result" role="status">
+              {outcome.text}
+            </span>
+          )}
+          {onCancel && (
+            <Button onClick={onCancel} disabled={mutation.isPending}>
+              Cancel
+            </Button>
+          )}
+          {!creating && dirty && (
+            <Button
+              variant="ghost"
+              disabled={mutation.isPending}
+              onClick={() => {
+                setText(base);
+                update.reset();
+              }}
+            >
+              Revert edits
+            </Button>
+          )}
+          <Button variant="primary" onClick={save} disabled={!parsed.input || mutation.isPending || (!creating && !dirty)} data-testid="fleet-save">
+            {creating ? (create.isPending ? "Creating…" : "Create fleet") : update.isPending ? "Saving…" : "Save"}
+          </Button>
+        </div>
+      )}
+    </div>
+  );
+}

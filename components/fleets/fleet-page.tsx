@@ -1,0 +1,146 @@
+"use client";
+
+import Link from "next/link";
+import { useQuery } from "@tanstack/react-query";
+import { trpcErrorCode, useTRPC } from "../trpc";
+import { useMe } from "../hooks/use-me";
+import { useHeartbeatInterval } from "../hooks/use-heartbeat-interval";
+import { PageHeader } from "../ui/page-header";
+import { Card, CardHeader } from "../ui/card";
+import { Badge } from "../ui/badge";
+import { EmptyState, ErrorState } from "../ui/states";
+import { Skeleton } from "../ui/skeleton";
+import { EventsTable } from "../events/events-table";
+import { CanaryBanner, FleetConditions } from "./fleet-conditions";
+import { DeleteFleetButton } from "./delete-fleet-button";
+import { FleetEditor } from "./fleet-editor";
+import { FleetMembers } from "./fleet-members";
+import { FleetSummary } from "./fleet-summary";
+import { RolloutCard } from "./rollout-card";
+import { VersionHistory } from "./version-history";
+import { conditionTone } from "./tones";
+import { conditionOf, readRollout } from "./types";
+
+const breadcrumb = (
+  <Link href="/fleets" className="hover:text-slate-800 hover:underline">
+    ← Fleets
+  </Link>
+);
+
+export function FleetPage({ name }: { name: string }) {
+  const trpc = useTRPC();
+  const { canOperate } = useMe();
+  const heartbeat = useHeartbeatInterval();
+  // Live through events; the interval is a backstop for moves that write none (counts within a stage).
+  const fleet = useQuery(trpc.fleets.get.queryOptions({ name }, { refetchInterval: heartbeat }));
+  const events = useQuery(trpc.fleets.events.queryOptions({ name, limit: 30 }));
+
+  if (fleet.isPending) {
+    return (
+      <>
+        <PageHeader title={name} breadcrumb={breadcrumb} />
+        <div className="grid gap-4 lg:grid-cols-2">
+          {[0, 1].map((i) => (
+            <Card key={i} className="space-y-3 p-4">
+              <Skeleton className="h-4 w-40" />
+              <Skeleton className="h-4 w-full" />
+              <Skeleton className="h-4 w-3/4" />
+            </Card>
+          ))}
+        </div>
+      </>
+    );
+  }
+
+  if (fleet.isError) {
+    const notFound = trpcErrorCode(fleet.error) === "NOT_FOUND";
+    return (
+      <>
+        <PageHeader title={name} breadcrumb={breadcrumb} />
+        <Card>
+          {notFound ? (
+            <EmptyState title={`No fleet named “${name}”`}>
+              It may have been deleted. See <Link href="/fleets" className="text-brand-700 hover:underline">all fleets</Link>.
+            </EmptyState>
+          ) : (
+            <ErrorState error={fleet.error} onRetry={() => void fleet.refetch()} title="Could not load this fleet" />
+          )}
+        </Card>
+      </>
+    );
+  }
+
+  const f = fleet.data;
+  const rollout = readRollout(f.status.rollout);
+  const upToDate = conditionOf(f.status.conditions, "DevicesUpToDate");
+
+  return (
+    <>
+      <PageHeader
+        breadcrumb={breadcrumb}
+        title={
+          <span className="flex flex-wrap items-center gap-3">
+            {f.metadata.name}
+            <Badge tone="slate" dot={false} data-testid="fleet-template-version" title="The template version members should run now">
+              template v{f.status.templateVersion}
+            </Badge>
+            {upToDate && (
+              <Badge tone={conditionTone(upToDate.type, upToDate.status)} data-testid="fleet-up-to-date" title={upToDate.message}>
+                {upToDate.reason}
+              </Badge>
+            )}
+          </span>
+        }
+        description={`Created by ${f.metadata.createdBy.replace(/^user:/, "")} · generation ${f.metadata.generation}`}
+        actions={canOperate && <DeleteFleetButton name={f.metadata.name} members={f.status.devices.total} />}
+      />
+      <CanaryBanner conditions={f.status.conditions} rollout={rollout} />
+      <div className="grid gap-4 lg:grid-cols-2">
+        <FleetSummary fleet={f} />
+        <FleetConditions conditions={f.status.conditions} />
+      </div>
+      <div className="mt-4">
+        <RolloutCard fleet={f} rollout={rollout} canOperate={canOperate} />
+      </div>
+      <div className="mt-4">
+        <Card data-testid="template-editor">
+          <CardHeader
+            title="Fleet and template"
+            description={
+              canOperate
+                ? "Edit the YAML or the form; they stay in step. Save sends the whole fleet: a changed template becomes a new template version and rolls out."
+                : "The fleet as YAML (read-only for viewers)."
+            }
+          />
+          <div className="px-4 py-3">
+            <FleetEditor fleet={f} readOnly={!canOperate} />
+          </div>
+        </Card>
+      </div>
+      <div className="mt-4">
+        <VersionHistory name={f.metadata.name} />
+      </div>
+      <div className="mt-4">
+        <FleetMembers name={f.metadata.name} total={f.status.devices.total} />
+      </div>
+      <div className="mt-4">
+        <Card>
+          <CardHeader
+            title="Events"
+            description="The latest changes of this fleet and its rollouts, newest first."
+            actions={
+              <Link href={`/events?kind=Fleet&name=${encodeURIComponent(f.metadata.name)}`} className="text-xs font-medium text-brand-700 hover:underline">
+                Open in event log →
+              </Link>
+            }
+          />
+          {events.isError ? (
+            <ErrorState error={events.error} onRetry={() => void events.refetch()} />
+          ) : (
+            <EventsTable events={events.data} showObject={false} loadingRows={4} empty={<EmptyState title="No events for this fleet yet" />} />
+          )}
+        </Card>
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,83 @@
+"use client";
+
+import Link from "next/link";
+import type { ReactNode } from "react";
+import { useRouter } from "next/navigation";
+import { Badge } from "../ui/badge";
+import { SkeletonRows } from "../ui/skeleton";
+import { TableHeader } from "../ui/table-header";
+import { StatusBadge } from "../status/status-badge";
+import { CountsBar, updateSegments } from "./counts-bar";
+import { conditionTone, rolloutPhaseTone } from "./tones";
+import { conditionOf, rolloutSummary, type FleetListItem } from "./types";
+
+const COLUMNS = ["Name", "Members", "Template version", "Update status", "Rollout"];
+
+/** Fleets by name: members, template version, members per update status, rollout state. */
+export function FleetsTable({ items, empty }: { items: FleetListItem[] | undefined; empty: ReactNode }) {
+  const router = useRouter();
+  return (
+    <div className="overflow-x-auto">
+      <table className="w-full text-left text-sm" data-testid="fleets-table">
+        <TableHeader columns={COLUMNS} />
+        <tbody>
+          {!items ? (
+            <SkeletonRows columns={COLUMNS.length} rows={4} />
+          ) : items.length === 0 ? (
+            <tr>
+              <td colSpan={COLUMNS.length}>{empty}</td>
+            </tr>
+          ) : (
+            items.map((f) => {
+              const name = f.metadata.name;
+              const d = f.status.devices;
+              const rollout = rolloutSummary(f);
+              const upToDate = conditionOf(f.status.conditions, "DevicesUpToDate");
+              return (
+                <tr
+                  key={name}
+                  data-testid={`fleet-row-${name}`}
+                  onClick={(e) => {
+                    if ((e.target as HTMLElement).closest("a,button")) return;
+                    router.push(`/fleets/${encodeURIComponent(name)}`);
+                  }}
+                  className="cursor-pointer border-b border-slate-100 hover:bg-slate-50"
+                >
+                  <td className="py-2.5 pr-3 pl-4">
+                    <Link prefetch={false} href={`/fleets/${encodeURIComponent(name)}`} className="font-medium text-slate-900 hover:text-brand-700 hover:underline">
+                      {name}
+                    </Link>
+                    <div className="font-mono text-[11px] text-slate-500">{f.spec.template.spec.version}</div>
+                  </td>
+                  <td className="px-3 py-2.5 text-slate-700 tabular-nums" data-testid={`fleet-members-${name}`}>
+                    {d.total.toLocaleString()}
+                  </td>
+                  <td className="px-3 py-2.5 tabular-nums" data-testid={`fleet-version-${name}`}>
+                    v{f.status.templateVersion}
+                  </td>
+                  <td className="w-56 px-3 py-2.5">
+                    <CountsBar segments={updateSegments(d)} total={d.total} testId={`fleet-bar-${name}`} />
+                    <div className="mt-1 text-[11px] text-slate-500 tabular-nums">
+                      {d.upToDate}/{d.total} UpToDate
+                      {d.updating > 0 && ` · ${d.updating} Updating`}
+                      {d.outOfDate > 0 && ` · ${d.outOfDate} OutOfDate`}
+                    </div>
+                  </td>
+                  <td className="px-3 py-2.5" data-testid={`fleet-rollout-${name}`}>
+                    {rollout.phase ? (
+                      <StatusBadge table={rolloutPhaseTone} state={rollout.text} title={rollout.title} />
+                    ) : (
+                      <Badge tone={upToDate ? conditionTone(upToDate.type, upToDate.status) : "gray"} title={rollout.title}>
+                        {rollout.text}
+                      </Badge>
+                    )}
+                  </td>
+                </tr>
+              );
+            })
+          )}
+        </tbody>
+      </table>
+    </div>
+  );
+}
