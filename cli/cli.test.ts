@@ -535,6 +535,12 @@ describe("--help", () => {
     ["events"],
     ["revoke"],
     ["revoke", "token"],
+    ["rollout"],
+    ["rollout", "pause"],
+    ["rollout", "resume"],
+    ["rollout", "promote"],
+    ["rollout", "abort"],
+    ["rollout", "status"],
   ];
 
   it("every command has --help, exit 0, needing no login or server; the list above is all of them", { timeout: 120_000 }, async () => {

@@ -17,6 +17,7 @@ import { registerDevices } from "./commands/devices";
 import { registerEvents } from "./commands/events";
 import { registerTokens } from "./commands/tokens";
 import { registerApply } from "./commands/apply";
+import { registerRollout } from "./commands/rollout";
 
 function version(): string {
   try {
@@ -48,6 +49,7 @@ Exit codes: 0 ok, 1 the server refused, 2 usage error, 3 not logged in, 4 server
   registerLogin(program);
   registerGet(program);
   registerApply(program);
+  registerRollout(program);
   registerDecisions(program);
   registerActions(program);
   registerDevices(program);

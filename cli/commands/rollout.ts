@@ -1,0 +1,171 @@
+/**
+ * `drover rollout`: a fleet's rollout from the command line (issue 7).
+ *
+ *   drover rollout pause|resume|promote|abort FLEET [--reason R]   requests the rollout
+ *     controller acts on at once (POST /fleets/{name}/rollout/{kind}); prints the phase after
+ *   drover rollout status FLEET [--watch]   phase, conditions, progress per stage; --watch
+ *     polls (like `drover events --follow`), re-prints when something changed, and ends when
+ *     the rollout does: 0 for Completed, 1 for CanaryFailed or Aborted
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Command } from "commander";
+import { apiFor, note, outputOption, write, type Format } from "../context";
+import { CliError, EXIT, type Api } from "../http";
+import { alignRows, formatData } from "../output";
+import { parseLimit } from "./get";
+import type { Condition, Fleet } from "../types";
+
+interface Stage {
+  kind: string;
+  name: string;
+  status: string;
+  total: number | null;
+  waiting: number;
+  updating: number;
+  successful: number;
+  failed: number;
+  timedOut: number;
+}
+
+/** `status.rollout` as the server shows it (the rollout controller's Rollout row). */
+export interface RolloutStatus {
+  templateVersion: string;
+  previousVersion: string | null;
+  phase: string;
+  startedAt?: string;
+  canaryDevices?: string[];
+  progress?: Stage[];
+}
+
+type FleetWithRollout = Omit<Fleet, "status"> & { status: Omit<Fleet["status"], "rollout"> & { rollout: RolloutStatus | null } };
+
+const ROLLOUT_CONDITIONS = ["RolloutInProgress", "CanaryPaused", "CanaryFailed"];
+/** How --watch ends on each final phase (a Superseded rollout is not shown: the fleet shows its successor). */
+const ENDED: Record<string, number> = { Completed: EXIT.OK, CanaryFailed: EXIT.REFUSED, Aborted: EXIT.REFUSED, Superseded: EXIT.OK };
+
+const PAST: Record<Kind, string> = { pause: "paused", resume: "resumed", promote: "promoted", abort: "aborted" };
+const KINDS = ["pause", "resume", "promote", "abort"] as const;
+type Kind = (typeof KINDS)[number];
+
+/** The status as text: a headline, the rollout's conditions, and a table of stages. */
+export function formatRolloutStatus(fleet: FleetWithRollout): string {
+  const r = fleet.status.rollout;
+  const name = fleet.metadata.name;
+  if (!r) return `fleet/${name}: no rollout (template version ${fleet.status.templateVersion})\n`;
+  const from = r.previousVersion ? ` (from ${r.previousVersion})` : "";
+  const lines = [`fleet/${name}: rollout of template version ${r.templateVersion}${from}: ${r.phase}`];
+  if (r.canaryDevices && r.canaryDevices.length > 0) lines.push(`canary devices: ${r.canaryDevices.join(", ")}`);
+  const conditions = fleet.status.conditions.filter((c: Condition) => ROLLOUT_CONDITIONS.includes(c.type));
+  if (conditions.length > 0) {
+    lines.push("", ...alignRows([["CONDITION", "STATUS", "REASON", "MESSAGE"], ...conditions.map((c) => [c.type, c.status, c.reason, c.message])]).lines);
+  }
+  const stages = r.progress ?? [];
+  if (stages.length > 0) {
+    const n = (x: number | null) => (x === null ? "-" : String(x));
+    lines.push(
+      "",
+      ...alignRows([
+        ["STAGE", "STATUS", "DEVICES", "UPDATED", "UPDATING", "WAITING", "FAILED", "TIMED-OUT"],
+        ...stages.map((s) =>
+          s.total === null
+            ? [s.name, s.status, "-", "-", "-", "-", "-", "-"]
+            : [s.name, s.status, n(s.total), n(s.successful), n(s.updating), n(s.waiting), n(s.failed), n(s.timedOut)],
+        ),
+      ]).lines,
+    );
+  }
+  return lines.join("\n") + "\n";
+}
+
+function printFleet(fleet: FleetWithRollout, format: Format): void {
+  write(format === "table" ? formatRolloutStatus(fleet) : formatData(fleet.status, format));
+}
+
+interface StatusOptions {
+  watch?: boolean;
+  interval: number;
+  output: Format;
+}
+
+async function watch(api: Api, path: string, first: FleetWithRollout, opts: StatusOptions, signal: AbortSignal): Promise<void> {
+  let last = JSON.stringify([first.status.rollout, first.status.conditions.filter((c) => ROLLOUT_CONDITIONS.includes(c.type))]);
+  let current = first;
+  let warned = false;
+  for (;;) {
+    const r = current.status.rollout;
+    if (r && r.phase in ENDED) {
+      if (ENDED[r.phase] === EXIT.OK) return;
+      const why = current.status.conditions.find((c) => c.type === (r.phase === "CanaryFailed" ? "CanaryFailed" : "RolloutInProgress"))?.message;
+      throw new CliError(`the rollout of template version ${r.templateVersion} ended ${r.phase}${why ? `: ${why}` : ""}`, EXIT.REFUSED);
+    }
+    await sleep(opts.interval, undefined, { signal });
+    try {
+      current = await api.get<FleetWithRollout>(path, undefined, signal);
+    } catch (error) {
+      // Keep watching across a server restart; anything else (401, 404) ends the command.
+      if (!(error instanceof CliError && error.exitCode === EXIT.UNREACHABLE)) throw error;
+      if (!warned) note(`warning: ${error.message}; retrying`);
+      warned = true;
+      continue;
+    }
+    warned = false;
+    const now = JSON.stringify([current.status.rollout, current.status.conditions.filter((c) => ROLLOUT_CONDITIONS.includes(c.type))]);
+    if (now === last) continue;
+    last = now;
+    if (opts.output === "table") write("\n");
+    printFleet(current, opts.output);
+  }
+}
+
+export function registerRollout(program: Command): void {
+  const rollout = program
+    .command("rollout")
+    .description("a fleet's rollout: its status, and pause / resume / promote / abort")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  drover rollout status edge-eu --watch\n  drover rollout pause edge-eu --reason 'checking the logs'\n  drover rollout promote edge-eu\n  drover rollout abort edge-eu --reason 'bad config'",
+    );
+
+  const descriptions: Record<Kind, string> = {
+    pause: "pause the rollout: nothing more gets the new version until resumed",
+    resume: "resume a paused rollout (resuming an auto-paused canary turns auto-pause off for the rest of it)",
+    promote: "end the canary now (a manual-validation canary ends only so), or approve a suspended batch",
+    abort: "abort the rollout: the fleet reverts to the previous template version",
+  };
+  for (const kind of KINDS) {
+    const cmd = rollout.command(kind).description(descriptions[kind]).argument("<fleet>", "the fleet");
+    if (kind === "pause" || kind === "abort") cmd.option("--reason <text>", "why (recorded with your name in the fleet's events)");
+    cmd.addOption(outputOption()).action(async (name: string, opts: { reason?: string; output: Format }, c: Command) => {
+      const api = apiFor(c);
+      const fleet = await api.post<FleetWithRollout>(`/fleets/${encodeURIComponent(name)}/rollout/${kind}`, opts.reason ? { reason: opts.reason } : {});
+      if (opts.output !== "table") return write(formatData(fleet, opts.output));
+      const r = fleet.status.rollout;
+      const reverted = kind === "abort" ? `; template version ${fleet.status.templateVersion}` : "";
+      write(`fleet/${name} rollout ${PAST[kind]} (${r?.phase ?? "no rollout"})${reverted}\n`);
+    });
+  }
+
+  rollout
+    .command("status")
+    .description("the fleet's rollout: phase, conditions and progress per stage (canary, batches)")
+    .argument("<fleet>", "the fleet")
+    .option("-w, --watch", "re-print on every change until the rollout ends (exit 0 Completed, 1 CanaryFailed or Aborted)")
+    .option("--interval <ms>", "poll interval with --watch", parseLimit, 1000)
+    .addOption(outputOption())
+    .action(async (name: string, opts: StatusOptions, cmd: Command) => {
+      const api = apiFor(cmd);
+      const path = `/fleets/${encodeURIComponent(name)}`;
+      const stop = new AbortController();
+      const onSigint = () => stop.abort();
+      if (opts.watch) process.once("SIGINT", onSigint);
+      try {
+        const fleet = await api.get<FleetWithRollout>(path, undefined, stop.signal);
+        printFleet(fleet, opts.output);
+        if (opts.watch) await watch(api, path, fleet, opts, stop.signal);
+      } catch (error) {
+        if (!stop.signal.aborted) throw error;
+      } finally {
+        process.removeListener("SIGINT", onSigint);
+      }
+    });
+}
