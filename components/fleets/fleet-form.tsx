@@ -121,16 +121,18 @@ export function FleetForm({ model, edit, disabled, creating }: { model: FormMode
             {model.applications.length === 0 && <p className="text-xs text-slate-400">None: the agent supervises no application for this fleet.</p>}
             {model.applications.map((a, i) => (
               <div key={i} className="flex items-start gap-1.5" data-testid={`fleet-form-app-${i}`}>
-                <input
-                  className={cx(input, "w-36 shrink-0")}
-                  value={a.name}
-                  placeholder="name"
-                  aria-label="Application name"
-                  disabled={off}
-                  onChange={(e) => edit({ field: "application", index: i, name: e.target.value })}
-                  data-testid={`fleet-form-app-${i}-name`}
-                  spellCheck={false}
-                />
+                <div className="w-32 shrink-0">
+                  <input
+                    className={input}
+                    value={a.name}
+                    placeholder="name"
+                    aria-label="Application name"
+                    disabled={off}
+                    onChange={(e) => edit({ field: "application", index: i, name: e.target.value })}
+                    data-testid={`fleet-form-app-${i}-name`}
+                    spellCheck={false}
+                  />
+                </div>
                 <div className="min-w-0 flex-1">
                   <CommandInput value={a.command} disabled={off || !a.editable} onChange={(line) => edit({ field: "application", index: i, command: line })} testId={`fleet-form-app-${i}-command`} />
                   {!a.editable && <span className="mt-0.5 block text-[11px] text-slate-400">An argument holds spaces: edit this command in the YAML.</span>}

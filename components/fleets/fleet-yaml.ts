@@ -53,12 +53,16 @@ export function parseFleetYaml(text: string, expectedName?: string): ParsedFleet
   }
   const value: unknown = doc.toJS();
   const lineOf = (path: readonly PropertyKey[]): number | null => {
-    // The deepest node on the path that exists: a missing field points at its parent.
-    for (let n = path.length; n >= 0; n--) {
-      const node = doc.getIn(path.slice(0, n) as (string | number)[], true) as { range?: [number, number, number] } | undefined;
-      if (node && typeof node === "object" && node.range) return lineCounter.linePos(node.range[0]).line;
+    // The line of the field's key (or item); a missing field points at its nearest parent.
+    for (let n = path.length; n > 0; n--) {
+      const parent = doc.getIn(path.slice(0, n - 1) as (string | number)[], true) ?? (n === 1 ? doc.contents : undefined);
+      const last = path[n - 1];
+      let node: { range?: [number, number, number] | null } | null | undefined;
+      if (isMap(parent)) node = parent.items.find((pair) => isScalar(pair.key) && String(pair.key.value) === String(last))?.key as typeof node;
+      else if (isSeq(parent) && typeof last === "number") node = parent.items[last] as typeof node;
+      if (node?.range) return lineCounter.linePos(node.range[0]).line;
     }
-    return null;
+    return 1;
   };
   if (value === null || value === undefined) return { doc, value, problems: [{ line: 1, path: null, message: "the document is empty: write a Fleet object" }], input: null };
   const r = FleetInput.safeParse(value);
@@ -66,7 +70,12 @@ export function parseFleetYaml(text: string, expectedName?: string): ParsedFleet
     return {
       doc,
       value,
-      problems: r.error.issues.slice(0, 10).map((i) => ({ line: lineOf(i.path), path: i.path.length ? i.path.join(".") : null, message: i.message })),
+      problems: r.error.issues.slice(0, 10).map((i) => ({
+        // An unknown field: its own line (zod's path is the object holding it).
+        line: lineOf(i.code === "unrecognized_keys" && i.keys[0] !== undefined ? [...i.path, i.keys[0]] : i.path),
+        path: i.path.length ? i.path.join(".") : null,
+        message: i.message,
+      })),
       input: null,
     };
   }

@@ -45,7 +45,7 @@ export function RolloutProgress({ rollout }: { rollout: RolloutView }) {
             const n = (v: number) => (s.total === null ? <span className="text-slate-300">—</span> : v);
             return (
               <tr key={`${s.kind}-${s.name}`} className="border-b border-slate-100 tabular-nums" data-testid={`stage-${slug(s.name)}`} data-status={s.status}>
-                <td className="py-2 pr-3 pl-4 font-medium text-slate-800 capitalize">{s.name}</td>
+                <td className="py-2 pr-3 pl-4 font-medium text-slate-800">{s.name}</td>
                 <td className="px-3 py-2">
                   <Badge tone={STAGE_TONE[s.status]}>{s.status}</Badge>
                   {report && (
