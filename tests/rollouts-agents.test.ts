@@ -43,6 +43,7 @@ interface Member {
   templateVersion: string | null;
   renderedVersion: number;
   updatedStatus: string;
+  updatedInfo: string | null;
 }
 
 const condition = (f: Fleet, type: string) => f.status.conditions.find((c) => c.type === type);
@@ -205,7 +206,9 @@ describe("batches", () => {
     expect(suspended.status.rollout?.lastBatchReport).toMatchObject({ batchName: "batch 1", total: 4, successful: 2, failed: 2, timedOut: 0, successPercentage: 50, passed: false });
     // The next batch waits for an operator.
     await sleep(800);
-    expect((await members(name)).filter((m) => m.labels.grp === "rest").every((m) => m.templateVersion === "1")).toBe(true);
+    const waiting = (await members(name)).filter((m) => m.labels.grp === "rest");
+    expect(waiting.every((m) => m.templateVersion === "1")).toBe(true);
+    expect(waiting[0]?.updatedInfo).toContain("the rollout of version 2 is suspended after batch 1 under its success threshold: waiting for an operator to promote or abort");
 
     const promoted = await control(name, "promote");
     expect(promoted.status).toBe(200);

@@ -152,7 +152,7 @@ describe("canary start and the restart thresholds", () => {
     for (const d of [second, third]) {
       const v = await device(d.name);
       expect(v).toMatchObject({ templateVersion: "1", updatedStatus: "OutOfDate" });
-      expect(v.updatedInfo).toContain("fleet " + f.name + " is at template version 2; this device's spec is version 1");
+      expect(v.updatedInfo).toBe(`fleet ${f.name} is at template version 2; this device's spec is version 1; waiting for the canary of version 2 to end`);
     }
 
     // Restarts reported while still running version 1 do not count.
@@ -184,6 +184,8 @@ describe("canary start and the restart thresholds", () => {
     // Nothing else gets the new version while paused.
     await new Promise((r) => setTimeout(r, 600));
     for (const d of [second, third]) expect((await device(d.name)).templateVersion).toBe("1");
+    const list = (await s.api<{ items: DeviceView[] }>("GET", `/devices?fleet=${f.name}`)).body.items;
+    expect(list.find((d) => d.name === second.name)?.updatedInfo).toContain("; the canary of version 2 is paused (" + canary.name + " restarted 3 times");
     const v2 = (await versions(f.name)).find((v) => v.version === "2");
     expect(v2?.outcome).toBe("RollingOut");
     expect((await events(f.name)).map((e) => `${e.type}/${e.reason}/${e.actor}`)).toContain("RolloutPhaseChanged/CanaryPaused/rollout-controller");
@@ -332,6 +334,16 @@ describe("manual controls", () => {
     expectError(await control(plain.name, "pause"), 409, "CONFLICT", /has no rollout in progress/);
     expect(await s.ctx.db.rollout.count({ where: { fleet: { name: plain.name } } })).toBe(0);
   });
+});
+
+it("the OpenAPI document lists the four controls, with {reason?} for pause and abort", async () => {
+  const doc = (await s.api<{ paths: Record<string, { post?: { requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown> } }> } } }> }>("GET", "/openapi.json", undefined, "")).body;
+  for (const kind of ["pause", "resume", "promote", "abort"]) {
+    const op = doc.paths[`/fleets/{name}/rollout/${kind}`]?.post;
+    expect(op, kind).toBeDefined();
+    const props = Object.keys(op?.requestBody?.content["application/json"]?.schema.properties ?? {});
+    expect(props, kind).toEqual(kind === "pause" || kind === "abort" ? ["reason"] : []);
+  }
 });
 
 describe("update failures", () => {

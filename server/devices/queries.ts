@@ -9,6 +9,7 @@ import { notFound } from "../errors";
 import { renderedSpecOf } from "./work";
 import { outOfDateReason, parseReported } from "./status";
 import { multipleOwnersMessage } from "../fleets/membership";
+import { rolloutNotes } from "../rollouts/device-notes";
 
 export function selectorWhere(selector: LabelSelector): Prisma.DeviceWhereInput[] {
   return selector.map((r): Prisma.DeviceWhereInput => {
@@ -72,6 +73,8 @@ const listSelect = {
   ownerFleet: { select: { templateVersion: true } },
 } satisfies Prisma.DeviceSelect;
 
+const withNote = (reason: string | null, note: string | undefined) => (reason !== null && note ? `${reason}; ${note}` : reason);
+
 function labelsObject(labels: { key: string; value: string }[]): Record<string, string> {
   return Object.fromEntries(labels.map((l) => [l.key, l.value]));
 }
@@ -88,11 +91,14 @@ export async function listDevices(ctx: ServerContext, filter: DeviceFilter, page
     }),
     ctx.db.device.count({ where }),
   ]);
-  const items = rows.slice(0, page.limit).map(({ reported, ownerFleet, ...d }) => ({
+  const shown = rows.slice(0, page.limit);
+  // Members its fleet's rollout holds back say so (waiting for the canary, its batch...).
+  const notes = await rolloutNotes(ctx.db, shown);
+  const items = shown.map(({ reported, ownerFleet, ...d }) => ({
     ...d,
     labels: labelsObject(d.labels),
     fleet: d.owner,
-    updatedInfo: outOfDateReason({ ...d, reported: parseReported(reported), fleetTemplateVersion: ownerFleet?.templateVersion ?? null }, d.updatedStatus),
+    updatedInfo: withNote(outOfDateReason({ ...d, reported: parseReported(reported), fleetTemplateVersion: ownerFleet?.templateVersion ?? null }, d.updatedStatus), notes.get(d.name)),
   }));
   const nextCursor = rows.length > page.limit ? (items[items.length - 1]?.name ?? null) : null;
   return { items, total, nextCursor };
@@ -131,7 +137,7 @@ export async function getDevice(ctx: ServerContext, name: string) {
     fleetTemplateVersion,
     spec: await renderedSpecOf(ctx, { renderedVersion: d.renderedVersion, templateVersion: d.templateVersion, renderedSpecId, spec: d.spec }),
     reported,
-    updatedInfo: outOfDateReason({ ...d, reported, fleetTemplateVersion }, d.updatedStatus),
+    updatedInfo: withNote(outOfDateReason({ ...d, reported, fleetTemplateVersion }, d.updatedStatus), (await rolloutNotes(ctx.db, [d])).get(d.name)),
     conditions: [
       ...conditionsOf(d, reported),
       ...(overlap

@@ -3,7 +3,7 @@
  * procedures: each route names a procedure and how to build its input from the path,
  * query and body. One implementation, two surfaces; the OpenAPI document reads this table.
  */
-import type { z } from "zod";
+import { z } from "zod";
 import { FleetInput } from "../../lib/fleet-spec";
 
 export interface RestRoute {
@@ -229,6 +229,7 @@ export const restRoutes: RestRoute[] = [
       procedure: `fleets.${kind}`,
       summary: `${summary}. Recorded as a request (who, why) that the rollout controller acts on at once; answers the fleet after it ran, 409 when there is no rollout in progress or nothing to ${kind}`,
       input: ({ params, body }) => ({ name: params.name, ...(kind === "pause" || kind === "abort" ? { reason: body.reason } : {}) }),
+      body: kind === "pause" || kind === "abort" ? z.object({ reason: z.string().min(1).max(500).optional().describe("why (shown in the condition and the events)") }) : z.object({}),
     }),
   ),
   { method: "POST", path: "/nudge", procedure: "ops.nudge", summary: "Reconcile one Device or Action now", input: ({ body }) => body },
