@@ -11,6 +11,7 @@ import { startTestServer, type TestServer } from "./helpers/server";
 import { enrollDevice, eventually, expectError, heartbeat, uniqueName, type EnrolledDevice } from "./helpers/devices";
 import { createCallerFactory } from "../server/trpc/init";
 import { appRouter } from "../server/trpc/router";
+import { runRollouts } from "../server/rollouts/controller";
 
 let s: TestServer;
 let viewerToken = "";
@@ -188,6 +189,15 @@ describe("canary start and the restart thresholds", () => {
     expect(list.find((d) => d.name === second.name)?.updatedInfo).toContain("; the canary of version 2 is paused (" + canary.name + " restarted 3 times");
     const v2 = (await versions(f.name)).find((v) => v.version === "2");
     expect(v2?.outcome).toBe("RollingOut");
+    // A tick with nothing new writes nothing (decided outside a transaction first).
+    await runRollouts(s.ctx);
+    const row = () => s.ctx.db.rollout.findFirstOrThrow({ where: { fleet: { name: f.name } }, select: { updatedAt: true, state: true } });
+    const settled = await row();
+    const eventsSettled = (await events(f.name)).length;
+    await runRollouts(s.ctx);
+    await runRollouts(s.ctx);
+    expect(await row()).toEqual(settled);
+    expect((await events(f.name)).length).toBe(eventsSettled);
     expect((await events(f.name)).map((e) => `${e.type}/${e.reason}/${e.actor}`)).toContain("RolloutPhaseChanged/CanaryPaused/rollout-controller");
   });
 
