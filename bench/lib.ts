@@ -26,10 +26,26 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
+/** Network errors the bench's own probes met and retried (a full server resets connections). */
+export const probeRetries = { count: 0 };
+
+/** A GET probe is retried on a network error (up to 5 times); other requests are not. */
+async function fetchProbe(input: string, init: RequestInit = {}): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch(input, init);
+    } catch (error) {
+      if ((init.method ?? "GET") !== "GET" || attempt >= 5) throw error;
+      probeRetries.count++;
+      await sleep(200 * attempt);
+    }
+  }
+}
+
 export function client(url: string) {
   return {
     async json<T>(method: string, p: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
-      const res = await fetch(url + p, {
+      const res = await fetchProbe(url + p, {
         method,
         headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -39,7 +55,7 @@ export function client(url: string) {
     },
     /** The sum of a metric's series (all label values). */
     async metric(name: string): Promise<number> {
-      const text = await (await fetch(`${url}/metrics`)).text();
+      const text = await (await fetchProbe(`${url}/metrics`)).text();
       let sum = 0;
       for (const line of text.split("\n")) if (line.startsWith(name + " ") || line.startsWith(name + "{")) sum += Number(line.split(" ").pop());
       return sum;

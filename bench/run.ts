@@ -26,7 +26,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { client, logger, node, percentile, root, rssMb, runScope, sleep, startServerProcess } from "./lib";
+import { client, logger, node, percentile, probeRetries, root, rssMb, runScope, sleep, startServerProcess } from "./lib";
 
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 10_000);
 const WAKE_SAMPLES = Number(process.env.BENCH_WAKE_SAMPLES ?? 200);
@@ -273,6 +273,8 @@ async function main() {
       perSecond: Math.round(leanDone / leanSeconds),
       failedReports: leanClient.failed ?? null,
     },
+    probeRetries: probeRetries.count,
+    connectionsDropped: await metric('drover_requests_refused_total{reason="max-connections"}'),
     fleetTemplateChange: {
       members,
       putAnsweredMs: Math.round(putMs),

@@ -35,7 +35,7 @@ export interface DeadlineOptions {
   shedIdleAt?: number;
 }
 
-export function applyDeadlines(server: http.Server, options: DeadlineOptions = {}): void {
+export function applyDeadlines(server: http.Server, options: DeadlineOptions = {}, onDrop?: () => void): void {
   server.headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
   server.requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   // Between requests a socket may stay open this long: above the agents' heartbeat spacing,
@@ -43,6 +43,9 @@ export function applyDeadlines(server: http.Server, options: DeadlineOptions = {
   server.keepAliveTimeout = 75_000;
   server.maxConnections = MAX_CONNECTIONS;
   guardIdleSockets(server, server.headersTimeout, options.shedIdleAt ?? SHED_IDLE_AT);
+  // Past maxConnections Node drops the socket before "connection" (no shedding can help then):
+  // count it, so a full server shows in /metrics rather than only as clients' resets.
+  if (onDrop) server.on("drop", onDrop);
 }
 
 /**

@@ -199,7 +199,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       })
       .catch(fail);
   });
-  applyDeadlines(server, options.deadlines);
+  applyDeadlines(server, options.deadlines, () => metrics.requestsRefused.inc({ reason: "max-connections" }));
 
   const controllers = startControllers(ctx);
 
