@@ -175,7 +175,8 @@ export async function writeFileAtomic(file: string, data: string, mode = 0o600):
   await fsyncDir(dir);
 }
 
-async function fsyncDir(dir: string): Promise<void> {
+/** fsync a directory, so a rename in it survives a crash (where the platform can). */
+export async function fsyncDir(dir: string): Promise<void> {
   let handle: fs.FileHandle | undefined;
   try {
     handle = await fs.open(dir, "r");

@@ -5,6 +5,7 @@
  * specs in the held long-poll, and seed 003's update status with the reason of every
  * OutOfDate device.
  */
+import type { Condition } from "../lib/fleet-spec";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { enrollDevice, eventually, expectError, heartbeat, uniqueName, type EnrolledDevice } from "./helpers/devices";
@@ -41,12 +42,6 @@ afterAll(async () => {
 // ---------------------------------------------------------------------------------------
 // Shapes and helpers
 
-interface Condition {
-  type: string;
-  status: string;
-  reason: string;
-  message: string;
-}
 interface Fleet {
   apiVersion: string;
   kind: string;

@@ -7,6 +7,7 @@
  * a batch under its threshold suspends with its breakdown and promote continues; the
  * disruption budget per group, which never starves.
  */
+import type { Condition } from "../lib/fleet-spec";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { eventually, uniqueName } from "./helpers/devices";
@@ -23,12 +24,6 @@ afterAll(async () => {
   await s?.close();
 });
 
-interface Condition {
-  type: string;
-  status: string;
-  reason: string;
-  message: string;
-}
 interface Fleet {
   status: {
     templateVersion: string;

@@ -6,6 +6,7 @@
  * manual validation, superseding, joiners during a rollout, and the refusals (a viewer's 403,
  * 409 when there is nothing to act on) that write nothing.
  */
+import type { Condition } from "../lib/fleet-spec";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { enrollDevice, eventually, expectError, heartbeat, uniqueName, type EnrolledDevice } from "./helpers/devices";
@@ -31,12 +32,6 @@ afterAll(async () => {
 // ---------------------------------------------------------------------------------------
 // Shapes and helpers
 
-interface Condition {
-  type: string;
-  status: string;
-  reason: string;
-  message: string;
-}
 interface Rollout {
   templateVersion: string;
   previousVersion: string | null;

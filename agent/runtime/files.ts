@@ -17,6 +17,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import type { RenderedSpec } from "../../lib/protocol";
 import { UpdateFailure, type FileBackup } from "./types";
+import { fsyncDir } from "../state";
 
 export const DEFAULT_FILE_MODE = 0o644;
 
@@ -96,18 +97,6 @@ export async function writeFileAtomic(file: string, source: { content: string } 
   await fsyncDir(dir);
 }
 
-async function fsyncDir(dir: string): Promise<void> {
-  let handle: fs.FileHandle | undefined;
-  try {
-    handle = await fs.open(dir, "r");
-    await handle.sync();
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== "EISDIR" && code !== "EPERM" && code !== "EINVAL") throw error;
-  } finally {
-    await handle?.close();
-  }
-}
 
 export class ConfigFiles {
   constructor(

@@ -14,18 +14,10 @@ import { CliError, EXIT, type Api } from "../http";
 import { alignRows, formatData } from "../output";
 import { parseLimit } from "./get";
 import type { Condition, Fleet } from "../types";
+import type { StageProgress } from "../../lib/rollout";
 
-interface Stage {
-  kind: string;
-  name: string;
-  status: string;
-  total: number | null;
-  waiting: number;
-  updating: number;
-  successful: number;
-  failed: number;
-  timedOut: number;
-}
+/** A stage's progress, as the engine reports it (lib/rollout.ts). */
+type Stage = StageProgress;
 
 /** `status.rollout` as the server shows it (the rollout controller's Rollout row). */
 export interface RolloutStatus {
