@@ -1,47 +1,15 @@
 "use client";
 
-import { useMemo, useState, type KeyboardEvent } from "react";
+import { useMemo, useState } from "react";
 import { useRouter } from "next/navigation";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { errorMessage, useTRPC } from "../trpc";
 import { Button } from "../ui/button";
 import { InlineError } from "../ui/states";
-import { cx } from "../ui/cx";
+import { YamlProblems, YamlTextarea } from "../ui/yaml-input";
 import { FleetForm } from "./fleet-form";
-import { applyFormEdit, fleetToYaml, formFromValue, NEW_FLEET_YAML, parseFleetYaml, type FormEdit, type Problem } from "./fleet-yaml";
+import { applyFormEdit, fleetToYaml, formFromValue, NEW_FLEET_YAML, parseFleetYaml, type FormEdit } from "./fleet-yaml";
 import type { Fleet } from "./types";
-
-function Problems({ problems }: { problems: Problem[] }) {
-  if (problems.length === 0)
-    return (
-      <p className="text-xs text-emerald-700" data-testid="fleet-valid">
-        Valid Fleet object.
-      </p>
-    );
-  return (
-    <ul className="space-y-0.5 rounded-md bg-red-50 px-3 py-2 text-xs text-red-700 ring-1 ring-red-600/15 ring-inset" data-testid="fleet-problems" role="alert">
-      {problems.map((p, i) => (
-        <li key={i}>
-          {p.line !== null && <span className="font-medium">line {p.line}: </span>}
-          {p.path && <code className="font-mono">{p.path}</code>}
-          {p.path && ": "}
-          {p.message}
-        </li>
-      ))}
-    </ul>
-  );
-}
-
-/** Tab in the YAML box indents (two spaces) instead of leaving it. */
-function indentOnTab(e: KeyboardEvent<HTMLTextAreaElement>, setText: (t: string) => void) {
-  if (e.key !== "Tab" || e.shiftKey || e.metaKey || e.ctrlKey || e.altKey) return;
-  e.preventDefault();
-  const el = e.currentTarget;
-  const { selectionStart: start, selectionEnd: end, value } = el;
-  const next = `${value.slice(0, start)}  ${value.slice(end)}`;
-  setText(next);
-  requestAnimationFrame(() => el.setSelectionRange(start + 2, start + 2));
-}
 
 type Outcome = { kind: "saved"; text: string } | null;
 
@@ -149,28 +117,18 @@ export function FleetEditor({ fleet, readOnly = false, onCancel }: { fleet?: Fle
       )}
       <div className="grid gap-4 lg:grid-cols-[minmax(0,2fr)_minmax(0,3fr)]">
         <FleetForm model={model} edit={edit} disabled={readOnly || mutation.isPending} creating={creating} />
-        <label className="block min-w-0">
-          <span className="mb-1 block text-xs font-medium text-slate-600">YAML</span>
-          <textarea
-            value={text}
-            readOnly={readOnly}
-            onChange={(e) => {
-              setOutcome(null);
-              setText(e.target.value);
-            }}
-            onKeyDown={readOnly ? undefined : (e) => indentOnTab(e, setText)}
-            spellCheck={false}
-            rows={Math.min(34, Math.max(16, text.split("\n").length + 1))}
-            data-testid="fleet-yaml"
-            aria-invalid={parsed.problems.length > 0}
-            className={cx(
-              "block w-full resize-y rounded-md border-0 bg-slate-950 px-3 py-2 font-mono text-[12.5px] leading-5 text-slate-100 ring-1 ring-inset focus:ring-2 focus:outline-none",
-              parsed.problems.length > 0 ? "ring-red-400 focus:ring-red-500" : "ring-slate-700 focus:ring-brand-500",
-            )}
-          />
-        </label>
+        <YamlTextarea
+          value={text}
+          readOnly={readOnly}
+          onChange={(t) => {
+            setOutcome(null);
+            setText(t);
+          }}
+          invalid={parsed.problems.length > 0}
+          testId="fleet-yaml"
+        />
       </div>
-      <Problems problems={parsed.problems} />
+      <YamlProblems problems={parsed.problems} validText="Valid Fleet object." testIdPrefix="fleet" />
       {mutation.isError && <InlineError>{errorMessage(mutation.error)}</InlineError>}
       {!readOnly && (
         <div className="flex flex-wrap items-center justify-end gap-2">

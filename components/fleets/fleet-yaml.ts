@@ -2,10 +2,11 @@
  * The fleet editor's model: the YAML text is the one source of truth; the form reads its
  * common fields from the parsed document and writes them back into it (the `yaml` package's
  * Document keeps the rest, comments included). Validation is lib/fleet-spec's FleetInput,
- * the schema the server checks with, so the messages match before anything is sent. Pure.
+ * the schema the server checks with, through lib/yaml-problems (each problem at its line). Pure.
  */
-import YAML, { isMap, isScalar, isSeq, LineCounter, type Document } from "yaml";
+import YAML, { isMap, isScalar, isSeq, type Document } from "yaml";
 import { FleetInput } from "@/lib/fleet-spec";
+import { parseYamlWith, type YamlProblem } from "@/lib/yaml-problems";
 import type { Fleet } from "./types";
 
 /** Paths of the fields the form edits. */
@@ -21,13 +22,7 @@ export const PATHS = {
 
 const TO_STRING = { flowCollectionPadding: false, lineWidth: 0 } as const;
 
-export interface Problem {
-  /** 1-based line in the YAML, when the field (or its nearest parent) is there. */
-  line: number | null;
-  /** Dotted path ("spec.template.spec.version"), or null for a syntax error. */
-  path: string | null;
-  message: string;
-}
+export type Problem = YamlProblem;
 
 export interface ParsedFleet {
   doc: Document | null;
@@ -41,53 +36,16 @@ export interface ParsedFleet {
 
 /** Parses and validates; `expectedName` is the fleet being edited (its name cannot change here). */
 export function parseFleetYaml(text: string, expectedName?: string): ParsedFleet {
-  const lineCounter = new LineCounter();
-  const doc = YAML.parseDocument(text, { lineCounter });
-  if (doc.errors.length > 0) {
-    return {
-      doc: null,
-      value: undefined,
-      problems: doc.errors.slice(0, 5).map((e) => ({ line: e.linePos?.[0].line ?? null, path: null, message: (e.message.split("\n")[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, "") })),
-      input: null,
-    };
-  }
-  const value: unknown = doc.toJS();
-  const lineOf = (path: readonly PropertyKey[]): number | null => {
-    // The line of the field's key (or item); a missing field points at its nearest parent.
-    for (let n = path.length; n > 0; n--) {
-      const parent = doc.getIn(path.slice(0, n - 1) as (string | number)[], true) ?? (n === 1 ? doc.contents : undefined);
-      const last = path[n - 1];
-      let node: { range?: [number, number, number] | null } | null | undefined;
-      if (isMap(parent)) node = parent.items.find((pair) => isScalar(pair.key) && String(pair.key.value) === String(last))?.key as typeof node;
-      else if (isSeq(parent) && typeof last === "number") node = parent.items[last] as typeof node;
-      if (node?.range) return lineCounter.linePos(node.range[0]).line;
-    }
-    return 1;
-  };
-  if (value === null || value === undefined) return { doc, value, problems: [{ line: 1, path: null, message: "the document is empty: write a Fleet object" }], input: null };
-  const r = FleetInput.safeParse(value);
-  if (!r.success) {
+  const { doc, value, problems, input, lineOf } = parseYamlWith(text, FleetInput, "write a Fleet object");
+  if (input && expectedName !== undefined && input.metadata.name !== expectedName) {
     return {
       doc,
       value,
-      problems: r.error.issues.slice(0, 10).map((i) => ({
-        // An unknown field: its own line (zod's path is the object holding it).
-        line: lineOf(i.code === "unrecognized_keys" && i.keys[0] !== undefined ? [...i.path, i.keys[0]] : i.path),
-        path: i.path.length ? i.path.join(".") : null,
-        message: i.message,
-      })),
+      problems: [{ line: lineOf(PATHS.name), path: "metadata.name", message: `is "${input.metadata.name}": this page edits fleet "${expectedName}" (create a new fleet for another name)` }],
       input: null,
     };
   }
-  if (expectedName !== undefined && r.data.metadata.name !== expectedName) {
-    return {
-      doc,
-      value,
-      problems: [{ line: lineOf(PATHS.name), path: "metadata.name", message: `is "${r.data.metadata.name}": this page edits fleet "${expectedName}" (create a new fleet for another name)` }],
-      input: null,
-    };
-  }
-  return { doc, value, problems: [], input: r.data };
+  return { doc, value, problems, input };
 }
 
 // ---------------------------------------------------------------------------------------
