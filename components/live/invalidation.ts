@@ -2,8 +2,6 @@
  * Which queries an event concerns. Live updates refetch only those (STYLE.md), batched over
  * a short window so that a burst of events costs one refetch per query.
  */
-import type { EventRow } from "../trpc";
-
 export type InvalidationTarget =
   | { kind: "devices.list" }
   | { kind: "devices.counts" }
@@ -16,7 +14,11 @@ export type InvalidationTarget =
   | { kind: "fleets.list" }
   | { kind: "fleet"; name: string }
   /** Every fleet's status (list and open fleet pages): counts and rollout progress move with their devices. */
-  | { kind: "fleets.status" };
+  | { kind: "fleets.status" }
+  | { kind: "plans.list" }
+  | { kind: "plan"; id: string }
+  /** Open plan pages: their nodes show their actions' states, which move with Action events. */
+  | { kind: "plans.actions" };
 
 /**
  * Device events that move a fleet's counts or its rollout's progress (the fleet controller
@@ -43,12 +45,28 @@ const FLEET_DEVICE_EVENTS = new Set([
  */
 export const FLEET_SETTLE_MS = 600;
 
+/**
+ * A plan's actions move in bursts (a command signals many nodes at once, each reports NEW,
+ * RUNNING, DONE), and the plan engine writes its own Plan event once it has read them: open
+ * plan pages refetch for Action events at most once per this window, after the last one.
+ */
+export const PLAN_ACTIONS_SETTLE_MS = 400;
+
 /** How long to wait before refetching a target: 0 for at once (batched with the others). */
 export function settleDelayMs(t: InvalidationTarget): number {
-  return t.kind === "fleets.status" ? FLEET_SETTLE_MS : 0;
+  if (t.kind === "fleets.status") return FLEET_SETTLE_MS;
+  if (t.kind === "plans.actions") return PLAN_ACTIONS_SETTLE_MS;
+  return 0;
 }
 
-export function targetsFor(event: Pick<EventRow, "objectKind" | "objectName"> & Partial<Pick<EventRow, "type">>): InvalidationTarget[] {
+/** The fields of an event row that decide what it concerns (objectKind as a string: kinds newer than this console are ignored). */
+export interface EventKey {
+  objectKind: string;
+  objectName: string;
+  type?: string;
+}
+
+export function targetsFor(event: EventKey): InvalidationTarget[] {
   const targets: InvalidationTarget[] = [{ kind: "events.list" }];
   switch (event.objectKind) {
     case "Device":
@@ -64,7 +82,11 @@ export function targetsFor(event: Pick<EventRow, "objectKind" | "objectName"> & 
       break;
     case "Action":
       // objectName is the action's id; lists include the device's own actions section.
-      targets.push({ kind: "actions.list" }, { kind: "actions.counts" }, { kind: "action", id: event.objectName });
+      targets.push({ kind: "actions.list" }, { kind: "actions.counts" }, { kind: "action", id: event.objectName }, { kind: "plans.actions" });
+      break;
+    case "Plan":
+      // objectName is the plan's id: published when the plan, a command or a node moves.
+      targets.push({ kind: "plans.list" }, { kind: "plan", id: event.objectName });
       break;
     case "Server":
       // A restore or a settings change can move every device at once.
@@ -84,6 +106,8 @@ export function targetId(t: InvalidationTarget): string {
       return `action:${t.id}`;
     case "fleet":
       return `fleet:${t.name}`;
+    case "plan":
+      return `plan:${t.id}`;
     default:
       return t.kind;
   }

@@ -68,6 +68,12 @@ export function LiveUpdates({ children }: { children: ReactNode }) {
           return [trpc.fleets.get.queryFilter({ name: t.name }), trpc.fleets.templateVersions.queryFilter({ name: t.name }), trpc.fleets.events.queryFilter({ name: t.name })];
         case "fleets.status":
           return [trpc.fleets.list.pathFilter(), trpc.fleets.get.pathFilter()];
+        case "plans.list":
+          return [{ queryKey: [["plans", "list"]] }];
+        case "plan":
+          return [{ queryKey: [["plans", "get"], { input: { id: t.id }, type: "query" }] }, { queryKey: [["plans", "events"], { input: { id: t.id }, type: "query" }] }];
+        case "plans.actions":
+          return [{ queryKey: [["plans", "get"]] }];
       }
     },
     [trpc],

@@ -1,0 +1,26 @@
+/**
+ * lib/plan-status's tables as diagram specs, readable at page width: top to bottom, each
+ * move's label to its first clause ("a node can be signalled, or stopped qualifying" → "a node
+ * can be signalled"; the whole text is in the table and in the events). Same states, same
+ * moves as the plan engine asserts.
+ */
+import { planMachine, planNodeMachine } from "@/lib/plan-status";
+import { specFromMachine } from "../state-diagram/from-machine";
+import type { DiagramSpec } from "../state-diagram/types";
+
+const shortLabel = (label: string | undefined) => (label ? (label.split(/[,:(]/)[0] ?? label).trim() : undefined);
+
+function readable(spec: DiagramSpec, direction: DiagramSpec["direction"]): DiagramSpec {
+  return {
+    ...spec,
+    direction,
+    transitions: spec.transitions.map((t) => {
+      const label = shortLabel(t.label);
+      return { from: t.from, to: t.to, ...(label ? { label } : {}), ...(t.by ? { by: t.by } : {}) };
+    }),
+  };
+}
+
+/** Plans and commands share the seed's processing states. */
+export const planDiagramSpec: DiagramSpec = readable(specFromMachine(planMachine), "TB");
+export const planNodeDiagramSpec: DiagramSpec = readable(specFromMachine(planNodeMachine), "LR");

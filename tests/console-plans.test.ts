@@ -1,0 +1,155 @@
+/**
+ * The console's plan pages, their pure parts: which controls show (from lib/plan-status's
+ * table), which command is drawn, a command's nodes as rows (controllers first, filtered and
+ * paged for 1,000-node commands), and which queries plan and action events refresh.
+ */
+import { describe, expect, it } from "vitest";
+import { PLAN_STATES, type PlanCommandStatusView, type PlanCounts, type PlanNodeState, type PlanNodeView, type PlanView } from "../lib/plan-status";
+import { awaitsApproval, canCancel, canRetry, commandTitle, countSegments, defaultCommand, focusNode, nodeRows, planTitle, visibleRows } from "../components/plans/plan-view";
+import { PLAN_ACTIONS_SETTLE_MS, settleDelayMs, targetId, targetsFor } from "../components/live/invalidation";
+
+const node = (name: string, state: PlanNodeState, role = "worker"): PlanNodeView => ({
+  name,
+  state,
+  message: "",
+  lastUpdatedTimestamp: "2025-01-01T00:00:00Z",
+  role,
+  platform: "linux-amd64",
+  actionId: null,
+  actionState: null,
+  deviceSummary: "Online",
+});
+
+const counts = (over: Partial<PlanCounts> = {}): PlanCounts => ({
+  SignalPending: 0,
+  SignalSent: 0,
+  SignalCompleted: 0,
+  SignalMissingNode: 0,
+  SignalMissingPlatform: 0,
+  SignalApplyFailed: 0,
+  total: 0,
+  ...over,
+});
+
+const command = (id: number, state: PlanCommandStatusView["state"], nodes: PlanCommandStatusView["nodes"] = {}): PlanCommandStatusView => ({
+  id,
+  kind: "k0supdate",
+  state,
+  description: "",
+  actionKind: "k0supdate",
+  version: "v1.31.2+k0s.0",
+  concurrent: 1,
+  nodes,
+  counts: counts(),
+  startedAt: null,
+  endedAt: null,
+});
+
+const plan = (state: PlanView["status"]["state"], commands: PlanCommandStatusView[], activeCommand: number | null): PlanView => ({
+  apiVersion: "drover/v1",
+  kind: "Plan",
+  metadata: { id: "p1", name: null, createdBy: "user:admin", creationTimestamp: "2025-01-01T00:00:00Z", retryOf: null, retriedBy: [] },
+  spec: {},
+  status: {
+    state,
+    message: "",
+    activeCommand,
+    approval: { required: false, approvedBy: null, approvedAt: null },
+    deadline: null,
+    deadlineAt: null,
+    cancelRequestedBy: null,
+    startedAt: null,
+    endedAt: null,
+    counts: counts(),
+    commands,
+  },
+});
+
+describe("plan controls follow the state table", () => {
+  it("cancel only where the table has a move to Cancelled; retry after any error end, Cancelled included", () => {
+    const cancellable = PLAN_STATES.filter(canCancel);
+    expect(cancellable).toEqual(["NewPlan", "SchedulableWait"]);
+    expect(PLAN_STATES.filter(canRetry)).toEqual([
+      "IncompleteTargets",
+      "InconsistentTargets",
+      "Restricted",
+      "MissingPlatform",
+      "MissingSignalNode",
+      "ApplyFailed",
+      "Cancelled",
+      "DeadlineExceeded",
+    ]);
+    expect(canRetry("Completed")).toBe(false);
+  });
+
+  it("approval is awaited while required, not given and the plan not ended", () => {
+    const required = { required: true, approvedBy: null, approvedAt: null };
+    expect(awaitsApproval("NewPlan", required)).toBe(true);
+    expect(awaitsApproval("Cancelled", required)).toBe(false);
+    expect(awaitsApproval("NewPlan", { ...required, approvedBy: "user:admin", approvedAt: "2025-01-01T00:00:00Z" })).toBe(false);
+    expect(awaitsApproval("NewPlan", { ...required, required: false })).toBe(false);
+  });
+
+  it("names a plan by metadata.name, else spec.id, else its id", () => {
+    expect(planTitle({ name: "k0s", specId: "id123", id: "p1" })).toBe("k0s");
+    expect(planTitle({ name: null, specId: "id123", id: "p1" })).toBe("id123");
+    expect(planTitle({ name: null, specId: null, id: "p1" })).toBe("p1");
+    expect(commandTitle({ kind: "action", actionKind: "exec", version: null })).toBe("action exec");
+    expect(commandTitle({ kind: "airgapupdate", actionKind: "airgapupdate", version: "v1" })).toBe("airgapupdate v1");
+  });
+});
+
+describe("which command the page draws", () => {
+  it("the active one, else the one the plan ended on, else the last", () => {
+    expect(defaultCommand(plan("SchedulableWait", [command(0, "Completed"), command(1, "SchedulableWait")], 1))).toBe(1);
+    expect(defaultCommand(plan("ApplyFailed", [command(0, "Completed"), command(1, "ApplyFailed"), command(2, "SchedulableWait")], null))).toBe(1);
+    expect(defaultCommand(plan("Completed", [command(0, "Completed"), command(1, "Completed")], null))).toBe(1);
+    expect(defaultCommand(plan("NewPlan", [], null))).toBeNull();
+  });
+});
+
+describe("a command's nodes as rows", () => {
+  const c = command(0, "SchedulableWait", {
+    workers: Array.from({ length: 1000 }, (_, i) => node(`w-${i}`, i < 600 ? "SignalCompleted" : i < 610 ? "SignalSent" : "SignalPending")),
+    controllers: [node("c-0", "SignalCompleted", "controller"), node("c-1", "SignalCompleted", "controller")],
+  });
+  const rows = nodeRows(c);
+
+  it("controllers first, then workers, whatever order the view lists the groups in", () => {
+    expect(rows).toHaveLength(1002);
+    expect(rows.slice(0, 3).map((r) => `${r.group}/${r.node.name}`)).toEqual(["controllers/c-0", "controllers/c-1", "workers/w-0"]);
+  });
+
+  it("filters by state and shows a page of them with how many matched", () => {
+    const page = visibleRows(rows, [], 100);
+    expect(page.rows).toHaveLength(100);
+    expect(page.matched).toBe(1002);
+    const sent = visibleRows(rows, ["SignalSent"], 100);
+    expect(sent.matched).toBe(10);
+    expect(sent.rows.map((r) => r.node.name)).toEqual(Array.from({ length: 10 }, (_, i) => `w-${600 + i}`));
+  });
+
+  it("the node diagram lights the chosen node, else the first still signalled, else the first pending", () => {
+    expect(focusNode(rows, "workers/w-3")?.node.name).toBe("w-3");
+    expect(focusNode(rows, "workers/gone")?.node.name).toBe("w-600");
+    expect(focusNode(rows.filter((r) => r.node.state !== "SignalSent"), null)?.node.name).toBe("w-610");
+    expect(focusNode([], null)).toBeNull();
+  });
+
+  it("counts as bar segments in the node table's order", () => {
+    expect(countSegments(counts({ SignalCompleted: 3, SignalSent: 1, total: 4 })).filter((s) => s.count > 0).map((s) => [s.key, s.count])).toEqual([
+      ["SignalSent", 1],
+      ["SignalCompleted", 3],
+    ]);
+  });
+});
+
+describe("live invalidation of plan pages", () => {
+  it("a plan event refreshes the list and that plan's page; an action event refreshes open plan pages after the burst", () => {
+    expect(targetsFor({ objectKind: "Plan", objectName: "p1", type: "PlanStateChanged" }).map(targetId)).toEqual(["events.list", "plans.list", "plan:p1"]);
+    const action = targetsFor({ objectKind: "Action", objectName: "a1", type: "ActionStateChanged" });
+    expect(action.map(targetId)).toContain("plans.actions");
+    expect(action.filter((t) => settleDelayMs(t) > 0).map((t) => [targetId(t), settleDelayMs(t)])).toEqual([["plans.actions", PLAN_ACTIONS_SETTLE_MS]]);
+    expect(targetsFor({ objectKind: "Device", objectName: "d1" }).map(targetId)).not.toContain("plans.actions");
+  });
+});
