@@ -109,9 +109,9 @@ describe("drover apply -f", () => {
     expect(broken.stderr).toMatch(/not valid YAML or JSON/);
     expect((await drover(["apply", "-f", file("list.yaml", "- 1\n")])).code).toBe(2);
     expect((await drover(["apply"])).code).toBe(2);
-    const plan = await drover(["apply", "-f", file("plan.yaml", "kind: Plan\nmetadata: {name: p}\n")]);
-    expect(plan.code).toBe(1);
-    expect(plan.stderr).toMatch(/kind "Plan" cannot be applied/);
+    const other = await drover(["apply", "-f", file("workflow.yaml", "kind: Workflow\nmetadata: {name: w}\n")]);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/kind "Workflow" cannot be applied: only Fleet and Plan objects/);
   });
 
   it("a viewer's apply is refused (exit 1) and creates nothing", async () => {

@@ -6,14 +6,14 @@ import { Api, ApiError, CliError } from "./http";
 
 let server: http.Server;
 let base: string;
-let seen: { method?: string; url?: string; auth?: string; body: string } = { body: "" };
+let seen: { method?: string; url?: string; auth?: string; type?: string; body: string } = { body: "" };
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
     let body = "";
     req.on("data", (c: Buffer) => (body += c.toString()));
     req.on("end", () => {
-      seen = { method: req.method, url: req.url, auth: req.headers.authorization, body };
+      seen = { method: req.method, url: req.url, auth: req.headers.authorization, type: req.headers["content-type"], body };
       const send = (status: number, text: string, type = "application/json") => res.writeHead(status, { "content-type": type }).end(text);
       if (req.url?.startsWith("/api/v1/ok")) return send(200, JSON.stringify({ fine: true }));
       if (req.url === "/api/v1/conflict") return send(409, JSON.stringify({ error: { code: "CONFLICT", message: "already decided" } }));
@@ -48,6 +48,15 @@ describe("Api", () => {
     expect(seen).toMatchObject({ method: "POST", url: "/api/v1/ok", auth: "Bearer drvo_t", body: '{"a":1}' });
     await api.get("/ok", { labelSelector: "env in (dev,test)", limit: 5, cursor: undefined, state: "" });
     expect(seen.url).toBe("/api/v1/ok?labelSelector=env+in+%28dev%2Ctest%29&limit=5");
+  });
+
+  it("postText sends the text as is with its media type, and the query", async () => {
+    const api = new Api({ server: base, token: "drvo_t" });
+    const text = "# a plan\nkind: Plan\nspec: {commands: []}\n";
+    await api.postText("/ok", text, "application/yaml", { requireApproval: true, deadline: "30m", absent: undefined });
+    expect(seen).toMatchObject({ method: "POST", url: "/api/v1/ok?requireApproval=true&deadline=30m", type: "application/yaml", body: text });
+    await api.post("/ok", { a: 1 }, { dryRun: 1 });
+    expect(seen).toMatchObject({ url: "/api/v1/ok?dryRun=1", type: "application/json", body: '{"a":1}' });
   });
 
   it("an error body becomes ApiError CODE: message, exit 1", async () => {

@@ -51,6 +51,8 @@ export interface ApiOptions {
 export interface RequestOptions {
   query?: Query;
   body?: unknown;
+  /** A body sent as is with its media type (a YAML file's own text), instead of `body` as JSON. */
+  raw?: { text: string; contentType: string };
   /** Aborts the request (e.g. on SIGINT); an abort rejects with the signal's reason. */
   signal?: AbortSignal;
 }
@@ -70,8 +72,13 @@ export class Api {
     return this.request<T>("GET", path, { ...(query ? { query } : {}), ...(signal ? { signal } : {}) });
   }
 
-  post<T>(path: string, body: unknown = {}): Promise<T> {
-    return this.request<T>("POST", path, { body });
+  post<T>(path: string, body: unknown = {}, query?: Query): Promise<T> {
+    return this.request<T>("POST", path, { body, ...(query ? { query } : {}) });
+  }
+
+  /** POST a text as is, e.g. a YAML file, so the server's messages point at the file's own lines. */
+  postText<T>(path: string, text: string, contentType: string, query?: Query): Promise<T> {
+    return this.request<T>("POST", path, { raw: { text, contentType }, ...(query ? { query } : {}) });
   }
 
   put<T>(path: string, body: unknown = {}): Promise<T> {
@@ -87,7 +94,9 @@ export class Api {
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const headers: Record<string, string> = { accept: "application/json" };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
-    if (options.body !== undefined) headers["content-type"] = "application/json";
+    const body = options.raw ? options.raw.text : options.body === undefined ? undefined : JSON.stringify(options.body);
+    if (options.raw) headers["content-type"] = options.raw.contentType;
+    else if (options.body !== undefined) headers["content-type"] = "application/json";
     const timeout = AbortSignal.timeout(this.timeoutMs);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     let res: Response;
@@ -96,7 +105,7 @@ export class Api {
       res = await fetch(this.url(path, options.query), {
         method,
         headers,
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        body,
         signal,
       });
       text = await res.text();
@@ -104,12 +113,12 @@ export class Api {
       if (options.signal?.aborted) throw options.signal.reason;
       throw new CliError(`cannot reach the server at ${this.server}: ${describeNetworkError(error, timeout.aborted)}`, EXIT.UNREACHABLE);
     }
-    const body = parseJson(text);
-    if (!res.ok) throw toApiError(res, body, text);
-    if (body === undefined && text !== "") {
+    const answer = parseJson(text);
+    if (!res.ok) throw toApiError(res, answer, text);
+    if (answer === undefined && text !== "") {
       throw new CliError(`unexpected answer from ${this.server} (${method} ${path}): not JSON; is this a Drover server?`, EXIT.REFUSED);
     }
-    return body as T;
+    return answer as T;
   }
 }
 

@@ -18,6 +18,7 @@ import { registerEvents } from "./commands/events";
 import { registerTokens } from "./commands/tokens";
 import { registerApply } from "./commands/apply";
 import { registerRollout } from "./commands/rollout";
+import { registerPlans } from "./commands/plans";
 
 function version(): string {
   try {
@@ -50,6 +51,7 @@ Exit codes: 0 ok, 1 the server refused, 2 usage error, 3 not logged in, 4 server
   registerGet(program);
   registerApply(program);
   registerRollout(program);
+  registerPlans(program);
   registerDecisions(program);
   registerActions(program);
   registerDevices(program);

@@ -1,15 +1,18 @@
 /**
  * `drover apply -f fleet.yaml`: create or update objects from a file, like kubectl apply.
- * JSON or YAML (several `---` documents allowed; `-` reads stdin). Each object prints
+ * JSON or YAML (several `---` documents allowed; `-` reads stdin). Each fleet prints
  * `fleet/NAME created`, `configured` or `unchanged` (the server's metadata.generation did not
- * move). The server validates: its message, naming the field, is printed as is.
+ * move). A Plan (`kind: Plan`, k0s's or Drover's apiVersion) is always a new plan: its
+ * document's own text is POSTed as YAML, so the server's messages name the file's lines, and
+ * it prints `plan/ID created (STATE)`. The server validates: its message is printed as is.
  */
 import fs from "node:fs";
-import type { Command } from "commander";
+import { InvalidArgumentError, type Command } from "commander";
 import YAML from "yaml";
 import { apiFor, note, write } from "../context";
-import { ApiError, CliError, EXIT, type Api } from "../http";
+import { ApiError, CliError, EXIT, type Api, type Query } from "../http";
 import type { Fleet } from "../types";
+import type { PlanView } from "../../lib/plan-status";
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -27,21 +30,50 @@ function readSource(file: string): Promise<string> | string {
   }
 }
 
-/** The objects in a file: one JSON value, or every YAML document (JSON is YAML too). */
-export function parseObjects(text: string, source: string): Record<string, unknown>[] {
+/** An object of the file, and its document's text (see documentText). */
+export interface SourceObject {
+  object: Record<string, unknown>;
+  text: string;
+}
+
+/**
+ * The objects in a file: one JSON value, or every YAML document (JSON is YAML too), each
+ * with its own text.
+ */
+export function parseObjects(text: string, source: string): SourceObject[] {
   const docs = YAML.parseAllDocuments(text, { uniqueKeys: true });
   const list = Array.isArray(docs) ? docs : [docs];
-  const objects: Record<string, unknown>[] = [];
+  const objects: SourceObject[] = [];
   list.forEach((doc, i) => {
     const error = doc.errors[0];
     if (error) throw new CliError(`${source}: not valid YAML or JSON (document ${i + 1}): ${error.message.split("\n")[0]}`, EXIT.USAGE);
     const value = doc.toJS({ maxAliasCount: 50 }) as unknown;
     if (value === null || value === undefined) return; // an empty document (e.g. a trailing ---)
     if (typeof value !== "object" || Array.isArray(value)) throw new CliError(`${source}: document ${i + 1} is not an object`, EXIT.USAGE);
-    objects.push(value as Record<string, unknown>);
+    objects.push({ object: value as Record<string, unknown>, text: list.length === 1 ? text : documentText(text, doc.range) });
   });
   if (objects.length === 0) throw new CliError(`${source}: no objects to apply`, EXIT.USAGE);
   return objects;
+}
+
+/**
+ * One document of several, as a text the server reads as that one document, on the same
+ * lines as in the file: the lines before it become empty lines, so a server message naming
+ * line 14 still means the file's line 14.
+ */
+export function documentText(text: string, range: [number, number, number]): string {
+  const before = text.slice(0, range[0]);
+  return "\n".repeat(before.split("\n").length - 1) + text.slice(range[0], range[2]);
+}
+
+function parseDeadline(value: string): string {
+  if (!/^\d+(ms|s|m|h)$/.test(value)) throw new InvalidArgumentError('expected a duration such as "30s", "10m" or "24h"');
+  return value;
+}
+
+async function applyPlan(api: Api, text: string, query: Query): Promise<string> {
+  const plan = await api.postText<PlanView>("/plans", text, "application/yaml", query);
+  return `plan/${plan.metadata.id} created (${plan.status.state})`;
 }
 
 async function applyFleet(api: Api, object: Record<string, unknown>, name: string): Promise<"created" | "configured" | "unchanged"> {
@@ -63,8 +95,10 @@ async function applyFleet(api: Api, object: Record<string, unknown>, name: strin
 export function registerApply(program: Command): void {
   program
     .command("apply")
-    .description("create or update objects (fleets) from a JSON or YAML file, like kubectl apply")
+    .description("create or update fleets, or create plans, from a JSON or YAML file, like kubectl apply")
     .requiredOption("-f, --filename <file>", "the file ('-' for stdin); YAML may hold several documents separated by ---")
+    .option("--require-approval", "plans: wait for an operator's approval (drover plan approve) before any node is signalled")
+    .option("--deadline <duration>", "plans: end DeadlineExceeded if not completed this long after creation, e.g. 30m", parseDeadline)
     .addHelpText(
       "after",
       `
@@ -78,19 +112,32 @@ Example fleet.yaml:
         applications: [{name: web, command: ["/usr/bin/web", "--port", "8080"]}]
 
   drover apply -f fleet.yaml
-  drover get fleet edge-eu -o yaml > fleet.yaml   # edit, then apply it again`,
+  drover get fleet edge-eu -o yaml > fleet.yaml   # edit, then apply it again
+
+A plan (k0s's apiVersion autopilot.k0sproject.io/v1beta2, or drover/v1) is created each time:
+  drover apply -f plan.yaml --require-approval --deadline 30m   # plan/ID created (NewPlan)
+  drover describe plan ID --watch`,
     )
-    .action(async (opts: { filename: string }, cmd: Command) => {
+    .action(async (opts: { filename: string; requireApproval?: boolean; deadline?: string }, cmd: Command) => {
       const source = opts.filename === "-" ? "stdin" : opts.filename;
       const objects = parseObjects(await readSource(opts.filename), source);
+      const planQuery: Query = { requireApproval: opts.requireApproval ? true : undefined, deadline: opts.deadline };
+      if ((opts.requireApproval || opts.deadline) && !objects.some(({ object }) => object.kind === "Plan")) {
+        throw new CliError(`--require-approval and --deadline are for plans: ${source} has no kind: Plan`, EXIT.USAGE);
+      }
       const api = apiFor(cmd);
       let failed = 0;
-      for (const [i, object] of objects.entries()) {
+      for (const [i, { object, text }] of objects.entries()) {
         const kind = object.kind ?? "Fleet";
         const name = (object.metadata as { name?: unknown } | undefined)?.name;
-        const what = typeof name === "string" ? `fleet/${name}` : `document ${i + 1}`;
+        const named = typeof name === "string" && name !== "";
+        const what = kind === "Fleet" && named ? `fleet/${name}` : kind === "Plan" && named ? `document ${i + 1} (plan ${name})` : `document ${i + 1}`;
         try {
-          if (kind !== "Fleet") throw new CliError(`kind ${JSON.stringify(kind)} cannot be applied: only Fleet objects`, EXIT.REFUSED);
+          if (kind === "Plan") {
+            write(`${await applyPlan(api, text, planQuery)}\n`);
+            continue;
+          }
+          if (kind !== "Fleet") throw new CliError(`kind ${JSON.stringify(kind)} cannot be applied: only Fleet and Plan objects`, EXIT.REFUSED);
           if (typeof name !== "string" || name === "") throw new CliError("metadata.name: a fleet needs a name", EXIT.REFUSED);
           write(`${what} ${await applyFleet(api, object, name)}\n`);
         } catch (error) {

@@ -3,6 +3,8 @@ import { apiFor, note, outputOption, write, type Format } from "../context";
 import { CliError, EXIT, type Api, type Query } from "../http";
 import { actionColumns, deviceColumns, enrollmentColumns, fleetColumns, formatData, formatTable, tokenColumns, type Column } from "../output";
 import type { Action, ApiToken, Device, Enrollment, Fleet, Page } from "../types";
+import { getPlans, planOutputOption } from "./plans";
+import type { PlanFormat } from "../plan-output";
 
 interface ListOptions {
   output: Format;
@@ -47,10 +49,10 @@ function morePages(page: Page<unknown>, format: Format): void {
 export function registerGet(program: Command): void {
   const get = program
     .command("get")
-    .description("list or show devices, fleets, actions, enrollment requests and API tokens")
+    .description("list or show devices, fleets, plans, actions, enrollment requests and API tokens")
     .addHelpText(
       "after",
-      "\nExamples:\n  drover get devices -l site=lab\n  drover get devices --fleet edge-eu\n  drover get fleet edge-eu -o yaml\n  drover get actions --state PENDING_APPROVE -o yaml\n  drover get enrollments --status Pending --address 203.0.113.7\n  drover get tokens",
+      "\nExamples:\n  drover get devices -l site=lab\n  drover get devices --fleet edge-eu\n  drover get fleet edge-eu -o yaml\n  drover get plans --state SchedulableWait -o wide\n  drover get actions --state PENDING_APPROVE -o yaml\n  drover get enrollments --status Pending --address 203.0.113.7\n  drover get tokens",
     );
 
   get
@@ -90,6 +92,17 @@ export function registerGet(program: Command): void {
       const list = await api.get<{ items: Fleet[] }>("/fleets");
       show(opts.output, list, list.items, fleetColumns, "fleets");
     });
+
+  get
+    .command("plans")
+    .alias("plan")
+    .description("plans, newest first: state, each command's state, nodes done (one plan with ID; in full with -o yaml or drover describe plan)")
+    .argument("[id]", "a plan id")
+    .option("--state <states>", "only these states, comma-separated (e.g. NewPlan,SchedulableWait)")
+    .option("--limit <n>", "page size (server default 50)", parseLimit)
+    .option("--all", "follow every page")
+    .addOption(planOutputOption())
+    .action((id: string | undefined, opts: { state?: string; limit?: number; all?: boolean; output: PlanFormat }, cmd: Command) => getPlans(cmd, id, opts));
 
   get
     .command("actions")
