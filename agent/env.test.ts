@@ -6,7 +6,7 @@ const base = ["--server", "http://localhost:3000", "--name", "worker-0", "--stat
 
 describe("agent command line", () => {
   it("parses a full command line", () => {
-    const config = parseAgentArgs([...base, "--labels", "site=lab, env=dev", "--platform", "linux-arm64", "--role", "controller"]);
+    const config = parseAgentArgs([...base, "--labels", "site=lab, env=dev", "--platform", "linux-arm64", "--role", "controller"], {});
     expect(config).toEqual({
       server: "http://localhost:3000",
       name: "worker-0",
@@ -20,8 +20,21 @@ describe("agent command line", () => {
       allowApps: [],
       appSettleSeconds: 3,
       appStartTimeoutSeconds: 60,
+      updateCommand: null,
+      updateTimeoutSeconds: 1800,
       logLevel: "info",
     });
+  });
+
+  it("reads --update-command (a path made absolute), else DROVER_AGENT_UPDATE_COMMAND, and --update-timeout-seconds", () => {
+    expect(parseAgentArgs([...base, "--update-command", "bin/apply-k0s", "--update-timeout-seconds", "600"], {})).toMatchObject({
+      updateCommand: path.resolve("bin/apply-k0s"),
+      updateTimeoutSeconds: 600,
+    });
+    expect(parseAgentArgs([...base, "--update-command", "apply-k0s"], {})).toMatchObject({ updateCommand: "apply-k0s" });
+    expect(parseAgentArgs(base, { DROVER_AGENT_UPDATE_COMMAND: "/usr/local/bin/apply" })).toMatchObject({ updateCommand: "/usr/local/bin/apply" });
+    expect(parseAgentArgs([...base, "--update-command", "/opt/a"], { DROVER_AGENT_UPDATE_COMMAND: "/usr/local/bin/apply" })).toMatchObject({ updateCommand: "/opt/a" });
+    expect(parseAgentArgs(base, { DROVER_AGENT_UPDATE_COMMAND: " " })).toMatchObject({ updateCommand: null });
   });
 
   it("reads --allow-exec as an exact list of commands and --real-reboot as a switch", () => {
@@ -75,6 +88,8 @@ describe("agent command line", () => {
     ["'*' inside a list", [...base, "--allow-apps", "node,*"], /--allow-apps: a comma-separated list/],
     ["negative settle time", [...base, "--app-settle-seconds=-1"], /--app-settle-seconds:/],
     ["zero start timeout", [...base, "--app-start-timeout-seconds", "0"], /--app-start-timeout-seconds:/],
+    ["an update command with arguments", [...base, "--update-command", "/usr/bin/k0s-apply --force"], /--update-command: one program, run as PROGRAM FILE VERSION/],
+    ["zero update timeout", [...base, "--update-timeout-seconds", "0"], /--update-timeout-seconds:/],
   ];
   it.each(bad)("rejects %s", (_name, argv, message) => {
     expect(() => parseAgentArgs(argv)).toThrow(ArgsError);
@@ -109,6 +124,15 @@ describe("simulator command line", () => {
     expect(parseSimulateArgs(["--server", "http://h:1", "--agents", "3"])).toMatchObject({ crashVersions: undefined, crashSeconds: 10, failVersions: undefined, slowApplySeconds: 0, slowVersions: undefined });
   });
 
+  it("reads the plan knobs: apply time and node globs", () => {
+    const config = parseSimulateArgs([
+      ...["--server", "http://h:1", "--agents", "3", "--plan-apply-seconds", "1.5"],
+      ...["--fail-download-nodes", "sim-00003, sim-0001*", "--bad-sha256-nodes", "sim-0000?", "--fail-apply-nodes", "sim-00002"],
+    ]);
+    expect(config).toMatchObject({ planApplySeconds: 1.5, failDownloadNodes: ["sim-00003", "sim-0001*"], badSha256Nodes: ["sim-0000?"], failApplyNodes: ["sim-00002"] });
+    expect(parseSimulateArgs(["--server", "http://h:1", "--agents", "3"])).toMatchObject({ planApplySeconds: 0.2, failDownloadNodes: undefined, badSha256Nodes: undefined, failApplyNodes: undefined });
+  });
+
   it("reads the action knobs", () => {
     const config = parseSimulateArgs(["--server", "http://h:1", "--agents", "3", "--action-failure", "0.25", "--action-seconds", "1-2.5"]);
     expect(config).toMatchObject({ actionFailure: 0.25, actionSeconds: [1, 2.5] });
@@ -128,6 +152,10 @@ describe("simulator command line", () => {
     ["empty version", ["--server", "http://h", "--agents", "5", "--fail-versions", "1.0.0,"], /--fail-versions: a comma-separated list of template versions/],
     ["zero crash period", ["--server", "http://h", "--agents", "5", "--crash-seconds", "0"], /--crash-seconds:/],
     ["negative slow apply", ["--server", "http://h", "--agents", "5", "--slow-apply-seconds=-2"], /--slow-apply-seconds:/],
+    ["negative plan apply", ["--server", "http://h", "--agents", "5", "--plan-apply-seconds=-1"], /--plan-apply-seconds:/],
+    ["node glob with a bad character", ["--server", "http://h", "--agents", "5", "--fail-apply-nodes", "Worker-1"], /--fail-apply-nodes: a comma-separated list of device names/],
+    ["empty node glob", ["--server", "http://h", "--agents", "5", "--fail-download-nodes", "a,,b"], /--fail-download-nodes: a comma-separated list/],
+    ["bad sha256 nodes", ["--server", "http://h", "--agents", "5", "--bad-sha256-nodes", "a b"], /--bad-sha256-nodes:/],
   ];
   it.each(bad)("rejects %s", (_name, argv, message) => {
     expect(() => parseSimulateArgs(argv)).toThrow(message);

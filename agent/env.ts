@@ -93,18 +93,40 @@ const AllowApps = z
     return [...new Set(programs)];
   });
 
+/** An optional comma-separated list: items trimmed, each checked, repeats dropped. */
+function commaList(valid: (item: string) => boolean, message: string) {
+  return z
+    .string()
+    .optional()
+    .transform((value, ctx): string[] | undefined => {
+      if (value === undefined) return undefined;
+      const items = value.split(",").map((v) => v.trim());
+      if (!items.every(valid)) {
+        ctx.addIssue({ code: "custom", message });
+        return z.NEVER;
+      }
+      return [...new Set(items)];
+    });
+}
+
 /** `--fail-versions 3.0.0,3.1.0`: template version strings. */
-const VersionList = z
+const VersionList = commaList((v) => v !== "", "a comma-separated list of template versions, e.g. 2.0.0,2.1.0");
+
+/** `--fail-download-nodes sim-00003,sim-0001*`: device names, `*` and `?` as wildcards. */
+const NodeGlobList = commaList((g) => /^[a-z0-9.*?-]+$/.test(g), "a comma-separated list of device names, '*' and '?' as wildcards, e.g. sim-00003,sim-0001*");
+
+/** `--update-command /usr/local/bin/apply-k0s`: one program, no shell; a path is made absolute. */
+const UpdateCommand = z
   .string()
   .optional()
-  .transform((value, ctx): string[] | undefined => {
-    if (value === undefined) return undefined;
-    const versions = value.split(",").map((v) => v.trim());
-    if (versions.some((v) => v === "")) {
-      ctx.addIssue({ code: "custom", message: "a comma-separated list of template versions, e.g. 2.0.0,2.1.0" });
+  .transform((value, ctx): string | null => {
+    const command = value?.trim() ?? "";
+    if (command === "") return null;
+    if (/\s/.test(command)) {
+      ctx.addIssue({ code: "custom", message: "one program, run as PROGRAM FILE VERSION with no shell (put arguments in a wrapper script)" });
       return z.NEVER;
     }
-    return [...new Set(versions)];
+    return command.includes("/") ? path.resolve(command) : command;
   });
 
 /** `--action-seconds 0.05-0.5`: a range of seconds. */
@@ -151,10 +173,18 @@ Options:
   --app-start-timeout-seconds S
                        how long an update waits for its applications to be up before it
                        rolls back (default: 60)
+  --update-command PROGRAM
+                       applies a plan's k0supdate / airgapupdate: run as PROGRAM FILE VERSION
+                       (no shell) once FILE is downloaded and its sha256 checked; env
+                       DROVER_AGENT_UPDATE_COMMAND when not given (default: none; those
+                       actions fail)
+  --update-timeout-seconds S
+                       longest the download may take, and then the command (default: 1800)
   --log-level LEVEL    trace, debug, info, warn, error, fatal or silent (default: info)
   -h, --help           show this help
 
-Action kinds: noop; sleep {seconds}; exec {command, args?, timeoutSeconds?}; reboot.
+Action kinds: noop; sleep {seconds}; exec {command, args?, timeoutSeconds?}; reboot;
+k0supdate and airgapupdate {planId, command, version, platform, url, sha256?, forceupdate?}.
 Specs: Preparing (artifact downloaded, sha256 checked) → ReadyToUpdate → ApplyingUpdate
 (files written) → Updated once the applications are up; on failure RollingBack → Error.
 
@@ -178,11 +208,14 @@ const AgentArgs = z.object({
   allowApps: AllowApps,
   appSettleSeconds: z.coerce.number().min(0).max(3600).default(3),
   appStartTimeoutSeconds: z.coerce.number().positive().max(86_400).default(60),
+  updateCommand: UpdateCommand,
+  updateTimeoutSeconds: z.coerce.number().positive().max(86_400).default(1800),
   logLevel: LogLevel.default("info"),
 });
 export type AgentConfig = z.infer<typeof AgentArgs>;
 
-export function parseAgentArgs(argv: string[]): AgentConfig | "help" {
+/** `env`: where DROVER_AGENT_UPDATE_COMMAND is read when `--update-command` is not given. */
+export function parseAgentArgs(argv: string[], env: Readonly<Record<string, string | undefined>> = process.env): AgentConfig | "help" {
   const values = readArgs(argv, {
     server: { type: "string" },
     name: { type: "string" },
@@ -196,6 +229,8 @@ export function parseAgentArgs(argv: string[]): AgentConfig | "help" {
     "allow-apps": { type: "string" },
     "app-settle-seconds": { type: "string" },
     "app-start-timeout-seconds": { type: "string" },
+    "update-command": { type: "string" },
+    "update-timeout-seconds": { type: "string" },
     "log-level": { type: "string" },
     help: { type: "boolean", short: "h" },
   });
@@ -213,6 +248,8 @@ export function parseAgentArgs(argv: string[]): AgentConfig | "help" {
     allowApps: values["allow-apps"],
     appSettleSeconds: values["app-settle-seconds"],
     appStartTimeoutSeconds: values["app-start-timeout-seconds"],
+    updateCommand: values["update-command"] ?? env.DROVER_AGENT_UPDATE_COMMAND,
+    updateTimeoutSeconds: values["update-timeout-seconds"],
     logLevel: values["log-level"],
   });
 }
@@ -250,6 +287,15 @@ Options:
   --fail-versions LIST   template versions that fail to apply: RollingBack, then Error
   --slow-apply-seconds S seconds spent in each update state (default: 0)
   --slow-versions LIST   versions applied slowly (default: every version)
+  --plan-apply-seconds S how long a plan's k0supdate / airgapupdate takes, download and
+                         apply (default: 0.2)
+  --fail-download-nodes LIST
+                         device names whose plan downloads fail, '*' and '?' as wildcards,
+                         e.g. sim-00003,sim-0001*
+  --bad-sha256-nodes LIST
+                         device names whose plan downloads fail the sha256 check
+  --fail-apply-nodes LIST
+                         device names whose plan update command fails
   --rate N               agents started per second during ramp-up (default: 200)
   --state-dir DIR        keep each agent's state under DIR/NAME (default: in memory)
   --transport T          node-http (default; cheaper per request) or fetch (as the agent)
@@ -284,6 +330,10 @@ const SimulateArgs = z
     failVersions: VersionList,
     slowApplySeconds: z.coerce.number().min(0).max(3600).default(0),
     slowVersions: VersionList,
+    planApplySeconds: z.coerce.number().min(0).max(3600).default(0.2),
+    failDownloadNodes: NodeGlobList,
+    badSha256Nodes: NodeGlobList,
+    failApplyNodes: NodeGlobList,
     rate: z.coerce.number().positive().default(200),
     stateDir: z
       .string()
@@ -320,6 +370,10 @@ export function parseSimulateArgs(argv: string[]): SimulateConfig | "help" {
     "fail-versions": { type: "string" },
     "slow-apply-seconds": { type: "string" },
     "slow-versions": { type: "string" },
+    "plan-apply-seconds": { type: "string" },
+    "fail-download-nodes": { type: "string" },
+    "bad-sha256-nodes": { type: "string" },
+    "fail-apply-nodes": { type: "string" },
     rate: { type: "string" },
     "state-dir": { type: "string" },
     seed: { type: "string" },
@@ -351,6 +405,10 @@ export function parseSimulateArgs(argv: string[]): SimulateConfig | "help" {
     failVersions: values["fail-versions"],
     slowApplySeconds: values["slow-apply-seconds"],
     slowVersions: values["slow-versions"],
+    planApplySeconds: values["plan-apply-seconds"],
+    failDownloadNodes: values["fail-download-nodes"],
+    badSha256Nodes: values["bad-sha256-nodes"],
+    failApplyNodes: values["fail-apply-nodes"],
     rate: values.rate,
     stateDir: values["state-dir"],
     seed: values.seed,
@@ -390,6 +448,12 @@ const FLAG: Record<string, string> = {
   failVersions: "--fail-versions",
   slowApplySeconds: "--slow-apply-seconds",
   slowVersions: "--slow-versions",
+  updateCommand: "--update-command",
+  updateTimeoutSeconds: "--update-timeout-seconds",
+  planApplySeconds: "--plan-apply-seconds",
+  failDownloadNodes: "--fail-download-nodes",
+  badSha256Nodes: "--bad-sha256-nodes",
+  failApplyNodes: "--fail-apply-nodes",
 };
 
 function validate<S extends z.ZodType>(schema: S, input: Record<string, unknown>): z.output<S> {

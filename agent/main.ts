@@ -3,6 +3,7 @@
  * The Drover device agent as a process: one Agent, a file state store, this host's health.
  * Logs are JSON lines on stdout (pino). See env.ts for the options and exit statuses.
  */
+import path from "node:path";
 import pino from "pino";
 import { Agent, exitCodeFor } from "./agent";
 import { ProtocolClient } from "./client";
@@ -59,7 +60,16 @@ export async function main(argv: string[]): Promise<number> {
     client: new ProtocolClient({ serverUrl: config.server, userAgent: `drover-agent/${AGENT_VERSION}` }),
     store,
     health: new HostHealthSource(config.stateDir),
-    executors: builtinExecutors({ allowExec: config.allowExec, realReboot: config.realReboot }),
+    executors: builtinExecutors({
+      allowExec: config.allowExec,
+      realReboot: config.realReboot,
+      update: {
+        command: config.updateCommand,
+        downloadDir: path.join(config.stateDir, "downloads"),
+        platform: config.platform,
+        timeoutMs: config.updateTimeoutSeconds * 1000,
+      },
+    }),
     runtime: new HostRuntime({
       stateDir: config.stateDir,
       ...(config.rootDir ? { rootDir: config.rootDir } : {}),
@@ -96,6 +106,7 @@ export async function main(argv: string[]): Promise<number> {
       realReboot: config.realReboot,
       rootDir: config.rootDir ?? `${config.stateDir}/root`,
       allowApps: config.allowApps,
+      updateCommand: config.updateCommand,
       version: AGENT_VERSION,
     },
     "drover agent starting",

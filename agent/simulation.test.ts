@@ -138,6 +138,24 @@ describe("startSimulation against a fake server", () => {
     expect(simulation.stats()).toMatchObject({ actionsDone: 20 - failed.length, actionsFailed: failed.length, actionsCancelled: 0 });
   });
 
+  it("virtual agents apply plan signals: --plan-apply-seconds, and failures on the nodes the knobs name", async () => {
+    const knobs = { failDownloadNodes: ["sim-00001"], badSha256Nodes: ["sim-00002"], failApplyNodes: ["*3"] };
+    simulation = startSimulation({ server: server.url, agents: 5, seed: 2, planApplySeconds: 0.1, ...knobs });
+    await eventually(() => simulation?.stats().polling === 5, 10_000, "polling");
+    const sha256 = "c".repeat(64);
+    const actions = [...server.devices.keys()].sort().map((name) =>
+      server.offerAction(name, "k0supdate", { planId: "p1", command: 0, version: "v1.31.0+k0s.0", platform: "linux-amd64", url: "https://files.example/k0s?token=t", sha256 }),
+    );
+    await eventually(() => actions.every((a) => a.state === "DONE" || a.state === "FAILED"), 10_000, "every update finished");
+    expect(actions.map((a) => [a.device, a.state, a.error])).toEqual([
+      ["sim-00001", "FAILED", "download failed: simulated failure for sim-00001 from https://files.example/k0s"],
+      ["sim-00002", "FAILED", expect.stringMatching(new RegExp(`^sha256 mismatch: expected ${sha256}, got [0-9a-f]{64}$`))],
+      ["sim-00003", "FAILED", 'update command "simulated" exited with code 1: simulated failure applying k0supdate v1.31.0+k0s.0 on sim-00003'],
+      ["sim-00004", "DONE", undefined],
+      ["sim-00005", "DONE", undefined],
+    ]);
+  });
+
   it("counts decommissioned agents (over global fetch)", async () => {
     simulation = startSimulation({ server: server.url, agents: 3, seed: 3, transport: "fetch" });
     await eventually(() => simulation?.stats().polling === 3, 10_000, "polling");

@@ -13,7 +13,9 @@
  *
  * Actions run through the simulated executors (executors/simulated.ts): the same kinds and
  * args checks, nothing touches the host; `actionFailure` of them fail, and exec, noop and
- * reboot take a random time in `actionSeconds`.
+ * reboot take a random time in `actionSeconds`. A plan's k0supdate / airgapupdate takes
+ * `planApplySeconds`, and fails on the devices named by `failDownloadNodes`,
+ * `badSha256Nodes` and `failApplyNodes` (globs).
  *
  * Specs go through the same update states as on a real device (update.ts), with a simulated
  * runtime (runtime/simulated.ts) whose knobs pick template versions (the spec's `version`)
@@ -33,7 +35,7 @@ import pino, { type Logger } from "pino";
 import type { Resources } from "./health";
 import { Agent, type AgentOutcome, type AgentTiming, type Applications } from "./agent";
 import { ProtocolClient } from "./client";
-import { DEFAULT_SIMULATED_ACTION_SECONDS, simulatedExecutors } from "./executors";
+import { DEFAULT_SIMULATED_ACTION_SECONDS, simulatedExecutors, type SimulatedPlanOptions } from "./executors";
 import { createNodeHttpTransport } from "./http-transport";
 import { SimulatedRuntime, simulatedApplicationNames, type SimulatedUpdateOptions } from "./runtime/simulated";
 import { FileStateStore, MemoryStateStore, type StateStore } from "./state";
@@ -85,6 +87,12 @@ export interface SimulationOptions {
   /** Seconds spent in each reported update state (default 0), for `slowVersions` or every version. */
   slowApplySeconds?: number;
   slowVersions?: readonly string[];
+  /** How long a plan's k0supdate / airgapupdate takes (default 0.2 s). */
+  planApplySeconds?: number;
+  /** Device-name globs (`sim-0001*`) whose plan downloads fail, fail the sha256 check, or whose update command fails. */
+  failDownloadNodes?: readonly string[];
+  badSha256Nodes?: readonly string[];
+  failApplyNodes?: readonly string[];
 }
 
 export interface SimulationStats {
@@ -277,6 +285,12 @@ export function startSimulation(options: SimulationOptions): SimulationHandle {
     ...(options.slowApplySeconds === undefined ? {} : { slowApplySeconds: options.slowApplySeconds }),
     ...(options.slowVersions ? { slowVersions: options.slowVersions } : {}),
   };
+  const planKnobs: SimulatedPlanOptions = {
+    ...(options.planApplySeconds === undefined ? {} : { applySeconds: options.planApplySeconds }),
+    ...(options.failDownloadNodes ? { failDownloadNodes: options.failDownloadNodes } : {}),
+    ...(options.badSha256Nodes ? { badSha256Nodes: options.badSha256Nodes } : {}),
+    ...(options.failApplyNodes ? { failApplyNodes: options.failApplyNodes } : {}),
+  };
 
   const agents: SimulatedAgent[] = [];
   const stores: StateStore[] = [];
@@ -308,6 +322,8 @@ export function startSimulation(options: SimulationOptions): SimulationHandle {
       executors: simulatedExecutors({
         failure: options.actionFailure ?? 0,
         seconds: options.actionSeconds ?? DEFAULT_SIMULATED_ACTION_SECONDS,
+        name,
+        plan: planKnobs,
         // A stream of its own, so that actions do not shift the health and application draws.
         random: seededRandom(seed + index + 1 + 0x9e3779b9),
       }),

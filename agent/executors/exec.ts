@@ -62,8 +62,12 @@ export interface CommandResult {
   signal: NodeJS.Signals | null;
   output: string;
   outputBytes: number;
+  /** The last bytes of stderr alone (up to STDERR_TAIL_BYTES), for a failure's message. */
+  stderrTail: string;
   message?: string;
 }
+
+const STDERR_TAIL_BYTES = 2048;
 
 /** After the command exits, how long to wait for its output pipes (a background child may hold them). */
 const PIPE_DRAIN_MS = 1_000;
@@ -75,16 +79,23 @@ export function runCommand(options: {
   timeoutMs: number;
   signal: AbortSignal;
   killGraceMs?: number | undefined;
+  /** The child's whole environment (the agent's by default). */
+  env?: NodeJS.ProcessEnv | undefined;
 }): Promise<CommandResult> {
   const { command, args, timeoutMs, signal } = options;
   const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const output = new OutputCapture();
+  let stderrTail = Buffer.alloc(0);
   const ownGroup = process.platform !== "win32";
 
   return new Promise((resolve) => {
-    const child = spawn(command, [...args], { stdio: ["ignore", "pipe", "pipe"], detached: ownGroup, windowsHide: true });
+    const child = spawn(command, [...args], { stdio: ["ignore", "pipe", "pipe"], detached: ownGroup, windowsHide: true, ...(options.env ? { env: options.env } : {}) });
     child.stdout?.on("data", (chunk: Buffer) => output.write(chunk));
-    child.stderr?.on("data", (chunk: Buffer) => output.write(chunk));
+    child.stderr?.on("data", (chunk: Buffer) => {
+      output.write(chunk);
+      stderrTail = Buffer.concat([stderrTail, chunk]);
+      if (stderrTail.length > STDERR_TAIL_BYTES) stderrTail = stderrTail.subarray(stderrTail.length - STDERR_TAIL_BYTES);
+    });
 
     let stopping: "timeout" | "cancelled" | null = null;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
@@ -112,7 +123,7 @@ export function runCommand(options: {
     const onAbort = () => stop("cancelled");
     signal.addEventListener("abort", onAbort, { once: true });
 
-    const finish = (result: Omit<CommandResult, "output" | "outputBytes">) => {
+    const finish = (result: Omit<CommandResult, "output" | "outputBytes" | "stderrTail">) => {
       if (settled) return;
       settled = true;
       clearTimeout(timeout);
@@ -121,7 +132,7 @@ export function runCommand(options: {
       signal.removeEventListener("abort", onAbort);
       child.stdout?.destroy();
       child.stderr?.destroy();
-      resolve({ ...result, output: output.text(), outputBytes: output.total });
+      resolve({ ...result, output: output.text(), outputBytes: output.total, stderrTail: stderrTail.toString("utf8").replace(/^\uFFFD+/, "") });
     };
     const finishExited = () => {
       const code = exit?.code ?? null;

@@ -247,7 +247,7 @@ describe("noop, sleep, reboot", () => {
   });
 
   it("declares which kinds may run again after a restart", () => {
-    expect(Object.fromEntries([...executors.values()].map((e) => [e.kind, e.idempotent]))).toEqual({ noop: true, sleep: false, exec: false, reboot: false });
+    expect(Object.fromEntries([...executors.values()].map((e) => [e.kind, e.idempotent]))).toEqual({ noop: true, sleep: false, exec: false, reboot: false, k0supdate: false, airgapupdate: false });
   });
 
   it("a real reboot counts as done after a restart only when the host booted since it started", () => {
@@ -273,7 +273,7 @@ describe("simulated executors (the simulator)", () => {
     await expect(failing.get("noop")?.run({}, context())).rejects.toThrow("simulated failure");
     const passing = simulatedExecutors({ failure: 0, seconds: [0, 0], random: () => 0.5 });
     expect(await passing.get("noop")?.run({}, context())).toEqual({ output: "" });
-    for (const kind of ["noop", "sleep", "exec", "reboot"]) {
+    for (const kind of ["noop", "sleep", "exec", "reboot", "k0supdate", "airgapupdate"]) {
       expect(passing.get(kind)?.idempotent).toBe(executors.get(kind)?.idempotent);
       expect(passing.get(kind)?.argsSchema).toBe(executors.get(kind)?.argsSchema);
     }

@@ -1,15 +1,19 @@
 /**
  * The built-in action kinds (lib/action-status.ts BUILTIN_ACTION_KINDS): noop, sleep, exec,
- * reboot. The agent process runs the real ones; the simulator runs simulated.ts.
+ * reboot, and the plan signals k0supdate and airgapupdate (lib/plan-spec.ts
+ * PLAN_UPDATE_ACTION_KINDS). The agent process runs the real ones; the simulator runs
+ * simulated.ts.
  */
 import { execExecutor } from "./exec";
 import { noopExecutor } from "./noop";
+import { planUpdateExecutors, type PlanUpdateOptions } from "./plan-update";
 import { rebootExecutor } from "./reboot";
 import { sleepExecutor } from "./sleep";
 import { registry, type ExecutorRegistry } from "./types";
 
 export { ActionFailure, registry, type ActionContext, type ActionResult, type Executor, type ExecutorRegistry } from "./types";
-export { simulatedExecutors, DEFAULT_SIMULATED_ACTION_SECONDS, type SimulatedActionOptions } from "./simulated";
+export { simulatedExecutors, DEFAULT_SIMULATED_ACTION_SECONDS, DEFAULT_PLAN_APPLY_SECONDS, type SimulatedActionOptions, type SimulatedPlanOptions } from "./simulated";
+export type { PlanUpdateOptions } from "./plan-update";
 
 export interface BuiltinOptions {
   /** `--allow-exec`: the commands `exec` may run. None by default. */
@@ -20,6 +24,8 @@ export interface BuiltinOptions {
   killGraceMs?: number;
   /** How long a simulated reboot reports Rebooting. */
   simulatedRebootSeconds?: number;
+  /** k0supdate / airgapupdate: `--update-command` and where files are downloaded. Without it they fail. */
+  update?: PlanUpdateOptions;
 }
 
 export function builtinExecutors(options: BuiltinOptions = {}): ExecutorRegistry {
@@ -28,5 +34,7 @@ export function builtinExecutors(options: BuiltinOptions = {}): ExecutorRegistry
     sleepExecutor,
     execExecutor({ allow: options.allowExec ?? [], ...(options.killGraceMs === undefined ? {} : { killGraceMs: options.killGraceMs }) }),
     rebootExecutor({ real: options.realReboot ?? false, ...(options.simulatedRebootSeconds === undefined ? {} : { simulatedSeconds: options.simulatedRebootSeconds }) }),
+    // No command, no download directory needed: the run fails before it would use one.
+    ...planUpdateExecutors({ command: null, downloadDir: "", killGraceMs: options.killGraceMs, ...options.update }),
   ]);
 }

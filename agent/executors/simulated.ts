@@ -4,7 +4,15 @@
  * random time in `seconds` and returns a fake output; `noop` and `reboot` take a random
  * time too; `sleep` sleeps its own seconds. A share `failure` of the actions that would have
  * succeeded fails instead ("simulated failure").
+ *
+ * `k0supdate` / `airgapupdate` download and apply nothing: each half takes half of
+ * `plan.applySeconds`, and the device names matching the `plan` knobs' globs fail as a real
+ * agent would, with its messages: the download ("download failed: simulated failure for
+ * NAME from URL"), the checksum ("sha256 mismatch: expected X, got Y") or the update command.
  */
+import { createHash } from "node:crypto";
+import { PlanSignalArgs, type PlanUpdateActionKind } from "../../lib/plan-spec";
+import { redactUrl } from "../runtime/artifact";
 import { ExecArgs } from "./exec";
 import { NoopArgs } from "./noop";
 import { RebootArgs } from "./reboot";
@@ -17,9 +25,32 @@ export interface SimulatedActionOptions {
   /** Range of the simulated duration of exec, noop and reboot, in seconds. */
   seconds: readonly [number, number];
   random: () => number;
+  /** The device's name, matched against the `plan` knobs. */
+  name?: string;
+  plan?: SimulatedPlanOptions;
+}
+
+export interface SimulatedPlanOptions {
+  /** How long a k0supdate / airgapupdate takes, download and apply (default 0.2). */
+  applySeconds?: number;
+  /** Globs of device names (`*` any run of characters, `?` one) whose downloads fail. */
+  failDownloadNodes?: readonly string[];
+  /** ... whose downloads do not match the plan's sha256. */
+  badSha256Nodes?: readonly string[];
+  /** ... whose update command fails. */
+  failApplyNodes?: readonly string[];
 }
 
 export const DEFAULT_SIMULATED_ACTION_SECONDS: readonly [number, number] = [0.05, 0.5];
+export const DEFAULT_PLAN_APPLY_SECONDS = 0.2;
+
+/** A matcher for comma-list globs of device names: `worker-1*`, `sim-0000?`, `worker-3`. */
+export function nodeMatcher(globs: readonly string[] = []): (name: string) => boolean {
+  if (globs.length === 0) return () => false;
+  const source = globs.map((g) => g.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".")).join("|");
+  const re = new RegExp(`^(?:${source})$`);
+  return (name) => re.test(name);
+}
 
 export function simulatedExecutors(options: SimulatedActionOptions): ExecutorRegistry {
   const [min, max] = options.seconds;
@@ -65,5 +96,33 @@ export function simulatedExecutors(options: SimulatedActionOptions): ExecutorReg
       return { output: "[simulated] rebooted\n" };
     },
   };
-  return registry([mayFail(noop), mayFail(sleepExecutor), mayFail(exec), mayFail(reboot)]);
+  const update = (kind: PlanUpdateActionKind) => simulatedPlanUpdate(kind, options.name ?? "", options.plan ?? {});
+  return registry([mayFail(noop), mayFail(sleepExecutor), mayFail(exec), mayFail(reboot), mayFail(update("k0supdate")), mayFail(update("airgapupdate"))]);
+}
+
+function simulatedPlanUpdate(kind: PlanUpdateActionKind, name: string, plan: SimulatedPlanOptions): Executor<typeof PlanSignalArgs> {
+  const halfMs = ((plan.applySeconds ?? DEFAULT_PLAN_APPLY_SECONDS) * 1000) / 2;
+  const failDownload = nodeMatcher(plan.failDownloadNodes);
+  const badSha256 = nodeMatcher(plan.badSha256Nodes);
+  const failApply = nodeMatcher(plan.failApplyNodes);
+  const hex = (text: string) => createHash("sha256").update(text).digest("hex");
+  return {
+    kind,
+    idempotent: false,
+    argsSchema: PlanSignalArgs,
+    async run(args, { signal }) {
+      const where = redactUrl(args.url);
+      await abortableDelay(halfMs, signal);
+      if (failDownload(name)) throw new ActionFailure(`download failed: simulated failure for ${name} from ${where}`);
+      // The file's "contents" are its URL: its checksum is the plan's, unless this node is to get a bad one.
+      const expected = args.sha256 ?? hex(args.url);
+      if (badSha256(name)) throw new ActionFailure(`sha256 mismatch: expected ${expected}, got ${hex(`${name} ${args.url}`)}`);
+      const output = `[simulated] downloaded ${where}, sha256 ${expected}\n[simulated] applying ${kind} ${args.version}\n`;
+      await abortableDelay(halfMs, signal);
+      if (failApply(name)) {
+        throw new ActionFailure(`update command "simulated" exited with code 1: simulated failure applying ${kind} ${args.version} on ${name}`, output);
+      }
+      return { output: `${output}[simulated] applied ${args.version}\n` };
+    },
+  };
 }

@@ -59,7 +59,7 @@ describe("ArtifactStore", () => {
     const attempt = store().fetch({ url: `${base}/app.tar?token=secret`, sha256: wrong }, signal());
     await expect(attempt).rejects.toThrow(UpdateFailure);
     await expect(store().fetch({ url: `${base}/app.tar?token=secret`, sha256: wrong }, signal())).rejects.toThrow(
-      new RegExp(`^artifact http://127\\.0\\.0\\.1:\\d+/app\\.tar: checksum mismatch: expected sha256 0{64}, got ${sha}`),
+      new RegExp(`^artifact http://127\\.0\\.0\\.1:\\d+/app\\.tar: sha256 mismatch: expected 0{64}, got ${sha}$`),
     );
     expect(await fs.readdir(dir)).toEqual([]);
   });

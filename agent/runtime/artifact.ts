@@ -1,9 +1,12 @@
 /**
- * The spec's artifact: downloaded over HTTP(S) into the state directory
- * (`artifacts/<sha256>`), its SHA-256 computed while it streams in. A mismatch, an HTTP
- * error, a size over the limit or the timeout fails the update in Preparing, before
- * anything on the device changed. A file already there under its checksum is checked
- * again and reused. Applications find the path in `DROVER_ARTIFACT`.
+ * Downloads over HTTP(S) into the state directory, the SHA-256 computed while the file
+ * streams in: `downloadFile` serves both the spec's artifact (ArtifactStore, below) and the
+ * update actions' files (../executors/plan-update.ts). A mismatch, an HTTP error, a size over
+ * the limit or the timeout fails with a DownloadFailure and leaves no file behind.
+ *
+ * The spec's artifact is kept as `artifacts/<sha256>`; a file already there under its
+ * checksum is checked again and reused. A failure fails the update in Preparing, before
+ * anything on the device changed. Applications find the path in `DROVER_ARTIFACT`.
  */
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
@@ -28,11 +31,7 @@ export const DEFAULT_ARTIFACT_TIMEOUT_MS = 10 * 60_000;
 export const DEFAULT_ARTIFACT_MAX_BYTES = 4 * 1024 ** 3;
 
 export class ArtifactStore {
-  private readonly fetchImpl: typeof fetch;
-
-  constructor(private readonly options: ArtifactOptions) {
-    this.fetchImpl = options.fetch ?? globalThis.fetch;
-  }
+  constructor(private readonly options: ArtifactOptions) {}
 
   pathFor(artifact: Artifact): string {
     return path.join(this.options.dir, artifact.sha256);
@@ -43,55 +42,14 @@ export class ArtifactStore {
     await fs.mkdir(this.options.dir, { recursive: true, mode: 0o700 });
     const file = this.pathFor(artifact);
     if ((await sha256OfFile(file)) === artifact.sha256) return file;
-
-    const part = `${file}.part`;
-    const linked = linkedSignal([signal], this.options.timeoutMs);
-    const where = redact(artifact.url);
     try {
-      let res: Response;
-      try {
-        res = await this.fetchImpl(artifact.url, { signal: linked.signal, redirect: "follow" });
-      } catch (error) {
-        throw new UpdateFailure(`artifact ${where}: download failed: ${describe(error, linked.timedOut(), this.options.timeoutMs)}`, { cause: error });
-      }
-      if (!res.ok || !res.body) {
-        await res.body?.cancel().catch(() => undefined);
-        throw new UpdateFailure(`artifact ${where}: download failed: HTTP ${res.status}`);
-      }
-      const declared = Number(res.headers.get("content-length") ?? NaN);
-      if (declared > this.options.maxBytes) {
-        await res.body.cancel().catch(() => undefined);
-        throw new UpdateFailure(`artifact ${where}: ${declared} bytes, over the limit of ${this.options.maxBytes}`);
-      }
-      const hash = createHash("sha256");
-      let bytes = 0;
-      const handle = await fs.open(part, "w", 0o600);
-      try {
-        try {
-          for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-            bytes += chunk.byteLength;
-            if (bytes > this.options.maxBytes) throw new UpdateFailure(`artifact ${where}: over the limit of ${this.options.maxBytes} bytes`);
-            hash.update(chunk);
-            await handle.write(chunk);
-          }
-        } catch (error) {
-          if (error instanceof UpdateFailure) throw error;
-          throw new UpdateFailure(`artifact ${where}: download failed: ${describe(error, linked.timedOut(), this.options.timeoutMs)}`, { cause: error });
-        }
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      const actual = hash.digest("hex");
-      if (actual !== artifact.sha256) {
-        throw new UpdateFailure(`artifact ${where}: checksum mismatch: expected sha256 ${artifact.sha256}, got ${actual} (${bytes} bytes)`);
-      }
-      await fs.rename(part, file);
-      return file;
-    } finally {
-      linked.dispose();
-      await fs.rm(part, { force: true });
+      const { timeoutMs, maxBytes, fetch } = this.options;
+      await downloadFile({ url: artifact.url, file, sha256: artifact.sha256, timeoutMs, maxBytes, fetch, signal });
+    } catch (error) {
+      if (error instanceof DownloadFailure) throw new UpdateFailure(`artifact ${error.where}: ${error.message}`, { cause: error });
+      throw error;
     }
+    return file;
   }
 
   /** Removes every artifact but those of `keep`. */
@@ -109,6 +67,100 @@ export class ArtifactStore {
   }
 }
 
+/**
+ * A download that did not give the file. `message` says what went wrong without the URL
+ * ("download failed: HTTP 404", "sha256 mismatch: expected …, got …"); `where` is the URL
+ * as messages may show it. `kind` "cancelled": the caller's signal aborted.
+ */
+export class DownloadFailure extends Error {
+  constructor(
+    message: string,
+    readonly kind: "transfer" | "too-large" | "sha256" | "cancelled",
+    readonly where: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "DownloadFailure";
+  }
+}
+
+export interface DownloadOptions {
+  url: string;
+  /** Where the file ends up; it is written to `<file>.part` first and renamed once complete (and verified). */
+  file: string;
+  /** When given, the file must have this SHA-256 (hex). */
+  sha256?: string | undefined;
+  /** Longest the download may take. */
+  timeoutMs: number;
+  /** Largest file accepted. */
+  maxBytes: number;
+  /** Aborts the download (a cancel, the agent stopping). */
+  signal: AbortSignal;
+  fetch?: typeof fetch | undefined;
+}
+
+/**
+ * Streams `url` (redirects followed) to `file` and returns its SHA-256 and size. The
+ * directory must exist. Throws DownloadFailure; on any failure neither the file nor its
+ * `.part` is left.
+ */
+export async function downloadFile(options: DownloadOptions): Promise<{ sha256: string; bytes: number }> {
+  const { url, file, maxBytes, timeoutMs, signal } = options;
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const part = `${file}.part`;
+  const linked = linkedSignal([signal], timeoutMs);
+  const where = redactUrl(url);
+  const fail = (error: unknown): DownloadFailure => {
+    if (error instanceof DownloadFailure) return error;
+    if (signal.aborted) return new DownloadFailure("cancelled", "cancelled", where, { cause: error });
+    return new DownloadFailure(`download failed: ${describe(error, linked.timedOut(), timeoutMs)}`, "transfer", where, { cause: error });
+  };
+  try {
+    let res: Response;
+    try {
+      res = await fetchImpl(url, { signal: linked.signal, redirect: "follow" });
+    } catch (error) {
+      throw fail(error);
+    }
+    if (!res.ok || !res.body) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new DownloadFailure(`download failed: HTTP ${res.status}`, "transfer", where);
+    }
+    const declared = Number(res.headers.get("content-length") ?? NaN);
+    if (declared > maxBytes) {
+      await res.body.cancel().catch(() => undefined);
+      throw new DownloadFailure(`${declared} bytes, over the limit of ${maxBytes}`, "too-large", where);
+    }
+    const hash = createHash("sha256");
+    let bytes = 0;
+    const handle = await fs.open(part, "w", 0o600);
+    try {
+      try {
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+          bytes += chunk.byteLength;
+          if (bytes > maxBytes) throw new DownloadFailure(`over the limit of ${maxBytes} bytes`, "too-large", where);
+          hash.update(chunk);
+          await handle.write(chunk);
+        }
+      } catch (error) {
+        throw fail(error);
+      }
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    const actual = hash.digest("hex");
+    if (options.sha256 !== undefined && actual !== options.sha256.toLowerCase()) {
+      throw new DownloadFailure(`sha256 mismatch: expected ${options.sha256}, got ${actual}`, "sha256", where);
+    }
+    await fs.rename(part, file);
+    return { sha256: actual, bytes };
+  } finally {
+    linked.dispose();
+    await fs.rm(part, { force: true });
+  }
+}
+
 /** The file's SHA-256 in hex, or null when it cannot be read. */
 export async function sha256OfFile(file: string): Promise<string | null> {
   try {
@@ -121,7 +173,7 @@ export async function sha256OfFile(file: string): Promise<string | null> {
 }
 
 /** The URL without credentials or query (which may hold a token) for messages. */
-function redact(url: string): string {
+export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
     return `${u.protocol}//${u.host}${u.pathname}`;
