@@ -1,8 +1,9 @@
 /**
  * The controllers' clock: the safety sweep (DESIGN.md §1), the action reconcile (offering
  * is retried for devices with waiting actions), the rollout controller (every open rollout:
- * canary durations and timeouts move with time alone), the fleet controller's recount and
- * the device-status gauges. Reactive work happens where events occur (the fleet controller also
+ * canary durations and timeouts move with time alone), the plan controller (deadlines,
+ * devices that came Online or stopped qualifying), the fleet controller's recount and the
+ * device-status gauges. Reactive work happens where events occur (the fleet controller also
  * recounts shortly after device events: fleets/controller.ts); this catches what time alone
  * changes.
  */
@@ -12,6 +13,7 @@ import { deviceCounts } from "./devices/queries";
 import { wakeDevicesWithPendingActions } from "./actions/scheduling";
 import { refreshFleetStatus, watchFleetStatus } from "./fleets/controller";
 import { runRollouts, watchRollouts } from "./rollouts/controller";
+import { runPlans, watchPlans } from "./plans/controller";
 
 export function startControllers(ctx: ServerContext): { stop(): void } {
   let running = false;
@@ -24,6 +26,7 @@ export function startControllers(ctx: ServerContext): { stop(): void } {
       await wakeDevicesWithPendingActions(ctx);
       // Rollouts before the recount: what they render shows in the counts.
       await runRollouts(ctx);
+      await runPlans(ctx);
       await refreshFleetStatus(ctx);
       const counts = await deviceCounts(ctx);
       ctx.metrics.devicesByStatus.reset();
@@ -40,12 +43,14 @@ export function startControllers(ctx: ServerContext): { stop(): void } {
   timer.unref();
   const fleets = watchFleetStatus(ctx);
   const rollouts = watchRollouts(ctx);
+  const plans = watchPlans(ctx);
   return {
     stop() {
       stopped = true;
       clearInterval(timer);
       fleets.stop();
       rollouts.stop();
+      plans.stop();
     },
   };
 }

@@ -8,9 +8,9 @@ import { actionMachine, canMove, type ActionState } from "../../lib/action-statu
 import { assertTransition } from "../../lib/state-machine";
 import { parseSelector } from "../../lib/label-selector";
 import type { ServerContext } from "../context";
-import type { Prisma } from "../db";
+import type { Prisma, Tx } from "../db";
 import { conflict, invalid, notFound } from "../errors";
-import { publishEvents, recordEvents, type NewEvent } from "../events/events";
+import { publishEvents, recordEvents, type EventRow, type NewEvent } from "../events/events";
 import { topics } from "../bus";
 import { selectorWhere } from "../devices/queries";
 import { inChunks } from "../lib/chunks";
@@ -181,37 +181,59 @@ export async function decideActions(ctx: ServerContext, ids: string[], decision:
  */
 export async function cancelAction(ctx: ServerContext, id: string, actor: string, reason?: string): Promise<ActionView> {
   const now = ctx.now();
-  const { events, deviceId, tellAgent } = await ctx.db.$transaction(async (tx) => {
-    const a = await tx.action.findUnique({ where: { id }, select: { state: true, deviceId: true, cancelRequestedAt: true } });
-    if (!a) throw notFound(`action "${id}"`);
-    const from = a.state as ActionState;
-    if (from === "PENDING_APPROVE" || from === "PENDING_SCHEDULE") {
-      if (!canMove(from, "CANCELLED", "operator")) throw conflict(`action ${id} is ${from}: cannot cancel`);
-      const { count } = await tx.action.updateMany({
-        where: { id, state: from },
-        data: { state: "CANCELLED", finishedAt: now, cancelRequestedAt: now, cancelRequestedBy: actor },
-      });
-      if (count !== 1) throw conflict(`action ${id} changed concurrently`);
-      const events = await recordEvents(tx, [
-        { objectKind: "Action", objectName: id, type: "ActionStateChanged", reason: "CANCELLED", message: `${from} → CANCELLED${reason ? `: ${reason}` : ""}`, actor },
-      ]);
-      return { events, deviceId: a.deviceId, tellAgent: false };
-    }
-    if (from === "NEW" || from === "RUNNING") {
-      if (a.cancelRequestedAt) return { events: [], deviceId: a.deviceId, tellAgent: true };
-      await tx.action.update({ where: { id }, data: { cancelRequestedAt: now, cancelRequestedBy: actor } });
-      const events = await recordEvents(tx, [
-        { objectKind: "Action", objectName: id, type: "CancelRequested", reason: from, message: reason ?? "the agent is told in its long-poll", actor },
-      ]);
-      return { events, deviceId: a.deviceId, tellAgent: true };
-    }
-    throw conflict(`action ${id} is ${from}: it has already finished`);
+  const { events, deviceId, outcome } = await ctx.db.$transaction(async (tx) => {
+    const r = await cancelActionInTx(tx, id, actor, reason, now);
+    if (r.outcome === "missing") throw notFound(`action "${id}"`);
+    if (r.outcome === "finished") throw conflict(`action ${id} is ${r.state}: it has already finished`);
+    return r;
   });
-  publishEvents(ctx, events);
-  if (tellAgent) ctx.bus.publish(topics.device(deviceId), { at: Date.now() });
-  // An offered action holds a concurrency slot until it moves: cancelling it may let another device go.
-  else if (events.length > 0 && ctx.env.DROVER_ACTION_CONCURRENCY.length > 0) await wakeDevicesWithPendingActions(ctx);
+  afterCancel(ctx, [{ events, deviceId, outcome }]);
+  if (outcome === "cancelled" && events.length > 0 && ctx.env.DROVER_ACTION_CONCURRENCY.length > 0) await wakeDevicesWithPendingActions(ctx);
   return getAction(ctx, id);
+}
+
+export interface CancelOutcome {
+  /** cancelled: it was pending, now CANCELLED; requested: the agent is told (already told: no event); finished / missing: nothing done. */
+  outcome: "cancelled" | "requested" | "finished" | "missing";
+  state: ActionState | null;
+  deviceId: string | null;
+  events: EventRow[];
+}
+
+/** The cancel itself, inside the caller's transaction (a plan cancels its unfinished actions in its own). */
+export async function cancelActionInTx(tx: Tx, id: string, actor: string, reason: string | undefined, now: Date): Promise<CancelOutcome> {
+  const a = await tx.action.findUnique({ where: { id }, select: { state: true, deviceId: true, cancelRequestedAt: true } });
+  if (!a) return { outcome: "missing", state: null, deviceId: null, events: [] };
+  const from = a.state as ActionState;
+  if (from === "PENDING_APPROVE" || from === "PENDING_SCHEDULE") {
+    if (!canMove(from, "CANCELLED", "operator")) throw conflict(`action ${id} is ${from}: cannot cancel`);
+    const { count } = await tx.action.updateMany({
+      where: { id, state: from },
+      data: { state: "CANCELLED", finishedAt: now, cancelRequestedAt: now, cancelRequestedBy: actor, ...(reason ? { error: reason } : {}) },
+    });
+    if (count !== 1) throw conflict(`action ${id} changed concurrently`);
+    const events = await recordEvents(tx, [
+      { objectKind: "Action", objectName: id, type: "ActionStateChanged", reason: "CANCELLED", message: `${from} → CANCELLED${reason ? `: ${reason}` : ""}`, actor },
+    ]);
+    return { outcome: "cancelled", state: "CANCELLED", deviceId: a.deviceId, events };
+  }
+  if (from === "NEW" || from === "RUNNING") {
+    if (a.cancelRequestedAt) return { outcome: "requested", state: from, deviceId: a.deviceId, events: [] };
+    await tx.action.update({ where: { id }, data: { cancelRequestedAt: now, cancelRequestedBy: actor } });
+    const events = await recordEvents(tx, [
+      { objectKind: "Action", objectName: id, type: "CancelRequested", reason: from, message: reason ?? "the agent is told in its long-poll", actor },
+    ]);
+    return { outcome: "requested", state: from, deviceId: a.deviceId, events };
+  }
+  return { outcome: "finished", state: from, deviceId: a.deviceId, events: [] };
+}
+
+/** After commit: publish the cancels' events and tell the agents holding a cancelled action. */
+export function afterCancel(ctx: ServerContext, outcomes: Pick<CancelOutcome, "events" | "deviceId" | "outcome">[]): void {
+  for (const o of outcomes) {
+    publishEvents(ctx, o.events);
+    if (o.outcome === "requested" && o.deviceId) ctx.bus.publish(topics.device(o.deviceId), { at: Date.now() });
+  }
 }
 
 export async function getAction(ctx: ServerContext, id: string) {

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { FleetInput } from "../../lib/fleet-spec";
+import { PlanInput } from "../../lib/plan-spec";
 
 export interface RestRoute {
   method: "GET" | "POST" | "PUT" | "DELETE";
@@ -232,6 +233,59 @@ export const restRoutes: RestRoute[] = [
       body: kind === "pause" || kind === "abort" ? z.object({ reason: z.string().min(1).max(500).optional().describe("why (shown in the condition and the events)") }) : z.object({}),
     }),
   ),
+  {
+    method: "POST",
+    path: "/plans",
+    procedure: "plans.create",
+    summary:
+      "Create a plan: a k0s Autopilot Plan (apiVersion autopilot.k0sproject.io/v1beta2, seed 000's YAML as is) or Drover's (drover/v1, with the action command), JSON or YAML (Content-Type: application/yaml); " +
+      "?requireApproval=true makes the whole plan wait for one operator's approval, ?deadline=30m ends it DeadlineExceeded when it runs longer. The server gives it its own id; discovery happens now (NewPlan) and the first nodes are signalled in this request",
+    input: ({ body, query }) => ({
+      plan: body,
+      ...(query.requireApproval !== undefined ? { requireApproval: query.requireApproval === "true" ? true : query.requireApproval === "false" ? false : query.requireApproval } : {}),
+      ...(query.deadline !== undefined ? { deadline: query.deadline } : {}),
+    }),
+    status: 201,
+    yaml: true,
+    body: PlanInput,
+  },
+  {
+    method: "GET",
+    path: "/plans",
+    procedure: "plans.list",
+    summary: "Plans, newest first (?state=SchedulableWait,ApplyFailed&limit=&cursor=), each with its state, commands' states and node counts",
+    input: ({ query }) => ({ ...query, ...(query.state ? { state: query.state.split(",") } : {}) }),
+  },
+  {
+    method: "GET",
+    path: "/plans/{id}",
+    procedure: "plans.get",
+    summary: "One plan in k0s's status shape: status.state, status.commands[i] = {id: i, state, description, <kind>: {controllers: [{name, state, message, lastUpdatedTimestamp, actionId}], workers: [...]}}",
+    input: ({ params }) => params,
+  },
+  {
+    method: "POST",
+    path: "/plans/{id}/approve",
+    procedure: "plans.approve",
+    summary: "Approve a plan that waits for approval: its nodes' actions are created approved by you. 409 when it does not wait or was approved",
+    input: ({ params }) => params,
+  },
+  {
+    method: "POST",
+    path: "/plans/{id}/cancel",
+    procedure: "plans.cancel",
+    summary: "Cancel a running plan {reason?}: nothing more is signalled and its unfinished actions are cancelled (running ones through their agents). 409 when it has ended",
+    input: ({ params, body }) => ({ id: params.id, reason: body.reason }),
+    body: z.object({ reason: z.string().min(1).max(500).optional() }),
+  },
+  {
+    method: "POST",
+    path: "/plans/{id}/retry",
+    procedure: "plans.retry",
+    summary: "Run a plan that ended in an error state (or was cancelled) again as a new plan, which skips the nodes already SignalCompleted. 409 for a running or Completed plan",
+    input: ({ params }) => params,
+    status: 201,
+  },
   { method: "POST", path: "/nudge", procedure: "ops.nudge", summary: "Reconcile one Device or Action now", input: ({ body }) => body },
 ];
 

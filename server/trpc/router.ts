@@ -9,6 +9,7 @@ import { eventsRouter } from "../events/router";
 import { actionsRouter } from "../actions/router";
 import { nudgeRouter } from "../nudge";
 import { fleetsRouter } from "../fleets/router";
+import { plansRouter } from "../plans/router";
 
 const systemRouter = router({
   settings: viewerProcedure.query(({ ctx }) => ({
@@ -28,6 +29,7 @@ export const appRouter = router({
   events: eventsRouter,
   actions: actionsRouter,
   fleets: fleetsRouter,
+  plans: plansRouter,
   system: systemRouter,
   ops: nudgeRouter,
 });

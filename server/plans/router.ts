@@ -1,0 +1,40 @@
+import { z } from "zod";
+import { router, viewerProcedure, operatorProcedure } from "../trpc/init";
+import { listEvents } from "../events/events";
+import { PLAN_STATES } from "../../lib/plan-status";
+import { approvePlan, cancelPlan, createPlan, getPlan, listPlans, parsePlanInput, parsePlanOptions, retryPlan } from "./plans";
+
+const PlanId = z.object({ id: z.string().min(1).max(64) });
+
+export const plansRouter = router({
+  list: viewerProcedure
+    .input(
+      z
+        .object({
+          state: z.array(z.enum(PLAN_STATES as [string, ...string[]])).optional(),
+          limit: z.coerce.number().int().min(1).max(500).default(50),
+          cursor: z.string().max(64).optional(),
+        })
+        .default({ limit: 50 }),
+    )
+    .query(({ ctx, input }) => listPlans(ctx.server, { state: input.state as never }, input)),
+  get: viewerProcedure.input(PlanId).query(({ ctx, input }) => getPlan(ctx.server, input.id)),
+  events: viewerProcedure
+    .input(PlanId.extend({ limit: z.number().int().min(1).max(500).default(100) }))
+    .query(({ ctx, input }) => listEvents(ctx.server, { kind: "Plan", name: input.id, limit: input.limit })),
+  /**
+   * A k0s Plan (autopilot.k0sproject.io/v1beta2) or Drover's (drover/v1), JSON or YAML already
+   * parsed. Validated by `parsePlanInput` (strict, the full path of a bad field in the message).
+   */
+  create: operatorProcedure
+    .input(z.object({ plan: z.unknown(), requireApproval: z.boolean().optional(), deadline: z.string().max(32).optional() }))
+    .mutation(({ ctx, input }) => {
+      const { plan, ...options } = input;
+      return createPlan(ctx.server, { input: parsePlanInput(plan), options: parsePlanOptions(options), actor: ctx.actor });
+    }),
+  approve: operatorProcedure.input(PlanId).mutation(({ ctx, input }) => approvePlan(ctx.server, input.id, ctx.actor)),
+  cancel: operatorProcedure
+    .input(PlanId.extend({ reason: z.string().trim().min(1).max(500).optional() }))
+    .mutation(({ ctx, input }) => cancelPlan(ctx.server, input.id, ctx.actor, input.reason)),
+  retry: operatorProcedure.input(PlanId).mutation(({ ctx, input }) => retryPlan(ctx.server, input.id, ctx.actor)),
+});
