@@ -17,7 +17,7 @@
  *
  * Every move is asserted against lib/plan-status.ts.
  */
-import { assertTransition } from "./state-machine";
+import { assertTransition, canTransition } from "./state-machine";
 import { FINAL_ACTION_STATES, type ActionState } from "./action-status";
 import { matchesSelector, type Labels } from "./label-selector";
 import { planMachine, planNodeMachine, isTerminalPlanState, type PlanNodeState, type PlanState } from "./plan-status";
@@ -149,7 +149,7 @@ export interface NewPlanResult {
 /** Why a device does not qualify as a node of `group`, or null when it does. */
 export function disqualification(device: EngineDevice | null, name: string, group: PlanGroup): string | null {
   if (!device) return `no device named ${name}`;
-  if (device.lifecycle !== "Enrolled") return `${name} is ${device.lifecycle}`;
+  if (device.lifecycle !== "Enrolled") return `${name} is ${device.lifecycle}, not Enrolled`;
   if (device.decommissionRequested) return `${name} is being decommissioned`;
   const role = GROUP_ROLE[group];
   if (device.role !== role) return `${name} is a ${device.role}, not a ${role}`;
@@ -307,8 +307,11 @@ export function decidePass(plan: EnginePlan, commands: EngineCommand[], nodes: E
   };
   const movePlan = (to: PlanState, message: string, activeCommand: number | null) => {
     if (to !== planState) {
-      assertTransition(planMachine, planState, to);
-      out.events.push({ type: "PlanStateChanged", reason: to, message: `${planState} → ${to}${message ? `: ${message}` : ""}` });
+      // The plan mirrors its active command, which reached an error found in Schedulable through it.
+      const via = !canTransition(planMachine, planState, to) && canTransition(planMachine, planState, "Schedulable") ? "Schedulable" : null;
+      if (via) assertTransition(planMachine, via, to);
+      else assertTransition(planMachine, planState, to);
+      out.events.push({ type: "PlanStateChanged", reason: to, message: `${planState} → ${via ? `${via} → ` : ""}${to}${message ? `: ${message}` : ""}` });
     }
     planState = to;
     out.plan = { state: to, message, activeCommand };

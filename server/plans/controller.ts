@@ -269,8 +269,9 @@ export async function passInTx(tx: Tx, ctx: ServerContext, planId: string, now: 
     ...newEvents,
   ]);
   const effects: PassEffects = { events: [...events, ...cancels.flatMap((c) => c.events)], wake, cancels: cancels.map((c) => ({ ...c, events: [] })) };
-  if (!decision.advanced) return effects;
-  // The next command is active: its nodes are signalled in the same transaction.
+  // Pass again at once when the next command became active (its nodes are signalled in the
+  // same transaction), or when actions were cancelled (their nodes end in the same one).
+  if (!decision.advanced && !cancels.some((c) => c.outcome === "cancelled")) return effects;
   const more = await passInTx(tx, ctx, planId, now);
   return more ? { events: [...effects.events, ...more.events], wake: [...effects.wake, ...more.wake], cancels: [...effects.cancels, ...more.cancels] } : effects;
 }
