@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { PLAN_STATES, type PlanCommandStatusView, type PlanCounts, type PlanNodeState, type PlanNodeView, type PlanView } from "../lib/plan-status";
-import { awaitsApproval, canCancel, canRetry, commandTitle, countSegments, defaultCommand, focusNode, nodeRows, planTitle, visibleRows } from "../components/plans/plan-view";
+import { awaitsApproval, canCancel, canRetry, commandNotRun, commandTitle, countSegments, defaultCommand, focusNode, nodeRows, planTitle, visibleRows } from "../components/plans/plan-view";
 import { PLAN_ACTIONS_SETTLE_MS, settleDelayMs, targetId, targetsFor } from "../components/live/invalidation";
 
 const node = (name: string, state: PlanNodeState, role = "worker"): PlanNodeView => ({
@@ -90,6 +90,13 @@ describe("plan controls follow the state table", () => {
     expect(awaitsApproval("NewPlan", { ...required, required: false })).toBe(false);
   });
 
+  it("a command left unfinished by a plan that ended reads as not run", () => {
+    expect(commandNotRun("ApplyFailed", "SchedulableWait")).toBe(true);
+    expect(commandNotRun("ApplyFailed", "ApplyFailed")).toBe(false);
+    expect(commandNotRun("ApplyFailed", "Completed")).toBe(false);
+    expect(commandNotRun("SchedulableWait", "SchedulableWait")).toBe(false);
+  });
+
   it("names a plan by metadata.name, else spec.id, else its id", () => {
     expect(planTitle({ name: "k0s", specId: "id123", id: "p1" })).toBe("k0s");
     expect(planTitle({ name: null, specId: "id123", id: "p1" })).toBe("id123");
@@ -129,10 +136,14 @@ describe("a command's nodes as rows", () => {
     expect(sent.rows.map((r) => r.node.name)).toEqual(Array.from({ length: 10 }, (_, i) => `w-${600 + i}`));
   });
 
-  it("the node diagram lights the chosen node, else the first still signalled, else the first pending", () => {
+  it("the node diagram lights the chosen node, else the first still signalled, else the first failed, else the first pending", () => {
     expect(focusNode(rows, "workers/w-3")?.node.name).toBe("w-3");
     expect(focusNode(rows, "workers/gone")?.node.name).toBe("w-600");
-    expect(focusNode(rows.filter((r) => r.node.state !== "SignalSent"), null)?.node.name).toBe("w-610");
+    const notSent = rows.filter((r) => r.node.state !== "SignalSent");
+    expect(focusNode(notSent, null)?.node.name).toBe("w-610");
+    const failed = [...notSent, { group: "workers" as const, node: node("w-x", "SignalApplyFailed") }];
+    expect(focusNode(failed, null)?.node.name).toBe("w-x");
+    expect(focusNode(rows.filter((r) => r.node.state === "SignalCompleted"), null)?.node.name).toBe("c-0");
     expect(focusNode([], null)).toBeNull();
   });
 

@@ -9,6 +9,8 @@ export function objectHref(kind: string, name: string): string {
       return `/enrollments?status=All&q=${encodeURIComponent(name)}`;
     case "Action":
       return `/actions/${encodeURIComponent(name)}`;
+    case "Plan":
+      return `/plans/${encodeURIComponent(name)}`;
     default:
       return `/events?kind=${encodeURIComponent(kind)}&name=${encodeURIComponent(name)}`;
   }

@@ -69,11 +69,11 @@ export function LiveUpdates({ children }: { children: ReactNode }) {
         case "fleets.status":
           return [trpc.fleets.list.pathFilter(), trpc.fleets.get.pathFilter()];
         case "plans.list":
-          return [{ queryKey: [["plans", "list"]] }];
+          return [trpc.plans.list.pathFilter()];
         case "plan":
-          return [{ queryKey: [["plans", "get"], { input: { id: t.id }, type: "query" }] }, { queryKey: [["plans", "events"], { input: { id: t.id }, type: "query" }] }];
+          return [trpc.plans.get.queryFilter({ id: t.id }), trpc.plans.events.queryFilter({ id: t.id })];
         case "plans.actions":
-          return [{ queryKey: [["plans", "get"]] }];
+          return [trpc.plans.get.pathFilter()];
       }
     },
     [trpc],

@@ -1,8 +1,10 @@
 /**
- * lib/plan-status's tables as diagram specs, readable at page width: top to bottom, each
- * move's label to its first clause ("a node can be signalled, or stopped qualifying" → "a node
- * can be signalled"; the whole text is in the table and in the events). Same states, same
- * moves as the plan engine asserts.
+ * lib/plan-status's tables as diagram specs, readable at page width: each move's label to its
+ * first clause ("a node can be signalled, or stopped qualifying" → "a node can be signalled";
+ * the whole text is in the table and in the events), and only the operator's moves marked by
+ * who makes them: every other move is the plan engine's (the cards say so), and a "· server"
+ * on each edge made the plan's diagram too wide to read. Same states, same moves as the plan
+ * engine asserts.
  */
 import { planMachine, planNodeMachine } from "@/lib/plan-status";
 import { specFromMachine } from "../state-diagram/from-machine";
@@ -10,17 +12,16 @@ import type { DiagramSpec } from "../state-diagram/types";
 
 const shortLabel = (label: string | undefined) => (label ? (label.split(/[,:(]/)[0] ?? label).trim() : undefined);
 
-function readable(spec: DiagramSpec, direction: DiagramSpec["direction"]): DiagramSpec {
+function readable(spec: DiagramSpec): DiagramSpec {
   return {
     ...spec,
-    direction,
     transitions: spec.transitions.map((t) => {
       const label = shortLabel(t.label);
-      return { from: t.from, to: t.to, ...(label ? { label } : {}), ...(t.by ? { by: t.by } : {}) };
+      return { from: t.from, to: t.to, ...(label ? { label } : {}), ...(t.by && t.by !== "server" ? { by: t.by } : {}) };
     }),
   };
 }
 
 /** Plans and commands share the seed's processing states. */
-export const planDiagramSpec: DiagramSpec = readable(specFromMachine(planMachine), "TB");
-export const planNodeDiagramSpec: DiagramSpec = readable(specFromMachine(planNodeMachine), "LR");
+export const planDiagramSpec: DiagramSpec = readable(specFromMachine(planMachine));
+export const planNodeDiagramSpec: DiagramSpec = readable(specFromMachine(planNodeMachine));

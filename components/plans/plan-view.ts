@@ -6,6 +6,7 @@
 import { PLAN_GROUPS, type PlanGroup } from "@/lib/plan-spec";
 import {
   isPlanError,
+  isTerminalNodeState,
   isTerminalPlanState,
   PLAN_NODE_STATES,
   planMachine,
@@ -36,6 +37,14 @@ export function canRetry(state: PlanState): boolean {
   return isPlanError(state);
 }
 
+/**
+ * A command the plan never finished because the plan ended before it (an error or cancel
+ * aborts the rest): its state is still the one NewPlan gave it, which would read as running.
+ */
+export function commandNotRun(planState: PlanState, commandState: PlanState): boolean {
+  return isTerminalPlanState(planState) && !isTerminalPlanState(commandState);
+}
+
 /** The plan's name as an operator reads it: metadata.name, else the YAML's spec.id, else the server's id. */
 export function planTitle(p: { name: string | null; specId: string | null; id: string }): string {
   return p.name ?? p.specId ?? p.id;
@@ -44,11 +53,6 @@ export function planTitle(p: { name: string | null; specId: string | null; id: s
 export function specIdOf(plan: PlanView): string | null {
   const id = plan.spec.id;
   return typeof id === "string" && id !== "" ? id : null;
-}
-
-/** Short form of a server id for tables (the whole id is in the link and its title). */
-export function shortPlanId(id: string): string {
-  return id.length > 12 ? id.slice(0, 8) : id;
 }
 
 /**
@@ -89,14 +93,22 @@ export function visibleRows(rows: readonly NodeRow[], states: readonly PlanNodeS
 
 /**
  * The node whose state the node diagram lights: the chosen one if it is still there, else the
- * first node still moving (Sent, then Pending), else the first one.
+ * first one signalled and not done, else the first that failed (why the command stopped), else
+ * the first waiting, else the first.
  */
 export function focusNode(rows: readonly NodeRow[], chosen: string | null): NodeRow | null {
   if (chosen) {
     const r = rows.find((x) => `${x.group}/${x.node.name}` === chosen);
     if (r) return r;
   }
-  return rows.find((r) => r.node.state === "SignalSent") ?? rows.find((r) => r.node.state === "SignalPending") ?? rows[0] ?? null;
+  const first = (pick: (s: PlanNodeState) => boolean) => rows.find((r) => pick(r.node.state));
+  return (
+    first((s) => s === "SignalSent") ??
+    first((s) => isTerminalNodeState(s) && s !== "SignalCompleted") ??
+    first((s) => s === "SignalPending") ??
+    rows[0] ??
+    null
+  );
 }
 
 /** Node counts as bar segments, in the node table's order of states. */

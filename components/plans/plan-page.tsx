@@ -1,0 +1,163 @@
+"use client";
+
+import Link from "next/link";
+import { useMemo, useState } from "react";
+import { useQuery } from "@tanstack/react-query";
+import type { PlanView } from "@/lib/plan-status";
+import { trpcErrorCode, useTRPC } from "../trpc";
+import { useMe } from "../hooks/use-me";
+import { PageHeader } from "../ui/page-header";
+import { Card, CardHeader } from "../ui/card";
+import { Badge } from "../ui/badge";
+import { EmptyState, ErrorState } from "../ui/states";
+import { Skeleton } from "../ui/skeleton";
+import { RelativeTime } from "../ui/time";
+import { StatusBadge } from "../status/status-badge";
+import { EventsTable } from "../events/events-table";
+import { Actor } from "../events/object-link";
+import { CommandCard } from "./command-card";
+import { PlanControls } from "./plan-controls";
+import { PlanDiagramsCard } from "./plan-diagrams-card";
+import { PlanSummary } from "./plan-summary";
+import { awaitsApproval, commandNotRun, defaultCommand, focusNode, nodeRows, planTitle, specIdOf } from "./plan-view";
+import { planStateTone } from "./tones";
+
+const breadcrumb = (
+  <Link href="/plans" className="hover:text-slate-800 hover:underline">
+    ← Plans
+  </Link>
+);
+
+/** What the operator has chosen to look at: a command (for its diagram) and one of its nodes. */
+interface Focus {
+  command: number | null;
+  node: string | null;
+}
+
+function PlanBody({ plan, canOperate }: { plan: PlanView; canOperate: boolean }) {
+  const trpc = useTRPC();
+  const events = useQuery(trpc.plans.events.queryOptions({ id: plan.metadata.id, limit: 30 }));
+  const [focus, setFocus] = useState<Focus>({ command: null, node: null });
+  // Follow the active command until the operator picks one.
+  const commandIndex = focus.command ?? defaultCommand(plan);
+  const command = commandIndex === null ? null : (plan.status.commands[commandIndex] ?? null);
+  const rows = useMemo(() => (command ? nodeRows(command) : []), [command]);
+  const node = focusNode(rows, focus.command === commandIndex ? focus.node : null);
+  const s = plan.status;
+  const title = planTitle({ name: plan.metadata.name, specId: specIdOf(plan), id: plan.metadata.id });
+
+  return (
+    <>
+      <PageHeader
+        breadcrumb={breadcrumb}
+        title={
+          <span className="flex flex-wrap items-center gap-3">
+            <span data-testid="plan-title">{title}</span>
+            <StatusBadge table={planStateTone} state={s.state} data-testid="plan-state" />
+            {awaitsApproval(s.state, s.approval) && (
+              <Badge tone="amber" data-testid="plan-awaits-approval">
+                Approval needed
+              </Badge>
+            )}
+          </span>
+        }
+        description={
+          <>
+            <span data-testid="plan-message">{s.message}</span>
+            <span className="mt-0.5 block text-xs text-slate-400">
+              Created by <Actor actor={plan.metadata.createdBy} /> <RelativeTime value={plan.metadata.creationTimestamp} />
+              {plan.metadata.retryOf && (
+                <>
+                  {" "}
+                  · retry of{" "}
+                  <Link href={`/plans/${encodeURIComponent(plan.metadata.retryOf)}`} className="font-mono text-brand-700 hover:underline">
+                    {plan.metadata.retryOf}
+                  </Link>
+                </>
+              )}
+            </span>
+          </>
+        }
+        actions={canOperate && <PlanControls plan={plan} />}
+      />
+      <PlanSummary plan={plan} />
+      <div className="mt-4">
+        <PlanDiagramsCard plan={plan} command={commandIndex} onCommand={(i) => setFocus({ command: i, node: null })} node={node} />
+      </div>
+      <div className="mt-4 space-y-4" data-testid="plan-commands">
+        {s.commands.map((c) => (
+          <CommandCard
+            key={c.id}
+            command={c}
+            active={s.activeCommand === c.id}
+            notRun={commandNotRun(s.state, c.state)}
+            focusedNode={c.id === commandIndex && node ? `${node.group}/${node.node.name}` : null}
+            onFocusNode={(key) => setFocus({ command: c.id, node: key })}
+          />
+        ))}
+      </div>
+      <div className="mt-4">
+        <Card>
+          <CardHeader
+            title="Events"
+            description="The latest changes of this plan, its commands and nodes, newest first."
+            actions={
+              <Link href={`/events?kind=Plan&name=${encodeURIComponent(plan.metadata.id)}`} className="text-xs font-medium text-brand-700 hover:underline">
+                Open in event log →
+              </Link>
+            }
+          />
+          {events.isError ? (
+            <ErrorState error={events.error} onRetry={() => void events.refetch()} />
+          ) : (
+            <EventsTable events={events.data} showObject={false} loadingRows={4} empty={<EmptyState title="No events for this plan yet" />} />
+          )}
+        </Card>
+      </div>
+    </>
+  );
+}
+
+/** One plan: state and controls, its diagrams, each command with its nodes, its events; live. */
+export function PlanPage({ id }: { id: string }) {
+  const trpc = useTRPC();
+  const { canOperate } = useMe();
+  const plan = useQuery(trpc.plans.get.queryOptions({ id }));
+
+  if (plan.isPending) {
+    return (
+      <>
+        <PageHeader title={<Skeleton className="h-6 w-48" />} breadcrumb={breadcrumb} />
+        <div className="grid gap-4 lg:grid-cols-2">
+          {[0, 1].map((i) => (
+            <Card key={i} className="space-y-3 p-4">
+              <Skeleton className="h-4 w-40" />
+              <Skeleton className="h-4 w-full" />
+              <Skeleton className="h-4 w-3/4" />
+            </Card>
+          ))}
+        </div>
+      </>
+    );
+  }
+
+  if (plan.isError) {
+    const notFound = trpcErrorCode(plan.error) === "NOT_FOUND";
+    return (
+      <>
+        <PageHeader title={`Plan ${id}`} breadcrumb={breadcrumb} />
+        <Card>
+          {notFound ? (
+            <EmptyState title={`No plan with id “${id}”`}>
+              See <Link href="/plans" className="text-brand-700 hover:underline">all plans</Link>.
+            </EmptyState>
+          ) : (
+            <ErrorState error={plan.error} onRetry={() => void plan.refetch()} title="Could not load this plan" />
+          )}
+        </Card>
+      </>
+    );
+  }
+
+  return <PlanBody plan={plan.data} canOperate={canOperate} />;
+}

@@ -1,0 +1,110 @@
+"use client";
+
+import Link from "next/link";
+import type { ReactNode } from "react";
+import { useRouter } from "next/navigation";
+import type { PlanSummaryView } from "@/lib/plan-status";
+import { Badge } from "../ui/badge";
+import { SkeletonRows } from "../ui/skeleton";
+import { TableHeader } from "../ui/table-header";
+import { RelativeTime } from "../ui/time";
+import { StatusBadge } from "../status/status-badge";
+import { Actor } from "../events/object-link";
+import { CountsBar } from "../fleets/counts-bar";
+import { cx } from "../ui/cx";
+import { awaitsApproval, commandNotRun, countSegments, planTitle } from "./plan-view";
+import { planStateTone } from "./tones";
+
+const COLUMNS = ["State", "Plan", "Commands", "Progress", "Approval", "Created by", "Age"];
+
+/** Plans, newest first: state, name, each command's kind and state, node progress, approval, who and when. */
+export function PlansTable({ items, empty, loading = false }: { items: PlanSummaryView[] | undefined; empty: ReactNode; loading?: boolean }) {
+  const router = useRouter();
+  return (
+    <div className={cx("overflow-x-auto transition-opacity", loading && items && "opacity-70")}>
+      <table className="w-full text-left text-sm" data-testid="plans-table">
+        <TableHeader columns={COLUMNS} />
+        <tbody>
+          {!items ? (
+            <SkeletonRows columns={COLUMNS.length} rows={4} />
+          ) : items.length === 0 ? (
+            <tr>
+              <td colSpan={COLUMNS.length}>{empty}</td>
+            </tr>
+          ) : (
+            items.map((p) => {
+              const href = `/plans/${encodeURIComponent(p.id)}`;
+              const c = p.counts;
+              return (
+                <tr
+                  key={p.id}
+                  data-testid={`plan-row-${p.id}`}
+                  onClick={(e) => {
+                    if ((e.target as HTMLElement).closest("a,button")) return;
+                    router.push(href);
+                  }}
+                  className="cursor-pointer border-b border-slate-100 align-top hover:bg-slate-50"
+                >
+                  <td className="py-2.5 pr-3 pl-4">
+                    <StatusBadge table={planStateTone} state={p.state} data-testid={`plan-row-state-${p.id}`} title={p.message} />
+                  </td>
+                  <td className="max-w-72 px-3 py-2.5">
+                    <Link prefetch={false} href={href} className="font-medium text-slate-900 hover:text-brand-700 hover:underline">
+                      {planTitle(p)}
+                    </Link>
+                    <div className="truncate font-mono text-[11px] text-slate-500" title={p.id}>
+                      {p.id}
+                      {p.name && p.specId && <span className="ml-1.5 text-slate-400">spec.id {p.specId}</span>}
+                    </div>
+                    {p.retryOf && <div className="text-[11px] text-slate-500">retry of {p.retryOf}</div>}
+                  </td>
+                  <td className="px-3 py-2.5">
+                    <ul className="space-y-1">
+                      {p.commands.map((cmd, i) => (
+                        <li key={i} className="flex items-center gap-1.5 text-xs whitespace-nowrap text-slate-700">
+                          <span className="font-mono">{cmd.kind}</span>
+                          {commandNotRun(p.state, cmd.state) ? (
+                            <span className="text-slate-400" title={`still ${cmd.state}: the plan ended before it ran`}>
+                              not run
+                            </span>
+                          ) : (
+                            <StatusBadge table={planStateTone} state={cmd.state} />
+                          )}
+                        </li>
+                      ))}
+                    </ul>
+                  </td>
+                  <td className="w-48 px-3 py-2.5">
+                    <CountsBar segments={countSegments(c)} total={c.total} testId={`plan-row-bar-${p.id}`} />
+                    <div className="mt-1 text-[11px] text-slate-500 tabular-nums" data-testid={`plan-row-progress-${p.id}`}>
+                      {c.SignalCompleted}/{c.total} completed
+                    </div>
+                  </td>
+                  <td className="px-3 py-2.5">
+                    {awaitsApproval(p.state, p.approval) ? (
+                      <Badge tone="amber" data-testid={`plan-row-approval-${p.id}`}>
+                        Needed
+                      </Badge>
+                    ) : p.approval.required && p.approval.approvedBy ? (
+                      <span className="text-xs text-slate-500">
+                        by <Actor actor={p.approval.approvedBy} />
+                      </span>
+                    ) : (
+                      <span className="text-xs text-slate-400">—</span>
+                    )}
+                  </td>
+                  <td className="px-3 py-2.5 text-xs">
+                    <Actor actor={p.createdBy} />
+                  </td>
+                  <td className="px-3 py-2.5 text-slate-600">
+                    <RelativeTime value={p.createdAt} />
+                  </td>
+                </tr>
+              );
+            })
+          )}
+        </tbody>
+      </table>
+    </div>
+  );
+}
