@@ -11,6 +11,7 @@ import { AxisCard } from "./axis-card";
 import { StatCard } from "./stat-card";
 import { RecentEvents } from "./recent-events";
 import { ActionsCard } from "./actions-card";
+import { PlansCard } from "./plans-card";
 
 export function OverviewPage() {
   const trpc = useTRPC();
@@ -55,6 +56,9 @@ export function OverviewPage() {
       )}
       <div className="mt-4">
         <ActionsCard />
+      </div>
+      <div className="mt-4">
+        <PlansCard />
       </div>
       <div className="mt-4">
         <RecentEvents />

@@ -6,7 +6,7 @@ import { useQuery } from "@tanstack/react-query";
 import type { ReactNode } from "react";
 import { useTRPC } from "../trpc";
 import { cx } from "../ui/cx";
-import { ActionsIcon, ApprovalsIcon, DevicesIcon, EnrollIcon, EventsIcon, KeyIcon, Logo, OverviewIcon } from "./icons";
+import { ActionsIcon, ApprovalsIcon, DevicesIcon, EnrollIcon, EventsIcon, KeyIcon, Logo, OverviewIcon, PlansIcon } from "./icons";
 import { FleetsIcon } from "../fleets/fleet-icon";
 
 interface NavItem {
@@ -34,6 +34,7 @@ export function Nav() {
     { href: "/", label: "Overview", icon: <OverviewIcon /> },
     { href: "/devices", label: "Devices", icon: <DevicesIcon /> },
     { href: "/fleets", label: "Fleets", icon: <FleetsIcon /> },
+    { href: "/plans", label: "Plans", icon: <PlansIcon /> },
     {
       href: "/enrollments",
       label: "Enrollments",
