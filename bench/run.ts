@@ -12,13 +12,16 @@
  *      UpToDate.
  *   4. actions completed per second: 1,000 more simulated agents run noop actions created
  *      for all of them at once by label selector, round after round.
+ *   4c. a plan (issue 8): a k0s Plan over the 1,000 simulated workers of step 4 (discovered by
+ *      selector), limits.concurrent 100: time from create to Completed, and the server's added
+ *      work per node (its CPU time and the rows it wrote), next to a round of bare actions.
  *   4b. the same rounds on 1,000 lean protocol loops (bench/action-load.mjs): the server's
  *      own capacity, without the full simulator's CPU on the same two cores.
  *   5. heartbeat ingestion: a load process sends POST /status as fast as the server takes
  *      them for a fixed window; rate from the server's own counter.
  *
  * Options (env): BENCH_AGENTS (10000), BENCH_WAKE_SAMPLES (200), BENCH_ACTION_AGENTS (1000),
- * BENCH_ACTION_ROUNDS (5), BENCH_HEARTBEAT_SECONDS (10), BENCH_PORT (3290),
+ * BENCH_ACTION_ROUNDS (5), BENCH_PLAN_CONCURRENT (100), BENCH_HEARTBEAT_SECONDS (10), BENCH_PORT (3290),
  * BENCH_DEADLINE_SECONDS (1200).
  */
 import { spawn, execFileSync } from "node:child_process";
@@ -26,12 +29,13 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { client, logger, node, percentile, probeRetries, root, rssMb, runScope, sleep, startServerProcess } from "./lib";
+import { client, cpuMs, logger, node, percentile, probeRetries, root, rssMb, runScope, sleep, startServerProcess } from "./lib";
 
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 10_000);
 const WAKE_SAMPLES = Number(process.env.BENCH_WAKE_SAMPLES ?? 200);
 const ACTION_AGENTS = Number(process.env.BENCH_ACTION_AGENTS ?? 1000);
 const ACTION_ROUNDS = Number(process.env.BENCH_ACTION_ROUNDS ?? 5);
+const PLAN_CONCURRENT = Number(process.env.BENCH_PLAN_CONCURRENT ?? 100);
 const HEARTBEAT_WINDOW = Number(process.env.BENCH_HEARTBEAT_SECONDS ?? 10);
 const PORT = Number(process.env.BENCH_PORT ?? 3290);
 const URL_ = `http://127.0.0.1:${PORT}`;
@@ -204,6 +208,64 @@ async function main() {
   const actionsSeconds = (performance.now() - actionsStart) / 1000;
   const actionsDone = await doneCount();
 
+  // 4c. A plan over the same agents: each node is signalled by one action, so the server's work
+  // per node is compared with one bare action's (a round measured the same way just before).
+  log(`plan: k0supdate over ${ACTION_AGENTS} workers, limits.concurrent ${PLAN_CONCURRENT}`);
+  const rows = async () => {
+    const events = await json<{ items: { id: number }[] }>("GET", "/api/v1/events?limit=1", undefined, op);
+    return events.body.items[0]?.id ?? 0;
+  };
+  const bareCpu0 = cpuMs(serverPid);
+  const bareRows0 = await rows();
+  const bareBefore = await metric("drover_actions_finished_total");
+  const bareStart = performance.now();
+  const bare = await json("POST", "/api/v1/actions", { labelSelector: "group=act", kind: "noop", args: {} }, op);
+  if (bare.status !== 201) throw new Error(`bare round: ${bare.status} ${JSON.stringify(bare.body)}`);
+  while ((await metric("drover_actions_finished_total")) - bareBefore < ACTION_AGENTS) {
+    checkDeadline();
+    await sleep(50);
+  }
+  const bareMs = performance.now() - bareStart;
+  const bareCpu = cpuMs(serverPid) - bareCpu0;
+  const bareEvents = (await rows()) - bareRows0;
+  await sleep(1000);
+  const planYaml = [
+    "apiVersion: autopilot.k0sproject.io/v1beta2",
+    "kind: Plan",
+    "metadata: {name: autopilot}",
+    "spec:",
+    "  id: bench",
+    "  timestamp: now",
+    "  commands:",
+    "  - k0supdate:",
+    "      version: v1.31.0+k0s.0",
+    "      platforms:",
+    "        linux-amd64: {url: 'https://example.com/k0s-v1.31.0+k0s.0-amd64'}",
+    "      targets:",
+    "        workers:",
+    `          limits: {concurrent: ${PLAN_CONCURRENT}}`,
+    "          discovery: {selector: {labels: group=act}}",
+    "",
+  ].join("\n");
+  interface PlanView { metadata: { id: string }; status: { state: string; message: string; counts: { total: number; SignalCompleted: number } } }
+  const planCpu0 = cpuMs(serverPid);
+  const planRows0 = await rows();
+  const planStart = performance.now();
+  const planRes = await fetch(`${URL_}/api/v1/plans`, { method: "POST", headers: { ...op, "content-type": "application/yaml" }, body: planYaml });
+  const planCreatedMs = performance.now() - planStart;
+  const planBody = (await planRes.json()) as PlanView;
+  if (planRes.status !== 201) throw new Error(`create plan: ${planRes.status} ${JSON.stringify(planBody)}`);
+  let planView = planBody;
+  while (planView.status.state !== "Completed") {
+    checkDeadline();
+    if (!["SchedulableWait", "NewPlan"].includes(planView.status.state)) throw new Error(`plan ended ${planView.status.state}: ${planView.status.message}`);
+    await sleep(200);
+    planView = (await json<PlanView>("GET", `/api/v1/plans/${planBody.metadata.id}`, undefined, op)).body;
+  }
+  const planMs = performance.now() - planStart;
+  const planCpu = cpuMs(serverPid) - planCpu0;
+  const planEvents = (await rows()) - planRows0;
+
   // 4b. The same rounds on ACTION_AGENTS lean protocol loops (bench/action-load.mjs): the server's
   // capacity, where the full simulator's own CPU is the limit on this machine.
   log(`actions, lean driver: ${ACTION_AGENTS} devices, ${ACTION_ROUNDS} rounds of noop`);
@@ -266,6 +328,20 @@ async function main() {
       max: Number((approveLatencies.at(-1) ?? NaN).toFixed(1)),
     },
     actions: { agents: ACTION_AGENTS, completed: actionsDone, seconds: Number(actionsSeconds.toFixed(2)), perSecond: Math.round(actionsDone / actionsSeconds) },
+    plan: {
+      nodes: planView.status.counts.total,
+      completed: planView.status.counts.SignalCompleted,
+      concurrent: PLAN_CONCURRENT,
+      createAnsweredMs: Math.round(planCreatedMs),
+      createToCompletedMs: Math.round(planMs),
+      serverCpuMsPerNode: Number((planCpu / planView.status.counts.total).toFixed(2)),
+      eventsPerNode: Number((planEvents / planView.status.counts.total).toFixed(2)),
+      sameNodesAsBareActions: {
+        allAtOnceMs: Math.round(bareMs),
+        serverCpuMsPerAction: Number((bareCpu / ACTION_AGENTS).toFixed(2)),
+        eventsPerAction: Number((bareEvents / ACTION_AGENTS).toFixed(2)),
+      },
+    },
     actionsLeanDriver: {
       devices: ACTION_AGENTS,
       completed: leanDone,

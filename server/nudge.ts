@@ -9,13 +9,22 @@ import { nudgeDevice } from "./devices/lifecycle";
 import { publishEvents, recordEvents } from "./events/events";
 import { topics } from "./bus";
 import { router, operatorProcedure } from "./trpc/init";
+import { runPlans } from "./plans/controller";
 
-export const NudgeInput = z.object({ kind: z.enum(["Device", "Action"]), name: z.string().min(1).max(128) });
+export const NudgeInput = z.object({ kind: z.enum(["Device", "Action", "Plan"]), name: z.string().min(1).max(128) });
 
 export async function nudge(ctx: ServerContext, input: z.infer<typeof NudgeInput>, actor: string): Promise<{ nudged: string }> {
   if (input.kind === "Device") {
     await nudgeDevice(ctx, input.name, actor);
     return { nudged: `Device/${input.name}` };
+  }
+  if (input.kind === "Plan") {
+    const plan = await ctx.db.plan.findUnique({ where: { id: input.name }, select: { state: true } });
+    if (!plan) throw notFound(`plan "${input.name}"`);
+    const events = await ctx.db.$transaction((tx) => recordEvents(tx, [{ objectKind: "Plan", objectName: input.name, type: "Nudged", reason: plan.state, actor }]));
+    publishEvents(ctx, events);
+    await runPlans(ctx, [input.name]);
+    return { nudged: `Plan/${input.name}` };
   }
   const action = await ctx.db.action.findUnique({ where: { id: input.name }, select: { deviceId: true, state: true } });
   if (!action) throw notFound(`action "${input.name}"`);

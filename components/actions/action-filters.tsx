@@ -2,6 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { ACTION_ORIGINS, ACTION_STATES, BUILTIN_ACTION_KINDS } from "@/lib/action-status";
+import { PLAN_UPDATE_ACTION_KINDS } from "@/lib/plan-spec";
 import { useTRPC } from "../trpc";
 import { MultiSelect } from "../ui/multi-select";
 import { Button } from "../ui/button";
@@ -10,11 +11,11 @@ import { actionStateTone } from "../status/tones";
 import { LabelSelectorInput } from "../devices/text-filters";
 import { EMPTY_ACTION_FILTERS, hasActionFilters, type ActionParams } from "./params";
 
-/** Suggestions for the kind filter: the built-in kinds, any other name still allowed. */
+/** Suggestions for the kind filter: the built-in kinds and the plans' update kinds, any other name still allowed. */
 export function KindSuggestions({ id }: { id: string }) {
   return (
     <datalist id={id}>
-      {BUILTIN_ACTION_KINDS.map((k) => (
+      {[...BUILTIN_ACTION_KINDS, ...PLAN_UPDATE_ACTION_KINDS].map((k) => (
         <option key={k} value={k} />
       ))}
     </datalist>

@@ -286,7 +286,7 @@ export const restRoutes: RestRoute[] = [
     input: ({ params }) => params,
     status: 201,
   },
-  { method: "POST", path: "/nudge", procedure: "ops.nudge", summary: "Reconcile one Device or Action now", input: ({ body }) => body },
+  { method: "POST", path: "/nudge", procedure: "ops.nudge", summary: "Reconcile one Device, Action or Plan (by id) now", input: ({ body }) => body },
 ];
 
 const yamlRoutes = restRoutes
