@@ -129,6 +129,26 @@ const UpdateCommand = z
     return command.includes("/") ? path.resolve(command) : command;
   });
 
+/** `--download-mirror http://mirror.lan/k0s`: a base URL the plan's files are fetched from by name. */
+const DownloadMirror = z
+  .string()
+  .optional()
+  .transform((value, ctx): string | undefined => {
+    const text = value?.trim() ?? "";
+    if (text === "") return undefined;
+    let url: URL | null = null;
+    try {
+      url = new URL(text);
+    } catch {
+      // reported below
+    }
+    if (!url || (url.protocol !== "http:" && url.protocol !== "https:") || url.search !== "" || url.hash !== "") {
+      ctx.addIssue({ code: "custom", message: "an http:// or https:// base URL without a query, e.g. http://mirror.lan/k0s" });
+      return z.NEVER;
+    }
+    return text.replace(/\/+$/, "");
+  });
+
 /** `--action-seconds 0.05-0.5`: a range of seconds. */
 const SecondsRange = z
   .string()
@@ -180,6 +200,10 @@ Options:
                        actions fail)
   --update-timeout-seconds S
                        longest the download may take, and then the command (default: 1800)
+  --download-mirror URL
+                       fetch those files from URL/<the file name in the plan's URL> instead
+                       (air-gapped sites); the plan's sha256 is still checked; env
+                       DROVER_AGENT_DOWNLOAD_MIRROR when not given (default: none)
   --log-level LEVEL    trace, debug, info, warn, error, fatal or silent (default: info)
   -h, --help           show this help
 
@@ -210,11 +234,12 @@ const AgentArgs = z.object({
   appStartTimeoutSeconds: z.coerce.number().positive().max(86_400).default(60),
   updateCommand: UpdateCommand,
   updateTimeoutSeconds: z.coerce.number().positive().max(86_400).default(1800),
+  downloadMirror: DownloadMirror,
   logLevel: LogLevel.default("info"),
 });
 export type AgentConfig = z.infer<typeof AgentArgs>;
 
-/** `env`: where DROVER_AGENT_UPDATE_COMMAND is read when `--update-command` is not given. */
+/** `env`: where DROVER_AGENT_UPDATE_COMMAND and DROVER_AGENT_DOWNLOAD_MIRROR are read when their options are not given. */
 export function parseAgentArgs(argv: string[], env: Readonly<Record<string, string | undefined>> = process.env): AgentConfig | "help" {
   const values = readArgs(argv, {
     server: { type: "string" },
@@ -231,6 +256,7 @@ export function parseAgentArgs(argv: string[], env: Readonly<Record<string, stri
     "app-start-timeout-seconds": { type: "string" },
     "update-command": { type: "string" },
     "update-timeout-seconds": { type: "string" },
+    "download-mirror": { type: "string" },
     "log-level": { type: "string" },
     help: { type: "boolean", short: "h" },
   });
@@ -250,6 +276,7 @@ export function parseAgentArgs(argv: string[], env: Readonly<Record<string, stri
     appStartTimeoutSeconds: values["app-start-timeout-seconds"],
     updateCommand: values["update-command"] ?? env.DROVER_AGENT_UPDATE_COMMAND,
     updateTimeoutSeconds: values["update-timeout-seconds"],
+    downloadMirror: values["download-mirror"] ?? env.DROVER_AGENT_DOWNLOAD_MIRROR,
     logLevel: values["log-level"],
   });
 }
@@ -450,6 +477,7 @@ const FLAG: Record<string, string> = {
   slowVersions: "--slow-versions",
   updateCommand: "--update-command",
   updateTimeoutSeconds: "--update-timeout-seconds",
+  downloadMirror: "--download-mirror",
   planApplySeconds: "--plan-apply-seconds",
   failDownloadNodes: "--fail-download-nodes",
   badSha256Nodes: "--bad-sha256-nodes",

@@ -68,6 +68,7 @@ export async function main(argv: string[]): Promise<number> {
         downloadDir: path.join(config.stateDir, "downloads"),
         platform: config.platform,
         timeoutMs: config.updateTimeoutSeconds * 1000,
+        mirror: config.downloadMirror,
       },
     }),
     runtime: new HostRuntime({
@@ -107,6 +108,7 @@ export async function main(argv: string[]): Promise<number> {
       rootDir: config.rootDir ?? `${config.stateDir}/root`,
       allowApps: config.allowApps,
       updateCommand: config.updateCommand,
+      downloadMirror: config.downloadMirror,
       version: AGENT_VERSION,
     },
     "drover agent starting",

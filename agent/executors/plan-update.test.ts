@@ -22,6 +22,7 @@ import { eventually, FakeServer, type FakeAction } from "../test-support/fake-se
 import { FAST } from "../test-support/fast-timing";
 import { ActionFailure, builtinExecutors, simulatedExecutors, type ActionContext, type ExecutorRegistry, type PlanUpdateOptions } from ".";
 import { nodeMatcher } from "./simulated";
+import { parseAgentArgs } from "../env";
 
 /** The release file the plans point at, as the file server serves it. */
 const release = { route: "/k0s-v1.30.1+k0s.0-amd64", body: Buffer.from("#!/bin/k0s pretend binary\n".repeat(4000)) };
@@ -42,7 +43,7 @@ beforeAll(async () => {
   files = http.createServer((req, res) => {
     const route = (req.url ?? "").split("?")[0] ?? "";
     hits.push(route);
-    if (route === release.route) {
+    if (route === release.route || route === `/mirror${release.route}`) {
       res.writeHead(200, { "content-length": body.length });
       res.end(body);
     } else if (route === "/latest") {
@@ -214,6 +215,40 @@ describe("k0supdate / airgapupdate executors", () => {
     await fs.writeFile(path.join(downloads, "k0supdate-old.part"), "left by a killed agent");
     await run("k0supdate", signalArgs());
     expect(await leftInDownloads()).toEqual([]);
+  });
+
+  it("--download-mirror: fetched from <mirror>/<the URL's last segment>, said in the output; the sha256 is checked the same", async () => {
+    const upstream = `https://github.com/k0sproject/k0s/releases/download/v1.30.1+k0s.0${release.route}`;
+    const mirrored = executors({ mirror: `${base}/mirror` });
+    const result = await run("k0supdate", signalArgs({ url: `${upstream}?token=secret` }), mirrored);
+    expect(result).not.toBeInstanceOf(ActionFailure);
+    expect(hits).toEqual([`/mirror${release.route}`]);
+    expect((result as { output: string }).output.split("\n")[0]).toBe(
+      `downloaded ${body.length} bytes from ${base}/mirror${release.route} (mirror of ${upstream}), sha256 ${sha} (matches the plan)`,
+    );
+    // The command gets the same file name as without a mirror.
+    expect((await fs.readFile(out, "utf8")).split("\n")[0]).toBe(path.join(downloads, `k0supdate${release.route.replace("/", "-")}`));
+
+    // Integrity holds: whatever the mirror serves must match the plan's sha256.
+    const wrong = "1".repeat(64);
+    expect(failure(await run("k0supdate", signalArgs({ url: upstream, sha256: wrong }), mirrored)).message).toBe(`sha256 mismatch: expected ${wrong}, got ${sha}`);
+    expect(failure(await run("k0supdate", signalArgs({ url: "https://example.com/k0s/other" }), mirrored)).message).toBe(
+      `download failed: HTTP 404 from ${base}/mirror/other (mirror of https://example.com/k0s/other)`,
+    );
+    expect(failure(await run("k0supdate", signalArgs({ url: "https://example.com/k0s/" }), mirrored)).message).toBe(
+      `https://example.com/k0s/ names no file to fetch from the mirror ${base}/mirror`,
+    );
+    expect(hits).toEqual([`/mirror${release.route}`, `/mirror${release.route}`, "/mirror/other"]);
+  });
+
+  it("--download-mirror on the command line (trailing slashes dropped), else DROVER_AGENT_DOWNLOAD_MIRROR; a bad one is refused", () => {
+    const argv = ["--server", "http://localhost:3000", "--name", "w", "--state-dir", "/tmp/x"];
+    expect(parseAgentArgs([...argv, "--download-mirror", "http://mirror.lan/k0s//"], {})).toMatchObject({ downloadMirror: "http://mirror.lan/k0s" });
+    expect(parseAgentArgs(argv, { DROVER_AGENT_DOWNLOAD_MIRROR: "https://m.lan" })).toMatchObject({ downloadMirror: "https://m.lan" });
+    expect((parseAgentArgs(argv, {}) as { downloadMirror?: string }).downloadMirror).toBeUndefined();
+    for (const bad of ["ftp://m.lan", "mirror.lan", "http://m.lan/?x=1"]) {
+      expect(() => parseAgentArgs([...argv, "--download-mirror", bad], {})).toThrow(/^--download-mirror: an http:\/\/ or https:\/\/ base URL without a query/);
+    }
   });
 
   it("are not idempotent", () => {

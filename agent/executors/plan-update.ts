@@ -11,6 +11,10 @@
  * The downloaded file is removed once the command ends: a command that keeps it copies it.
  * Only one action runs at a time, so each run first clears what a killed agent may have
  * left in the downloads directory.
+ *
+ * `--download-mirror URL` (air-gapped sites): the file is fetched from
+ * `<mirror>/<the URL's last path segment>` instead of the plan's URL. The plan's sha256 is
+ * checked all the same, so the mirror cannot hand over another file unnoticed.
  */
 import { constants } from "node:fs";
 import fs from "node:fs/promises";
@@ -26,6 +30,8 @@ export interface PlanUpdateOptions {
   command: string | null;
   /** Where files are downloaded (`<state-dir>/downloads`). */
   downloadDir: string;
+  /** `--download-mirror`: a base URL (no trailing slash) that serves the plan's files by their names. */
+  mirror?: string | undefined;
   /** The platform the agent reports: a file for another one is refused (the server picked the wrong one). */
   platform?: string | undefined;
   /** Longest the download may take, and then the command (`--update-timeout-seconds`). */
@@ -69,16 +75,19 @@ export function planUpdateExecutor(kind: PlanUpdateActionKind, options: PlanUpda
         }
       }
 
+      const url = options.mirror ? mirrored(options.mirror, args.url) : args.url;
+      if (url !== args.url) log.info({ event: "update.mirror", url: redactUrl(args.url), mirror: redactUrl(url) }, "downloading the update file from the mirror");
+
       await fs.rm(options.downloadDir, { recursive: true, force: true });
       await fs.mkdir(options.downloadDir, { recursive: true, mode: 0o700 });
       const file = path.join(options.downloadDir, downloadName(kind, args));
-      const where = redactUrl(args.url);
+      const where = redactUrl(url) + (url !== args.url ? ` (mirror of ${redactUrl(args.url)})` : "");
       let downloaded: { sha256: string; bytes: number };
       try {
-        downloaded = await downloadFile({ url: args.url, file, sha256: args.sha256, timeoutMs, maxBytes: options.maxBytes ?? DEFAULT_ARTIFACT_MAX_BYTES, signal, fetch: options.fetch });
+        downloaded = await downloadFile({ url, file, sha256: args.sha256, timeoutMs, maxBytes: options.maxBytes ?? DEFAULT_ARTIFACT_MAX_BYTES, signal, fetch: options.fetch });
       } catch (error) {
         if (!(error instanceof DownloadFailure)) throw error;
-        throw new ActionFailure(error.kind === "transfer" || error.kind === "too-large" ? `${error.message} from ${error.where}` : error.message);
+        throw new ActionFailure(error.kind === "transfer" || error.kind === "too-large" ? `${error.message} from ${where}` : error.message);
       }
       log.info({ event: "update.downloaded", file, bytes: downloaded.bytes, sha256: downloaded.sha256 }, "update file downloaded");
       const header =
@@ -127,6 +136,18 @@ export function planUpdateExecutor(kind: PlanUpdateActionKind, options: PlanUpda
       }
     },
   };
+}
+
+/** `<mirror>/<the URL's last path segment>` (still %-encoded as it was); the plan's query is not sent. */
+function mirrored(mirror: string, url: string): string {
+  let segment = "";
+  try {
+    segment = new URL(url).pathname.split("/").pop() ?? "";
+  } catch {
+    // an invalid URL cannot come through the schema
+  }
+  if (segment === "") throw new ActionFailure(`${redactUrl(url)} names no file to fetch from the mirror ${mirror}`);
+  return `${mirror.replace(/\/+$/, "")}/${segment}`;
 }
 
 /** `<kind>-<the URL's file name>` (the command may go by its name or extension), safe as a file name. */
