@@ -255,16 +255,19 @@ async function main() {
   const planCreatedMs = performance.now() - planStart;
   const planBody = (await planRes.json()) as PlanView;
   if (planRes.status !== 201) throw new Error(`create plan: ${planRes.status} ${JSON.stringify(planBody)}`);
-  let planView = planBody;
-  while (planView.status.state !== "Completed") {
+  // The plan's end from the server's own event log (cheap: the probe must not be the load it measures).
+  let planEnd: { time: string; reason: string } | undefined;
+  while (!planEnd) {
     checkDeadline();
-    if (!["SchedulableWait", "NewPlan"].includes(planView.status.state)) throw new Error(`plan ended ${planView.status.state}: ${planView.status.message}`);
-    await sleep(200);
-    planView = (await json<PlanView>("GET", `/api/v1/plans/${planBody.metadata.id}`, undefined, op)).body;
+    await sleep(100);
+    const ev = await json<{ items: { time: string; reason: string }[] }>("GET", `/api/v1/events?kind=Plan&name=${planBody.metadata.id}&limit=1`, undefined, op);
+    planEnd = ev.body.items.find((e) => e.reason !== "SchedulableWait" && ["Completed", "ApplyFailed", "Cancelled", "DeadlineExceeded", "IncompleteTargets", "InconsistentTargets", "MissingSignalNode", "MissingPlatform", "Restricted"].includes(e.reason));
   }
   const planMs = performance.now() - planStart;
   const planCpu = cpuMs(serverPid) - planCpu0;
   const planEvents = (await rows()) - planRows0;
+  const planView = (await json<PlanView>("GET", `/api/v1/plans/${planBody.metadata.id}`, undefined, op)).body;
+  if (planView.status.state !== "Completed") throw new Error(`plan ended ${planView.status.state}: ${planView.status.message}`);
 
   // 4b. The same rounds on ACTION_AGENTS lean protocol loops (bench/action-load.mjs): the server's
   // capacity, where the full simulator's own CPU is the limit on this machine.

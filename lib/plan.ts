@@ -266,31 +266,49 @@ function actionOutcome(node: EngineNode): NodeChange | null {
   return { id: node.id, state: "SignalApplyFailed", message: `action ${a.id} ${a.state}: ${why}` };
 }
 
-function orderKey(n: EngineNode) {
-  return n.position;
+/** What a pass reads (server/plans/controller.ts loads exactly this much, however big the plan). */
+export interface PassInput {
+  plan: EnginePlan;
+  commands: EngineCommand[];
+  /** Every node still SignalSent, of any command, with its action. */
+  signalled: EngineNode[];
+  /**
+   * The active command's waiting nodes the server offers to signal next, per group, in the order
+   * to signal them: Online devices first, then the listed order; never a device another plan
+   * is updating. As many as could be signalled now, at most.
+   */
+  candidates: Record<PlanGroup, EngineNode[]>;
+  /** The active command's nodes, by group and stored state. */
+  counts: Record<PlanGroup, Partial<Record<PlanNodeState, number>>>;
+  now: Date;
 }
 
-/** Pending nodes of a group in the order to signal them: Online first, each kept in its listed order; never one another plan is updating. */
-function candidates(nodes: EngineNode[]): EngineNode[] {
-  const free = nodes.filter((n) => n.state === "SignalPending" && n.busyIn === null && n.device);
-  const online = free.filter((n) => n.device!.summary === "Online").sort((a, b) => orderKey(a) - orderKey(b));
-  const rest = free.filter((n) => n.device!.summary !== "Online").sort((a, b) => orderKey(a) - orderKey(b));
-  return [...online, ...rest];
+export type GroupCounts = PassInput["counts"];
+
+function total(c: Partial<Record<PlanNodeState, number>>): number {
+  return Object.values(c).reduce((a, b) => a + (b ?? 0), 0);
 }
 
-export function decidePass(plan: EnginePlan, commands: EngineCommand[], nodes: EngineNode[], now: Date): PassDecision {
+export function decidePass(input: PassInput): PassDecision {
+  const { plan, commands, signalled, candidates, now } = input;
   const out: PassDecision = { plan: null, commands: [], nodes: [], signals: [], cancelActions: [], events: [], advanced: false };
-  const nodeState = new Map(nodes.map((n) => [n.id, n.state]));
+  const counts: GroupCounts = { controllers: { ...input.counts.controllers }, workers: { ...input.counts.workers } };
+  const nodeState = new Map([...signalled, ...candidates.controllers, ...candidates.workers].map((n) => [n.id, n.state]));
   const changeNode = (n: EngineNode, state: PlanNodeState, message: string) => {
-    assertTransition(planNodeMachine, nodeState.get(n.id)!, state);
+    const from = nodeState.get(n.id)!;
+    assertTransition(planNodeMachine, from, state);
     nodeState.set(n.id, state);
+    if (n.command === plan.activeCommand) {
+      counts[n.group][from] = (counts[n.group][from] ?? 0) - 1;
+      counts[n.group][state] = (counts[n.group][state] ?? 0) + 1;
+    }
     out.nodes.push({ id: n.id, state, message });
-    out.events.push({ type: "PlanNodeStateChanged", reason: state, message: `${nodeLabel(n)}: ${n.state} → ${state}${message ? `: ${message}` : ""}` });
+    out.events.push({ type: "PlanNodeStateChanged", reason: state, message: `${nodeLabel(n)}: ${from} → ${state}${message ? `: ${message}` : ""}` });
   };
 
   // Follow every signalled node to its end, whatever the plan's state (a plan that ended still
   // shows what happened to the nodes it had signalled).
-  for (const n of nodes) {
+  for (const n of signalled) {
     const change = actionOutcome(n);
     if (change) changeNode(n, change.state, change.message);
   }
@@ -316,103 +334,113 @@ export function decidePass(plan: EnginePlan, commands: EngineCommand[], nodes: E
     planState = to;
     out.plan = { state: to, message, activeCommand };
   };
-  const unfinishedActions = () =>
-    nodes.filter((n) => nodeState.get(n.id) === "SignalSent" && n.action && !isFinalAction(n.action.state)).map((n) => n.action!.id);
 
-  const first = commands.find((c) => c.index === plan.activeCommand);
-  if (!first) return out;
-  const active: EngineCommand = first;
+  const active = commands.find((c) => c.index === plan.activeCommand);
+  if (!active) return out;
+  const mine = signalled.filter((n) => n.command === active.index);
+  const facts = (): GroupFacts => groupFacts(counts, mine.filter((n) => nodeState.get(n.id) === "SignalSent" && n.group === "controllers").map((n) => n.name));
 
   // An operator's cancel, then the deadline: end the plan and cancel what is still unfinished.
   if (plan.cancel || (plan.deadlineAt && now.getTime() >= plan.deadlineAt.getTime())) {
     const cancelled = plan.cancel !== null;
     const to: PlanState = cancelled ? "Cancelled" : "DeadlineExceeded";
-    const waiting = nodes.filter((n) => n.command === first.index && (nodeState.get(n.id) === "SignalPending" || nodeState.get(n.id) === "SignalSent"));
+    const unfinished = (counts.controllers.SignalPending ?? 0) + (counts.workers.SignalPending ?? 0) + (counts.controllers.SignalSent ?? 0) + (counts.workers.SignalSent ?? 0);
+    const named = [...mine.filter((n) => nodeState.get(n.id) === "SignalSent"), ...candidates.controllers, ...candidates.workers];
+    const ctx: ExplainContext = { plan, command: active, facts: facts(), now };
     const message = cancelled
       ? `cancelled by ${plan.cancel!.by}${plan.cancel!.reason ? `: ${plan.cancel!.reason}` : ""}`
-      : `the deadline of ${plan.deadline} passed at ${plan.deadlineAt!.toISOString()} with ${waiting.length} node(s) of command ${first.index} unfinished${waiting.length ? `: ${listNames(waiting.map((n) => `${n.name} (${explainNode(n, { plan, command: first, nodes, now })})`), 3)}` : ""}`;
+      : `the deadline of ${plan.deadline} passed at ${plan.deadlineAt!.toISOString()} with ${unfinished} node(s) of command ${active.index} unfinished${named.length ? `: ${listNames(named.map((n) => `${n.name} (${explainNode(n, ctx)})`), 3)}` : ""}`;
     moveCommand(active, to, message);
     movePlan(to, message, null);
-    out.cancelActions = unfinishedActions();
+    out.cancelActions = signalled.filter((n) => nodeState.get(n.id) === "SignalSent" && n.action && !isFinalAction(n.action.state)).map((n) => n.action!.id);
+    return out;
+  }
+
+  // SchedulableWait: did a signalled node fail?
+  const failed = mine.filter((n) => nodeState.get(n.id) === "SignalApplyFailed" || nodeState.get(n.id) === "SignalMissingNode");
+  if (failed.length > 0) {
+    const gone = failed.filter((n) => nodeState.get(n.id) === "SignalMissingNode");
+    const to: PlanState = gone.length === failed.length ? "MissingSignalNode" : "ApplyFailed";
+    if (to === "MissingSignalNode") moveCommand(active, "Schedulable", "");
+    const message = failed.map((n) => `${n.name}: ${out.nodes.find((c) => c.id === n.id)?.message ?? n.message}`).join("; ");
+    moveCommand(active, to, message);
+    movePlan(to, `command ${active.index} (${active.shape.kind}) ${to}: ${message}`, null);
+    return out;
+  }
+
+  const all = total(counts.controllers) + total(counts.workers);
+  const completed = (counts.controllers.SignalCompleted ?? 0) + (counts.workers.SignalCompleted ?? 0);
+  if (completed === all) {
+    moveCommand(active, "Completed", all === 0 ? "no node to signal" : `${all} node(s) SignalCompleted`);
+    const next = commands.find((c) => c.index === active.index + 1);
+    if (!next) {
+      movePlan("Completed", `${commands.length} command(s) completed`, null);
+      return out;
+    }
+    // The next command's nodes were not read for this pass: the caller passes again at once.
+    movePlan(cmdState.get(next.index)!, "", next.index);
+    out.advanced = true;
     return out;
   }
 
   // The plan waits for its approval before anything is signalled.
-  const approved = !plan.requireApproval || plan.approvedBy !== null;
-
-  {
-    const cmdNodes = nodes.filter((n) => n.command === active.index);
-    const stateOf = (n: EngineNode) => nodeState.get(n.id)!;
-
-    // SchedulableWait: did a signalled node fail?
-    const failed = cmdNodes.filter((n) => stateOf(n) === "SignalApplyFailed" || (stateOf(n) === "SignalMissingNode" && n.state === "SignalSent"));
-    if (failed.length > 0) {
-      const gone = failed.filter((n) => stateOf(n) === "SignalMissingNode");
-      const to: PlanState = gone.length === failed.length ? "MissingSignalNode" : "ApplyFailed";
-      if (to === "MissingSignalNode") moveCommand(active, "Schedulable", "");
-      const message = failed.map((n) => `${n.name}: ${out.nodes.find((c) => c.id === n.id)?.message ?? n.message}`).join("; ");
-      moveCommand(active, to, message);
-      movePlan(to, `command ${active.index} (${active.shape.kind}) ${to}: ${message}`, null);
-      return out;
-    }
-
-    // Nodes still waiting must still qualify (checked in Schedulable, before signalling).
-    const problems = cmdNodes
-      .filter((n) => stateOf(n) === "SignalPending")
-      .map((n) => ({ n, p: recheck(n, active.shape) }))
-      .filter((x): x is { n: EngineNode; p: NonNullable<ReturnType<typeof recheck>> } => x.p !== null);
-    if (problems.length > 0) {
-      const first = problems[0]!;
-      for (const { n, p } of problems) changeNode(n, p.node, p.message);
-      moveCommand(active, "Schedulable", "");
-      const message = problems.filter((x) => x.p.command === first.p.command).map((x) => x.p.message).join("; ");
-      moveCommand(active, first.p.command, message);
-      movePlan(first.p.command, `command ${active.index} (${active.shape.kind}) ${first.p.command}: ${message}`, null);
-      return out;
-    }
-
-    if (cmdNodes.every((n) => stateOf(n) === "SignalCompleted")) {
-      const message = cmdNodes.length === 0 ? "no node to signal" : `${cmdNodes.length} node(s) SignalCompleted`;
-      moveCommand(active, "Completed", message);
-      const next = commands.find((c) => c.index === active.index + 1);
-      if (!next) {
-        movePlan("Completed", `${commands.length} command(s) completed`, null);
-        return out;
-      }
-      // The next command's nodes were not read for this pass: the caller passes again at once.
-      movePlan(cmdState.get(next.index)!, "", next.index);
-      out.advanced = true;
-      return out;
-    }
-
-    if (!approved) {
-      if (out.plan === null && plan.message !== "waiting for an operator to approve the plan") movePlan(planState, "waiting for an operator to approve the plan", active.index);
-      return out;
-    }
-
-    // Pick the next nodes: controllers one at a time; workers only after every controller.
-    const controllers = cmdNodes.filter((n) => n.group === "controllers");
-    const workers = cmdNodes.filter((n) => n.group === "workers");
-    let picked: EngineNode[] = [];
-    if (controllers.some((n) => stateOf(n) !== "SignalCompleted")) {
-      if (!controllers.some((n) => stateOf(n) === "SignalSent")) picked = candidates(controllers).slice(0, 1);
-    } else {
-      const limit = active.shape.targets.workers?.limits?.concurrent ?? 1;
-      const sent = workers.filter((n) => stateOf(n) === "SignalSent").length;
-      picked = candidates(workers).slice(0, Math.max(0, limit - sent));
-    }
-    if (picked.length > 0) {
-      moveCommand(active, "Schedulable", "");
-      for (const n of picked) {
-        changeNode(n, "SignalSent", "");
-        out.signals.push({ nodeId: n.id, name: n.name, deviceId: n.device!.id, command: n.command, group: n.group });
-      }
-      moveCommand(active, "SchedulableWait", "");
-      out.events.push({ type: "PlanNodesSignalled", reason: "Schedulable", message: `command ${active.index} (${active.shape.kind}): signalled ${listNames(picked.map((n) => n.name), 10)}` });
-    }
-    if (out.plan === null && (plan.message !== "" || planState !== plan.state)) movePlan(planState, "", active.index);
+  if (plan.requireApproval && plan.approvedBy === null) {
+    if (out.plan === null && plan.message !== APPROVAL_WAIT) movePlan(planState, APPROVAL_WAIT, active.index);
     return out;
   }
+
+  // Pick the next nodes: controllers one at a time; workers only after every controller.
+  let picked: EngineNode[] = [];
+  const f = facts();
+  if (f.controllersLeft > 0) {
+    if (f.controllerSent === null) picked = candidates.controllers.slice(0, 1);
+  } else {
+    const limit = active.shape.targets.workers?.limits?.concurrent ?? 1;
+    picked = candidates.workers.slice(0, Math.max(0, limit - f.workersSent));
+  }
+
+  // A node must still qualify when its turn comes (checked in Schedulable, before it is signalled).
+  const problems = picked.map((n) => ({ n, p: recheck(n, active.shape) })).filter((x): x is { n: EngineNode; p: NonNullable<ReturnType<typeof recheck>> } => x.p !== null);
+  if (problems.length > 0) {
+    const first = problems[0]!;
+    for (const { n, p } of problems) changeNode(n, p.node, p.message);
+    moveCommand(active, "Schedulable", "");
+    const message = problems.filter((x) => x.p.command === first.p.command).map((x) => x.p.message).join("; ");
+    moveCommand(active, first.p.command, message);
+    movePlan(first.p.command, `command ${active.index} (${active.shape.kind}) ${first.p.command}: ${message}`, null);
+    return out;
+  }
+
+  if (picked.length > 0) {
+    moveCommand(active, "Schedulable", "");
+    for (const n of picked) {
+      changeNode(n, "SignalSent", "");
+      out.signals.push({ nodeId: n.id, name: n.name, deviceId: n.device!.id, command: n.command, group: n.group });
+    }
+    moveCommand(active, "SchedulableWait", "");
+    out.events.push({ type: "PlanNodesSignalled", reason: "Schedulable", message: `command ${active.index} (${active.shape.kind}): signalled ${listNames(picked.map((n) => n.name), 10)}` });
+  }
+  if (out.plan === null && (plan.message !== "" || planState !== plan.state)) movePlan(planState, "", active.index);
+  return out;
+}
+
+export const APPROVAL_WAIT = "waiting for an operator to approve the plan";
+
+/** What a waiting node's words depend on, from the command's counts. */
+export interface GroupFacts {
+  /** Controllers not yet SignalCompleted. */
+  controllersLeft: number;
+  /** The controller being updated, if any. */
+  controllerSent: string | null;
+  workersSent: number;
+}
+
+export function groupFacts(counts: GroupCounts, sentControllers: string[]): GroupFacts {
+  return {
+    controllersLeft: total(counts.controllers) - (counts.controllers.SignalCompleted ?? 0),
+    controllerSent: (counts.controllers.SignalSent ?? 0) > 0 ? (sentControllers[0] ?? "a controller") : null,
+    workersSent: counts.workers.SignalSent ?? 0,
+  };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -421,8 +449,8 @@ export function decidePass(plan: EnginePlan, commands: EngineCommand[], nodes: E
 export interface ExplainContext {
   plan: Pick<EnginePlan, "state" | "activeCommand" | "requireApproval" | "approvedBy">;
   command: Pick<EngineCommand, "index" | "shape">;
-  /** The command's nodes (for "one controller at a time", slots). */
-  nodes: Pick<EngineNode, "command" | "group" | "state" | "name">[];
+  /** The command's counts, for "one controller at a time" and slots. */
+  facts: GroupFacts;
   now: Date;
 }
 
@@ -454,25 +482,23 @@ export function explainNode(node: Pick<EngineNode, "command" | "group" | "state"
   }
   if (node.state !== "SignalPending") return node.message;
   if (isTerminalPlanState(plan.state)) return `never signalled: the plan ended ${plan.state}`;
-  if (plan.requireApproval && !plan.approvedBy) return "waiting for an operator to approve the plan";
+  if (plan.requireApproval && !plan.approvedBy) return APPROVAL_WAIT;
   if (plan.activeCommand === null || command.index > plan.activeCommand) return `waiting for command ${plan.activeCommand ?? 0} to complete`;
   if (node.busyIn) return `waiting: plan ${node.busyIn} is updating this device`;
-  const own = ctx.nodes.filter((n) => n.command === command.index);
-  if (node.group === "workers" && own.some((n) => n.group === "controllers" && n.state !== "SignalCompleted")) return "waiting for every controller to complete first";
+  const f = ctx.facts;
+  if (node.group === "workers" && f.controllersLeft > 0) return "waiting for every controller to complete first";
   const offline = node.device && node.device.summary !== "Online" ? ` (the device is ${node.device.summary}, ${since(node.device.lastSeen, ctx.now)}; Online nodes go first)` : "";
   if (node.group === "controllers") {
-    const busy = own.find((n) => n.group === "controllers" && n.state === "SignalSent");
-    return busy ? `waiting: one controller at a time, ${busy.name} is updating${offline}` : `next controller${offline}`;
+    return f.controllerSent ? `waiting: one controller at a time, ${f.controllerSent} is updating${offline}` : `next controller${offline}`;
   }
   const limit = command.shape.targets.workers?.limits?.concurrent ?? 1;
-  const sent = own.filter((n) => n.group === "workers" && n.state === "SignalSent").length;
-  return sent >= limit ? `waiting for a slot: ${sent} of ${limit} workers updating${offline}` : `next worker${offline}`;
+  return f.workersSent >= limit ? `waiting for a slot: ${f.workersSent} of ${limit} workers updating${offline}` : `next worker${offline}`;
 }
 
 /** The plan's message: what it ended with, or what it waits for now. */
 export function explainPlan(plan: Pick<EnginePlan, "state" | "message" | "activeCommand" | "requireApproval" | "approvedBy">, counts: { total: number; done: number; sent: number }): string {
   if (isTerminalPlanState(plan.state)) return plan.message;
-  if (plan.requireApproval && !plan.approvedBy) return "waiting for an operator to approve the plan";
+  if (plan.requireApproval && !plan.approvedBy) return APPROVAL_WAIT;
   if (plan.activeCommand === null) return plan.message;
   return `command ${plan.activeCommand}: ${counts.done} of ${counts.total} node(s) completed, ${counts.sent} signalled`;
 }

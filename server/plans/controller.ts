@@ -29,8 +29,8 @@ import { publishEvents, recordEvents, type EventRow, type NewEvent } from "../ev
 import { topics } from "../bus";
 import { inChunks } from "../lib/chunks";
 import { afterCancel, cancelActionInTx, needsApproval, type CancelOutcome } from "../actions/actions";
-import { decidePass, type EngineDevice, type EngineNode, type PassDecision } from "../../lib/plan";
-import { commandShape, PlanSpec, type PlanGroup, type PlanSignalArgs } from "../../lib/plan-spec";
+import { decidePass, type EngineDevice, type EngineNode, type GroupCounts, type PassDecision } from "../../lib/plan";
+import { commandShape, PLAN_GROUPS, PlanSpec, type PlanGroup, type PlanSignalArgs } from "../../lib/plan-spec";
 import { isTerminalPlanState, type PlanNodeState, type PlanState } from "../../lib/plan-status";
 import { FINAL_ACTION_STATES, type ActionState } from "../../lib/action-status";
 
@@ -87,37 +87,71 @@ interface Loaded {
   decision: PassDecision;
 }
 
+const nodeSelect = { id: true, commandIndex: true, group: true, position: true, name: true, state: true, message: true, deviceId: true, actionId: true } satisfies Prisma.PlanNodeSelect;
+type NodeRow = Prisma.PlanNodeGetPayload<{ select: typeof nodeSelect }>;
+
+/**
+ * What one pass needs and no more, so a pass costs the same for 10 nodes as for 10,000: the
+ * nodes still SignalSent with their actions, the active command's counts by group and state,
+ * and the few waiting nodes that could be signalled now (Online devices first, then the listed
+ * order, never a device another plan is updating: one query), with their devices (and labels
+ * where they were discovered by selector, to check them again).
+ */
 async function load(db: Db | Tx, planId: string, now: Date): Promise<Loaded | null> {
   const plan = await db.plan.findUnique({ where: { id: planId }, include: { commands: { orderBy: { index: "asc" } } } });
   if (!plan) return null;
   const state = plan.state as PlanState;
   const active = isTerminalPlanState(state) ? null : plan.activeCommand;
-  const rows = await db.planNode.findMany({
-    where: { planId, OR: [{ state: "SignalSent" }, ...(active === null ? [] : [{ commandIndex: active }])] },
-    select: { id: true, commandIndex: true, group: true, position: true, name: true, state: true, message: true, deviceId: true, actionId: true },
-  });
-  if (rows.length === 0 && active === null) return null;
   const shapes = PlanSpec.parse(JSON.parse(plan.spec)).commands.map(commandShape);
-  const pendingWithSelector = rows.filter((r) => r.state === "SignalPending" && shapes[r.commandIndex]?.targets[r.group as PlanGroup]?.discovery.selector);
-  const deviceIds = [...new Set(rows.flatMap((r) => (r.deviceId ? [r.deviceId] : [])))];
-  const actionIds = rows.flatMap((r) => (r.actionId ? [r.actionId] : []));
-  const labelled = new Set(pendingWithSelector.map((r) => r.deviceId));
-  const [devices, actions, busy] = await Promise.all([
-    inChunks(deviceIds, (chunk) =>
-      db.device.findMany({ where: { id: { in: chunk } }, select: planDeviceSelect }),
-    ),
-    inChunks(actionIds, (chunk) => db.action.findMany({ where: { id: { in: chunk } }, select: { id: true, state: true, error: true, cancelRequestedBy: true } })),
-    busyElsewhere(db, planId, rows.filter((r) => r.state === "SignalPending" && r.deviceId).map((r) => r.deviceId!)),
+  const [sentRows, grouped] = await Promise.all([
+    db.planNode.findMany({ where: { planId, state: "SignalSent" }, select: nodeSelect }),
+    active === null ? Promise.resolve([]) : db.planNode.groupBy({ by: ["group", "state"], where: { planId, commandIndex: active }, _count: { _all: true } }),
   ]);
-  // Labels only where a waiting node's discovery was a selector (it is checked again before it is signalled).
-  const labels = await inChunks([...labelled].filter((x): x is string => x !== null), (chunk) => db.deviceLabel.findMany({ where: { deviceId: { in: chunk } } }));
+  if (sentRows.length === 0 && active === null) return null;
+  const actions = await inChunks(
+    sentRows.flatMap((r) => (r.actionId ? [r.actionId] : [])),
+    (chunk) => db.action.findMany({ where: { id: { in: chunk } }, select: { id: true, state: true, error: true, cancelRequestedBy: true } }),
+  );
+  const actionById = new Map(actions.map((a) => [a.id, { ...a, state: a.state as ActionState }]));
+  const counts: GroupCounts = { controllers: {}, workers: {} };
+  for (const g of grouped) counts[g.group as PlanGroup][g.state as PlanNodeState] = g._count._all;
+
+  // The waiting nodes that could be signalled now: one controller, and as many workers as the
+  // slots this pass could free (sent workers whose action has ended free theirs).
+  const candidateRows: Record<PlanGroup, NodeRow[]> = { controllers: [], workers: [] };
+  if (active !== null && !plan.cancelRequestedBy) {
+    const shape = shapes[active]!;
+    const ending = sentRows.filter((r) => r.commandIndex === active && r.group === "workers" && FINAL.has(actionById.get(r.actionId ?? "")?.state ?? "")).length;
+    const limits: Record<PlanGroup, number> = {
+      controllers: (counts.controllers.SignalPending ?? 0) > 0 ? 1 : 0,
+      workers: (counts.workers.SignalPending ?? 0) > 0 ? Math.max(0, (shape.targets.workers?.limits?.concurrent ?? 1) - (counts.workers.SignalSent ?? 0) + ending) : 0,
+    };
+    for (const group of PLAN_GROUPS) {
+      if (limits[group] === 0) continue;
+      const ids = await db.$queryRaw<{ id: string }[]>(Prisma.sql`
+        SELECT n."id" FROM "PlanNode" n LEFT JOIN "Device" d ON d."id" = n."deviceId"
+        WHERE n."planId" = ${planId} AND n."commandIndex" = ${active} AND n."group" = ${group} AND n."state" = 'SignalPending'
+          AND NOT EXISTS (SELECT 1 FROM "PlanNode" o WHERE o."deviceId" = n."deviceId" AND o."state" = 'SignalSent' AND o."planId" <> n."planId")
+        ORDER BY CASE WHEN d."summary" = 'Online' THEN 0 ELSE 1 END, n."position"
+        LIMIT ${limits[group]}`);
+      const rows = await db.planNode.findMany({ where: { id: { in: ids.map((r) => r.id) } }, select: nodeSelect });
+      const order = new Map(ids.map((r, i) => [r.id, i]));
+      candidateRows[group] = rows.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+    }
+  }
+  const candidateList = [...candidateRows.controllers, ...candidateRows.workers];
+  const deviceIds = [...new Set([...sentRows, ...candidateList].flatMap((r) => (r.deviceId ? [r.deviceId] : [])))];
+  // Labels only where a candidate was discovered by a selector (it is checked again before it is signalled).
+  const labelled = candidateList.filter((r) => r.deviceId && shapes[r.commandIndex]?.targets[r.group as PlanGroup]?.discovery.selector).map((r) => r.deviceId!);
+  const [devices, labels] = await Promise.all([
+    inChunks(deviceIds, (chunk) => db.device.findMany({ where: { id: { in: chunk } }, select: planDeviceSelect })),
+    inChunks(labelled, (chunk) => db.deviceLabel.findMany({ where: { deviceId: { in: chunk } } })),
+  ]);
   const labelsOf = new Map<string, Record<string, string>>();
   for (const l of labels) (labelsOf.get(l.deviceId) ?? labelsOf.set(l.deviceId, {}).get(l.deviceId)!)[l.key] = l.value;
   const deviceById = new Map(devices.map((d) => [d.id, d]));
-  const actionById = new Map(actions.map((a) => [a.id, a]));
-  const nodes: EngineNode[] = rows.map((r) => {
+  const toNode = (r: NodeRow): EngineNode => {
     const d = r.deviceId ? deviceById.get(r.deviceId) : undefined;
-    const a = r.actionId ? actionById.get(r.actionId) : undefined;
     return {
       id: r.id,
       command: r.commandIndex,
@@ -127,13 +161,15 @@ async function load(db: Db | Tx, planId: string, now: Date): Promise<Loaded | nu
       state: r.state as PlanNodeState,
       message: r.message,
       device: d ? engineDevice(d, labelsOf.get(d.id)) : null,
-      action: a ? { id: a.id, state: a.state as ActionState, error: a.error, cancelRequestedBy: a.cancelRequestedBy } : null,
+      action: r.actionId ? (actionById.get(r.actionId) ?? null) : null,
       actionId: r.actionId,
-      busyIn: r.deviceId ? (busy.get(r.deviceId) ?? null) : null,
+      busyIn: null,
     };
-  });
-  const decision = decidePass(
-    {
+  };
+  const signalled = sentRows.map(toNode);
+  const candidates = { controllers: candidateRows.controllers.map(toNode), workers: candidateRows.workers.map(toNode) };
+  const decision = decidePass({
+    plan: {
       id: plan.id,
       state,
       message: plan.message,
@@ -144,12 +180,16 @@ async function load(db: Db | Tx, planId: string, now: Date): Promise<Loaded | nu
       deadline: plan.deadline,
       deadlineAt: plan.deadlineAt,
     },
-    plan.commands.map((c) => ({ index: c.index, state: c.state as PlanState, message: c.message, shape: shapes[c.index]! })),
-    nodes,
+    commands: plan.commands.map((c) => ({ index: c.index, state: c.state as PlanState, message: c.message, shape: shapes[c.index]! })),
+    signalled,
+    candidates,
+    counts,
     now,
-  );
-  return { plan, shapes, nodes, decision };
+  });
+  return { plan, shapes, nodes: [...signalled, ...candidates.controllers, ...candidates.workers], decision };
 }
+
+const FINAL = new Set<string>(FINAL_ACTION_STATES);
 
 /** Devices another plan has SignalSent now: device id → that plan's id (two plans never signal one device at once). */
 export async function busyElsewhere(db: Db | Tx, planId: string, deviceIds: string[]): Promise<Map<string, string>> {
@@ -282,16 +322,16 @@ export async function passInTx(tx: Tx, ctx: ServerContext, planId: string, now: 
 const serial = new WeakMap<ServerContext, Promise<void>>();
 
 /** Passes over every open plan (or those given): one not ended, or with a node still SignalSent. One run at a time per server. */
-export function runPlans(ctx: ServerContext, ids?: string[]): Promise<void> {
+export function runPlans(ctx: ServerContext, ids?: string[], options: { look?: boolean } = {}): Promise<void> {
   const previous = serial.get(ctx) ?? Promise.resolve();
-  const next = previous.catch(() => undefined).then(() => runOnce(ctx, ids));
+  const next = previous.catch(() => undefined).then(() => runOnce(ctx, ids, options.look ?? true));
   serial.set(ctx, next);
   return next;
 }
 
 const OPEN_STATES = ["NewPlan", "SchedulableWait", "Schedulable"];
 
-async function runOnce(ctx: ServerContext, ids?: string[]): Promise<void> {
+async function runOnce(ctx: ServerContext, ids: string[] | undefined, look: boolean): Promise<void> {
   if (ids && ids.length === 0) return;
   const [open, settling] = await Promise.all([
     ctx.db.plan.findMany({ where: { state: { in: OPEN_STATES }, ...(ids ? { id: { in: ids } } : {}) }, select: { id: true }, orderBy: { createdAt: "asc" } }),
@@ -299,22 +339,24 @@ async function runOnce(ctx: ServerContext, ids?: string[]): Promise<void> {
   ]);
   for (const id of new Set([...open.map((p) => p.id), ...settling.map((n) => n.planId)])) {
     try {
-      await runOne(ctx, id);
+      await runOne(ctx, id, look);
     } catch (err) {
       ctx.log.error({ err, planId: id }, "plan controller failed");
     }
   }
 }
 
-async function runOne(ctx: ServerContext, id: string): Promise<void> {
-  // A look without a transaction first: most passes change nothing and hold no lock.
-  const look = await load(ctx.db, id, ctx.now());
-  if (!look || !changes(look.decision)) return;
+async function runOne(ctx: ServerContext, id: string, look: boolean): Promise<void> {
+  // A look without a transaction first: most ticks change nothing and hold no lock. (After an
+  // action ended there is nearly always something to write: the watcher skips it.)
+  if (look) {
+    const first = await load(ctx.db, id, ctx.now());
+    if (!first || !changes(first.decision)) return;
+  }
   const effects = await ctx.db.$transaction((tx) => passInTx(tx, ctx, id, ctx.now()), TX);
   if (effects) afterPass(ctx, effects);
 }
 
-const ENDED = new Set<string>(FINAL_ACTION_STATES);
 
 /**
  * Runs the plan controller shortly after one of its actions ended (debounced: the actions that
@@ -330,10 +372,10 @@ export function watchPlans(ctx: ServerContext, delayMs = 100): { stop(): void } 
     const ids = [...actionIds];
     actionIds.clear();
     const nodes = await inChunks(ids, (chunk) => ctx.db.planNode.findMany({ where: { actionId: { in: chunk } }, select: { planId: true } }));
-    await runPlans(ctx, [...new Set(nodes.map((n) => n.planId))]);
+    await runPlans(ctx, [...new Set(nodes.map((n) => n.planId))], { look: false });
   };
   const off = ctx.bus.subscribe<EventRow>(topics.events, (row) => {
-    if (row.objectKind !== "Action" || !ENDED.has(row.reason) || (row.type !== "ActionStateChanged" && row.type !== "ActionOverwritten")) return;
+    if (row.objectKind !== "Action" || !FINAL.has(row.reason) || (row.type !== "ActionStateChanged" && row.type !== "ActionOverwritten")) return;
     actionIds.add(row.objectName);
     if (!timer && !stopped) {
       timer = setTimeout(() => {

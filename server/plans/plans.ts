@@ -29,7 +29,7 @@ import {
   type PlanCommandKind,
   type PlanGroup,
 } from "../../lib/plan-spec";
-import { GROUP_ROLE, explainNode, explainPlan, newPlan, type Discovered, type PlanEvent } from "../../lib/plan";
+import { GROUP_ROLE, explainNode, explainPlan, groupFacts, newPlan, type Discovered, type GroupCounts, type PlanEvent } from "../../lib/plan";
 import {
   isTerminalPlanState,
   PLAN_NODE_STATES,
@@ -298,7 +298,9 @@ export async function getPlan(ctx: ServerContext, id: string): Promise<PlanView>
     const own = nodes.filter((n) => n.commandIndex === c.index);
     const counts = emptyCounts();
     const grouped: Partial<Record<PlanGroup, PlanNodeView[]>> = {};
-    const facts = own.map((n) => ({ command: n.commandIndex, group: n.group as PlanGroup, state: n.state as PlanNodeState, name: n.name }));
+    const byGroup: GroupCounts = { controllers: {}, workers: {} };
+    for (const n of own) byGroup[n.group as PlanGroup][n.state as PlanNodeState] = (byGroup[n.group as PlanGroup][n.state as PlanNodeState] ?? 0) + 1;
+    const facts = groupFacts(byGroup, own.filter((n) => n.group === "controllers" && n.state === "SignalSent").map((n) => n.name));
     for (const n of own) {
       addCount(counts, n.state);
       addCount(total, n.state);
@@ -309,7 +311,7 @@ export async function getPlan(ctx: ServerContext, id: string): Promise<PlanView>
         state: n.state as PlanNodeState,
         message: explainNode(
           { command: n.commandIndex, group: n.group as PlanGroup, state: n.state as PlanNodeState, message: n.message, device, action, busyIn: n.deviceId ? (busy.get(n.deviceId) ?? null) : null, name: n.name },
-          { plan: enginePlan, command: { index: c.index, shape }, nodes: facts, now },
+          { plan: enginePlan, command: { index: c.index, shape }, facts, now },
         ),
         lastUpdatedTimestamp: n.updatedAt.toISOString(),
         role: n.role,
