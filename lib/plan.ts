@@ -333,6 +333,12 @@ export function decidePass(input: PassInput): PassDecision {
     }
     planState = to;
     out.plan = { state: to, message, activeCommand };
+    // An end before the last command: the commands after it never run, and say so.
+    if (isTerminalPlanState(to) && to !== "Completed") {
+      for (const c of commands) {
+        if (c.index > (plan.activeCommand ?? 0)) out.commands.push({ index: c.index, state: cmdState.get(c.index)!, message: `not run: command ${plan.activeCommand} ended ${to}` });
+      }
+    }
   };
 
   const active = commands.find((c) => c.index === plan.activeCommand);

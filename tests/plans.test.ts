@@ -485,7 +485,10 @@ describe("approval, cancel, deadline, two plans", () => {
     const a = await enroll(s, "cx-1");
     const b = await enroll(s, "cx-2");
     await enroll(s, "cx-3");
-    const plan = await create(s, updatePlan({ workers: { ...staticNodes("cx-1", "cx-2", "cx-3"), limits: { concurrent: 2 } } }));
+    const plan = await create(s, {
+      ...updatePlan({ workers: { ...staticNodes("cx-1", "cx-2", "cx-3"), limits: { concurrent: 2 } } }),
+      spec: { commands: [...updatePlan({ workers: { ...staticNodes("cx-1", "cx-2", "cx-3"), limits: { concurrent: 2 } } }).spec.commands, { action: { kind: "noop", targets: { workers: staticNodes("cx-1") } } }] },
+    });
     const [running] = await offered(s, a);
     await report(s, a, running!.id, { state: "NEW" });
     await report(s, a, running!.id, { state: "RUNNING" });
@@ -494,6 +497,7 @@ describe("approval, cancel, deadline, two plans", () => {
     expect(res.body.status.state).toBe("Cancelled");
     expect(res.body.status.message).toBe("cancelled by user:admin: wrong version");
     expect(res.body.status.cancelRequestedBy).toBe("user:admin");
+    expect(res.body.status.commands[1]).toMatchObject({ state: "SchedulableWait", description: "not run: command 0 ended Cancelled" });
     // cx-2's action had not started: CANCELLED now, and the node is SignalApplyFailed saying so.
     const p = await eventually(async () => {
       const v = await get(s, plan.metadata.id);
