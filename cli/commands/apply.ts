@@ -115,7 +115,7 @@ Example fleet.yaml:
   drover get fleet edge-eu -o yaml > fleet.yaml   # edit, then apply it again
 
 A plan (k0s's apiVersion autopilot.k0sproject.io/v1beta2, or drover/v1) is created each time:
-  drover apply -f plan.yaml --require-approval --deadline 30m   # plan/ID created (NewPlan)
+  drover apply -f plan.yaml --require-approval --deadline 30m   # plan/ID created (SchedulableWait)
   drover describe plan ID --watch`,
     )
     .action(async (opts: { filename: string; requireApproval?: boolean; deadline?: string }, cmd: Command) => {
