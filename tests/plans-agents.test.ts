@@ -22,6 +22,7 @@ import { eventually } from "./helpers/devices";
 import { AgentProcess } from "../agent/test-support/agent-process";
 import { startSimulation, type SimulationHandle } from "../agent/simulate";
 import type { PlanNodeView, PlanView } from "../lib/plan-status";
+import { SEED_000_PLAN } from "./helpers/seed-plans";
 
 /** Every agent of this file enrols with it and is approved without a click. */
 const AUTO = "test=plans-agents";
@@ -133,7 +134,7 @@ describe("real agent processes", () => {
   }, 60_000);
 
   it("seed 000's plan, POSTed as YAML verbatim, runs to Completed in the seed's sequence: worker0's airgap bundle, then controller0's k0s, then worker0's", async () => {
-    const res = await fetch(`${s.url}/api/v1/plans`, { method: "POST", headers: { authorization: `Bearer ${s.adminToken}`, "content-type": "application/yaml" }, body: SEED_PLAN });
+    const res = await fetch(`${s.url}/api/v1/plans`, { method: "POST", headers: { authorization: `Bearer ${s.adminToken}`, "content-type": "application/yaml" }, body: SEED_000_PLAN });
     const created = (await res.json()) as PlanView;
     expect(res.status, JSON.stringify(created)).toBe(201);
     expect(created.spec.id).toBe("id123");
@@ -312,40 +313,3 @@ describe("simulated agents", () => {
   }, 40_000);
 });
 
-// research/engines.md A.6 "Plan-2", exactly as there (seed 000's example, line numbers and status removed).
-const SEED_PLAN = `apiVersion: autopilot.k0sproject.io/v1beta2
-kind: Plan
-metadata:
-  annotations:
-    <omitted>
-spec:
-  commands:
-  - airgapupdate:
-      version: v1.24.12+k0s.0
-      platforms:
-        linux-amd64:
-          url: https://github.com/k0sproject/k0s/releases/download/v1.24.12+k0s.0/k0s-airgap-bundle-v1.24.12+k0s.0-amd64
-      workers:
-        discovery:
-          static:
-            nodes:
-            - worker0
-  - k0supdate:
-      version: v1.24.12+k0s.0
-      platforms:
-        linux-amd64:
-          url: https://github.com/k0sproject/k0s/releases/download/v1.24.12+k0s.0/k0s-v1.24.12+k0s.0-amd64
-      targets:
-        controllers:
-          discovery:
-            static:
-              nodes:
-              - controller0
-        workers:
-          discovery:
-            static:
-              nodes:
-              - worker0
-  id: id123
-  timestamp: now
-`;

@@ -13,6 +13,7 @@ import { eventually, expectError, newSecret, type EnrolledDevice } from "./helpe
 import { report, setHealth, tokenFor, work } from "./helpers/actions";
 import { runPlans } from "../server/plans/controller";
 import type { PlanNodeView, PlanView } from "../lib/plan-status";
+import { SEED_000_PLAN_WITH_STATUS } from "./helpers/seed-plans";
 
 let s: TestServer;
 
@@ -99,42 +100,6 @@ const untilState = (srv: TestServer, id: string, state: string) =>
     return p.status.state === state ? p : undefined;
   });
 
-const SEED_PLAN = `apiVersion: autopilot.k0sproject.io/v1beta2
-kind: Plan
-metadata:
-  annotations:
-    <omitted>
-spec:
-  commands:
-  - airgapupdate:
-      version: v1.24.12+k0s.0
-      platforms:
-        linux-amd64:
-          url: https://github.com/k0sproject/k0s/releases/download/v1.24.12+k0s.0/k0s-airgap-bundle-v1.24.12+k0s.0-amd64
-      workers:
-        discovery:
-          static:
-            nodes:
-            - worker0
-  - k0supdate:
-      version: v1.24.12+k0s.0
-      platforms:
-        linux-amd64:
-          url: https://github.com/k0sproject/k0s/releases/download/v1.24.12+k0s.0/k0s-v1.24.12+k0s.0-amd64
-      targets:
-        controllers:
-          discovery:
-            static:
-              nodes:
-              - controller0
-        workers:
-          discovery:
-            static:
-              nodes:
-              - worker0
-  id: id123
-  timestamp: now
-  `;
 
 function updatePlan(targets: Record<string, unknown>, extra: Record<string, unknown> = {}) {
   return {
@@ -150,11 +115,11 @@ const staticNodes = (...names: string[]) => ({ discovery: { static: { nodes: nam
 
 // ---------------------------------------------------------------------------------------
 
-describe("seed 000's plan, verbatim", () => {
+describe("seed 000's plan, verbatim (its status block included, and ignored)", () => {
   it("runs in the seed's sequence: airgapupdate on worker0, then k0supdate on controller0 before worker0", async () => {
     const controller0 = await enroll(s, "controller0", { role: "controller" });
     const worker0 = await enroll(s, "worker0");
-    const created = await postYaml(s, SEED_PLAN);
+    const created = await postYaml(s, SEED_000_PLAN_WITH_STATUS);
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const plan = created.body;
     expect(plan.metadata.id).toMatch(/^plan-/);
@@ -220,7 +185,7 @@ describe("seed 000's plan, verbatim", () => {
     ]);
 
     // spec.id reused is just a label: the same YAML again is a new plan with its own id and its own run.
-    const again = await postYaml(s, SEED_PLAN);
+    const again = await postYaml(s, SEED_000_PLAN_WITH_STATUS);
     expect(again.status).toBe(201);
     expect(again.body.metadata.id).not.toBe(plan.metadata.id);
     expect(node(again.body, 0, "workers", "worker0").state).toBe("SignalSent");
@@ -551,9 +516,9 @@ describe("bad input changes nothing", () => {
     const before = await s.ctx.db.plan.count();
     expectError(await s.api("POST", "/plans", updatePlan({ workers: staticNodes("x") }, { bogus: 1 })), 400, "INVALID_REQUEST", /spec: Unrecognized key: "bogus"/);
     expectError(await s.api("POST", "/plans", { ...updatePlan({ workers: { discovery: {} } }) }), 400, "INVALID_REQUEST", /give exactly one of static or selector/);
-    const k0sAction = await postYaml(s, SEED_PLAN.replace("  - airgapupdate:", "  - action: {kind: noop, targets: {}}\n  - airgapupdate:"));
+    const k0sAction = await postYaml(s, SEED_000_PLAN_WITH_STATUS.replace("  - airgapupdate:", "  - action: {kind: noop, targets: {}}\n  - airgapupdate:"));
     expectError(k0sAction, 400, "INVALID_REQUEST", /the action command is Drover's/);
-    expectError(await postYaml(s, SEED_PLAN.replace("version: v1.24.12+k0s.0", "version: ''")), 400, "INVALID_REQUEST", /spec\.commands\.0\.airgapupdate\.version/);
+    expectError(await postYaml(s, SEED_000_PLAN_WITH_STATUS.replace("version: v1.24.12+k0s.0", "version: ''")), 400, "INVALID_REQUEST", /spec\.commands\.0\.airgapupdate\.version/);
     expectError(await postYaml(s, "kind: Plan\n  bad: [indent"), 400, "INVALID_REQUEST", /not valid YAML/);
     expectError(await s.api("POST", "/plans?deadline=soon", updatePlan({ workers: staticNodes("x") })), 400, "INVALID_REQUEST", /deadline/);
     expectError(await s.api("POST", "/plans?requireApproval=yes", updatePlan({ workers: staticNodes("x") })), 400, "INVALID_REQUEST", /requireApproval/);

@@ -7,60 +7,14 @@ import { describe, expect, it } from "vitest";
 import { PlanInput } from "../lib/plan-spec";
 import { parseYamlWith } from "../lib/yaml-problems";
 import { deadlineProblem, NEW_PLAN_YAML, parsePlanYaml } from "../components/plans/plan-yaml";
+import { SEED_000_PLAN_WITH_STATUS } from "./helpers/seed-plans";
 
-// Seed 000's example as written there (its line numbers taken off), status block included.
-const SEED_PLAN = `apiVersion: autopilot.k0sproject.io/v1beta2
-kind: Plan
-metadata:
-  annotations:
-    <omitted>
-spec:
-  commands:
-  - airgapupdate:
-      version: v1.24.12+k0s.0
-      platforms:
-        linux-amd64:
-          url: https://github.com/k0sproject/k0s/releases/download/v1.24.12+k0s.0/k0s-airgap-bundle-v1.24.12+k0s.0-amd64
-      workers:
-        discovery:
-          static:
-            nodes:
-            - worker0
-  - k0supdate:
-      version: v1.24.12+k0s.0
-      platforms:
-        linux-amd64:
-          url: https://github.com/k0sproject/k0s/releases/download/v1.24.12+k0s.0/k0s-v1.24.12+k0s.0-amd64
-      targets:
-        controllers:
-          discovery:
-            static:
-              nodes:
-              - controller0
-        workers:
-          discovery:
-            static:
-              nodes:
-              - worker0
-  id: id123
-  timestamp: now
-status:
-  commands:
-  - airgapupdate:
-      workers:
-      - lastUpdatedTimestamp: "2022-05-11T19:13:02Z"
-        name: worker0
-        state: SignalSent
-    id: 0
-    state: SchedulableWait
-  state: SchedulableWait
-`;
 
 const lineOfText = (text: string, needle: string) => text.split("\n").findIndex((l) => l.includes(needle)) + 1;
 
 describe("a plan's problems at their lines", () => {
   it("accepts seed 000's example and the import dialog's own", () => {
-    const seed = parseYamlWith(SEED_PLAN, PlanInput, "write a Plan object");
+    const seed = parseYamlWith(SEED_000_PLAN_WITH_STATUS, PlanInput, "write a Plan object");
     expect(seed.problems).toEqual([]);
     expect(seed.input?.spec.commands.map((c) => Object.keys(c)[0])).toEqual(["airgapupdate", "k0supdate"]);
     const own = parsePlanYaml(NEW_PLAN_YAML);
@@ -69,14 +23,14 @@ describe("a plan's problems at their lines", () => {
   });
 
   it("an unknown field is reported at its own line, not its parent's", () => {
-    const text = SEED_PLAN.replace("      targets:\n", "      tragets: {}\n      targets:\n");
+    const text = SEED_000_PLAN_WITH_STATUS.replace("      targets:\n", "      tragets: {}\n      targets:\n");
     const { problems, input } = parseYamlWith(text, PlanInput, "write a Plan object");
     expect(input).toBeNull();
     expect(problems).toEqual([{ line: lineOfText(text, "tragets"), path: "spec.commands.1.k0supdate", message: expect.stringContaining("tragets") }]);
   });
 
   it("a bad version is reported at the version's line, with the path the server names", () => {
-    const text = SEED_PLAN.replace("  - k0supdate:\n      version: v1.24.12+k0s.0", '  - k0supdate:\n      version: ""');
+    const text = SEED_000_PLAN_WITH_STATUS.replace("  - k0supdate:\n      version: v1.24.12+k0s.0", '  - k0supdate:\n      version: ""');
     const { problems } = parsePlanYaml(text);
     expect(problems).toEqual([{ line: lineOfText(text, 'version: ""'), path: "spec.commands.1.k0supdate.version", message: expect.any(String) }]);
     // A number is not a version either (YAML reads 1.31 as one).
@@ -87,7 +41,7 @@ describe("a plan's problems at their lines", () => {
   it("a missing field points at its parent's line; Drover's fields in a k0s plan are refused at theirs", () => {
     const text = NEW_PLAN_YAML.replace(/ {8}platforms:\n {10}linux-amd64:\n {12}url: .*\n/, "");
     expect(parsePlanYaml(text).problems).toEqual([{ line: lineOfText(text, "- k0supdate:"), path: "spec.commands.0.k0supdate.platforms", message: expect.any(String) }]);
-    const k0s = SEED_PLAN.replace("  id: id123", "  requireApproval: true\n  id: id123");
+    const k0s = SEED_000_PLAN_WITH_STATUS.replace("  id: id123", "  requireApproval: true\n  id: id123");
     expect(parsePlanYaml(k0s).problems).toEqual([{ line: lineOfText(k0s, "requireApproval"), path: "spec.requireApproval", message: expect.stringContaining("drover/v1") }]);
   });
 
