@@ -2,7 +2,8 @@
  * `npm run demo`: the server on the embedded database plus 50 simulated agents, auto-approved,
  * so a newcomer has a fleet to look at. The agents form the fleet `demo-lab`; a minute later
  * its template moves to 2.0.0, a version the simulator crash-loops, behind a canary that
- * pauses itself (and, left alone, fails and reverts the fleet). Ctrl-C stops both.
+ * pauses itself (and, left alone, fails and reverts the fleet). Three simulated controllers join
+ * them, and a k0s plan over all of them waits for the operator's approval. Ctrl-C stops it all.
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
@@ -49,6 +50,31 @@ const sim = spawn(
   { env: process.env, stdio: "inherit" },
 );
 
+// Three controllers too, so the demo plan has both kinds of node.
+const controllers = spawn(
+  tsx,
+  [path.join(root, "agent", "simulate.ts"), "--server", url, "--agents", "3", "--prefix", "demo-ctl", "--role", "controller", "--labels", "demo=true,tier=control",
+    "--degraded", "0", "--error", "0", "--restarts", "0", "--flap", "0", "--silent", "0", "--rate", "10", "--plan-apply-seconds", "3"],
+  { env: process.env, stdio: "inherit" },
+);
+
+/** The demo plan: a k0s update of the controllers one at a time, then the workers ten at a time, waiting for an operator's approval. */
+const DEMO_PLAN = `apiVersion: autopilot.k0sproject.io/v1beta2
+kind: Plan
+metadata: {name: autopilot}
+spec:
+  id: demo-k0s-1.31
+  timestamp: now
+  commands:
+  - k0supdate:
+      version: v1.31.1+k0s.0
+      platforms:
+        linux-amd64: {url: "https://github.com/k0sproject/k0s/releases/download/v1.31.1+k0s.0/k0s-v1.31.1+k0s.0-amd64"}
+      targets:
+        controllers: {discovery: {selector: {labels: demo=true}}}
+        workers: {discovery: {selector: {labels: demo=true}}, limits: {concurrent: 10}}
+`;
+
 /** The demo fleet: every agent, a canary of 10% that pauses past 2 restarts and fails past 8. */
 function demoFleet(version: string) {
   return {
@@ -87,7 +113,14 @@ async function demoRollout(): Promise<void> {
   // A restarted demo keeps its database: apply 1.0.0 only when the fleet is new.
   const created = await call("POST", "/fleets", demoFleet("1.0.0"), token);
   if (created.status !== 201) return;
-  await new Promise((r) => setTimeout(r, 60_000));
+  // The plan once the agents have enrolled: it waits on the Plans page for an operator's approval.
+  await new Promise((r) => setTimeout(r, 15_000));
+  const plan = await fetch(`${url}/api/v1/plans?requireApproval=true`, { method: "POST", headers: { "content-type": "application/yaml", authorization: `Bearer ${token}` }, body: DEMO_PLAN });
+  if (plan.ok) {
+    const { metadata } = (await plan.json()) as { metadata: { id: string } };
+    process.stdout.write(`\n  Plan ${metadata.id}: a k0s update of 3 controllers and the workers, waiting for your approval at ${url}/plans/${metadata.id}\n\n`);
+  }
+  await new Promise((r) => setTimeout(r, 45_000));
   await call("PUT", "/fleets/demo-lab", demoFleet("2.0.0"), token);
   process.stdout.write(`\n  Fleet demo-lab: rolling out 2.0.0, which crash-loops; watch its canary pause at ${url}/fleets/demo-lab\n\n`);
 }
@@ -95,6 +128,7 @@ demoRollout().catch((err: unknown) => process.stderr.write(`demo fleet: ${err in
 
 const stop = () => {
   sim.kill("SIGTERM");
+  controllers.kill("SIGTERM");
   server.kill("SIGTERM");
 };
 process.on("SIGINT", stop);
