@@ -526,6 +526,13 @@ describe("bad input changes nothing", () => {
     expectError(await s.api("POST", "/plans", updatePlan({ workers: staticNodes("x") }), viewer.token), 403, "FORBIDDEN");
     expect(await s.ctx.db.plan.count()).toBe(before);
     expectError(await s.api("GET", "/plans/plan-nothere"), 404, "NOT_FOUND");
+    // The OpenAPI document lists the plan routes, YAML taken where a plan is posted.
+    const doc = (await (await fetch(`${s.url}/api/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, unknown> } }>> };
+    expect(Object.keys(doc.paths["/plans"]!).sort()).toEqual(["get", "post"]);
+    expect(Object.keys(doc.paths["/plans"]!.post!.requestBody!.content).sort()).toEqual(["application/json", "application/yaml"]);
+    expect(JSON.stringify(doc.paths["/plans"]!.post!.requestBody)).toContain("airgapupdate");
+    for (const p of ["/plans/{id}/approve", "/plans/{id}/cancel", "/plans/{id}/retry"]) expect(doc.paths[p]?.post, p).toBeDefined();
+    expect(doc.paths["/plans/{id}"]?.get).toBeDefined();
     const list = await s.api<{ items: { id: string; state: string }[]; total: number }>("GET", "/plans?state=Completed&limit=2");
     expect(list.status).toBe(200);
     expect(list.body.items.every((p) => p.state === "Completed")).toBe(true);
