@@ -122,7 +122,7 @@ describe("running actions", () => {
     const badArgs = server.offerAction("worker-0", "sleep", { seconds: "soon" }, at(2));
     const refused = server.offerAction("worker-0", "exec", { command: "rm", args: ["-rf", "/"] }, at(3));
     for (const action of [unknown, badArgs, refused]) await waitEnded(action);
-    expect(unknown).toMatchObject({ state: "FAILED", error: `unknown action kind "teleport" (this agent runs: noop, sleep, exec, reboot)` });
+    expect(unknown).toMatchObject({ state: "FAILED", error: `unknown action kind "teleport" (this agent runs: noop, sleep, exec, reboot, k0supdate, airgapupdate)` });
     expect(badArgs).toMatchObject({ state: "FAILED", error: expect.stringMatching(/^invalid args for sleep: seconds: /) });
     expect(refused).toMatchObject({ state: "FAILED", error: `command "rm" is not in the agent's allow-list (--allow-exec)` });
     // FAILED is only reachable from RUNNING: each went through it.

@@ -430,12 +430,18 @@ describe("actions", () => {
     expect(again.stderr).toMatch(/error: CONFLICT: /);
   });
 
-  it("nudge device and action", async () => {
+  it("nudge device, action and plan", async () => {
     const id = await createAction(device);
     expect(await ok(["nudge", "device", device])).toBe(`Device/${device} nudged\n`);
     expect(await ok(["nudge", "action", id])).toBe(`Action/${id} nudged\n`);
     const events = (await s.api<{ items: DroverEvent[] }>("GET", `/events?name=${id}`)).body.items;
     expect(events.map((e) => e.type)).toContain("Nudged");
+    const plan = await s.api<{ metadata: { id: string } }>("POST", "/plans", {
+      apiVersion: "drover/v1",
+      kind: "Plan",
+      spec: { commands: [{ action: { kind: "noop", targets: { workers: { discovery: { static: { nodes: ["nobody"] } } } } } }] },
+    });
+    expect(await ok(["nudge", "plan", plan.body.metadata.id])).toBe(`Plan/${plan.body.metadata.id} nudged\n`);
   });
 });
 
@@ -541,6 +547,15 @@ describe("--help", () => {
     ["rollout", "promote"],
     ["rollout", "abort"],
     ["rollout", "status"],
+    ["get", "plans"],
+    ["describe"],
+    ["describe", "plan"],
+    ["plan"],
+    ["plan", "approve"],
+    ["plan", "cancel"],
+    ["plan", "retry"],
+    ["plan", "watch"],
+    ["nudge", "plan"],
   ];
 
   it("every command has --help, exit 0, needing no login or server; the list above is all of them", { timeout: 120_000 }, async () => {

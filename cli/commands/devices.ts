@@ -21,8 +21,8 @@ export function registerDevices(program: Command): void {
       write(`device/${device.name}: decommissioning requested (now ${device.lifecycle})\n`);
     });
 
-  const nudge = program.command("nudge").description("reconcile one device or action now");
-  for (const kind of ["Device", "Action"] as const) {
+  const nudge = program.command("nudge").description("reconcile one device, action or plan now");
+  for (const kind of ["Device", "Action", "Plan"] as const) {
     const noun = kind.toLowerCase();
     nudge
       .command(noun)
