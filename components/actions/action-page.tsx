@@ -3,12 +3,13 @@
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
 import { FINAL_ACTION_STATES, type ActionState } from "@/lib/action-status";
-import { trpcErrorCode, useTRPC } from "../trpc";
+import { useTRPC } from "../trpc";
 import { useMe } from "../hooks/use-me";
 import { PageHeader } from "../ui/page-header";
 import { Card, CardHeader } from "../ui/card";
-import { EmptyState, ErrorState } from "../ui/states";
+import { ErrorState } from "../ui/states";
 import { Skeleton } from "../ui/skeleton";
+import { DetailError, DetailLoading } from "../ui/detail-page";
 import { StatusBadge } from "../status/status-badge";
 import { actionStateTone } from "../status/tones";
 import { DecisionBanner, useDecisions } from "../approvals/use-decisions";
@@ -34,38 +35,24 @@ export function ActionPage({ id }: { id: string }) {
   const events = useQuery(trpc.actions.events.queryOptions({ id }));
   const decisions = useDecisions({ afterConflict: "This page now shows the decision that was made." });
 
-  if (action.isPending) {
-    return (
-      <>
-        <PageHeader title={<Skeleton className="h-6 w-40" />} breadcrumb={breadcrumb} />
-        <div className="grid gap-4 lg:grid-cols-2">
-          {[0, 1].map((i) => (
-            <Card key={i} className="space-y-3 p-4">
-              <Skeleton className="h-4 w-40" />
-              <Skeleton className="h-4 w-full" />
-              <Skeleton className="h-4 w-3/4" />
-            </Card>
-          ))}
-        </div>
-      </>
-    );
-  }
-
+  if (action.isPending) return <DetailLoading title={<Skeleton className="h-6 w-40" />} breadcrumb={breadcrumb} />;
   if (action.isError) {
-    const notFound = trpcErrorCode(action.error) === "NOT_FOUND";
     return (
-      <>
-        <PageHeader title={`Action ${shortId(id)}`} breadcrumb={breadcrumb} />
-        <Card>
-          {notFound ? (
-            <EmptyState title="No such action">
+      <DetailError
+        title={`Action ${shortId(id)}`}
+        breadcrumb={breadcrumb}
+        error={action.error}
+        onRetry={() => void action.refetch()}
+        notFound={{
+          title: "No such action",
+          hint: (
+            <>
               There is no action with id <code className="rounded bg-slate-100 px-1">{id}</code>.
-            </EmptyState>
-          ) : (
-            <ErrorState error={action.error} onRetry={() => void action.refetch()} title="Could not load this action" />
-          )}
-        </Card>
-      </>
+            </>
+          ),
+        }}
+        errorTitle="Could not load this action"
+      />
     );
   }
 

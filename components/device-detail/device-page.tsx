@@ -2,12 +2,12 @@
 
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
-import { trpcErrorCode, useTRPC } from "../trpc";
+import { useTRPC } from "../trpc";
 import { useMe } from "../hooks/use-me";
 import { PageHeader } from "../ui/page-header";
 import { Card, CardHeader } from "../ui/card";
 import { EmptyState, ErrorState } from "../ui/states";
-import { Skeleton } from "../ui/skeleton";
+import { DetailError, DetailLoading } from "../ui/detail-page";
 import { StatusBadge } from "../status/status-badge";
 import { lifecycleTone, summaryTone } from "../status/tones";
 import { EventsTable } from "../events/events-table";
@@ -33,39 +33,24 @@ export function DevicePage({ name }: { name: string }) {
   const device = useQuery(trpc.devices.get.queryOptions({ name }, { refetchInterval: heartbeat }));
   const events = useQuery(trpc.devices.events.queryOptions({ name, limit: 20 }));
 
-  if (device.isPending) {
-    return (
-      <>
-        <PageHeader title={name} breadcrumb={breadcrumb} />
-        <div className="grid gap-4 lg:grid-cols-2">
-          {[0, 1, 2, 3].map((i) => (
-            <Card key={i} className="space-y-3 p-4">
-              <Skeleton className="h-4 w-40" />
-              <Skeleton className="h-4 w-full" />
-              <Skeleton className="h-4 w-3/4" />
-              <Skeleton className="h-4 w-2/3" />
-            </Card>
-          ))}
-        </div>
-      </>
-    );
-  }
-
+  if (device.isPending) return <DetailLoading title={name} breadcrumb={breadcrumb} cards={4} lines={4} />;
   if (device.isError) {
-    const notFound = trpcErrorCode(device.error) === "NOT_FOUND";
     return (
-      <>
-        <PageHeader title={name} breadcrumb={breadcrumb} />
-        <Card>
-          {notFound ? (
-            <EmptyState title={`No device named “${name}”`}>
+      <DetailError
+        title={name}
+        breadcrumb={breadcrumb}
+        error={device.error}
+        onRetry={() => void device.refetch()}
+        notFound={{
+          title: `No device named “${name}”`,
+          hint: (
+            <>
               It may not be enrolled yet. Check <Link href="/enrollments" className="text-brand-700 hover:underline">pending enrollments</Link>.
-            </EmptyState>
-          ) : (
-            <ErrorState error={device.error} onRetry={() => void device.refetch()} title="Could not load this device" />
-          )}
-        </Card>
-      </>
+            </>
+          ),
+        }}
+        errorTitle="Could not load this device"
+      />
     );
   }
 

@@ -2,14 +2,14 @@
 
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
-import { trpcErrorCode, useTRPC } from "../trpc";
+import { useTRPC } from "../trpc";
 import { useMe } from "../hooks/use-me";
 import { useHeartbeatInterval } from "../hooks/use-heartbeat-interval";
 import { PageHeader } from "../ui/page-header";
 import { Card, CardHeader } from "../ui/card";
 import { Badge } from "../ui/badge";
 import { EmptyState, ErrorState } from "../ui/states";
-import { Skeleton } from "../ui/skeleton";
+import { DetailError, DetailLoading } from "../ui/detail-page";
 import { EventsTable } from "../events/events-table";
 import { CanaryBanner, FleetConditions } from "./fleet-conditions";
 import { DeleteFleetButton } from "./delete-fleet-button";
@@ -35,38 +35,24 @@ export function FleetPage({ name }: { name: string }) {
   const fleet = useQuery(trpc.fleets.get.queryOptions({ name }, { refetchInterval: heartbeat }));
   const events = useQuery(trpc.fleets.events.queryOptions({ name, limit: 30 }));
 
-  if (fleet.isPending) {
-    return (
-      <>
-        <PageHeader title={name} breadcrumb={breadcrumb} />
-        <div className="grid gap-4 lg:grid-cols-2">
-          {[0, 1].map((i) => (
-            <Card key={i} className="space-y-3 p-4">
-              <Skeleton className="h-4 w-40" />
-              <Skeleton className="h-4 w-full" />
-              <Skeleton className="h-4 w-3/4" />
-            </Card>
-          ))}
-        </div>
-      </>
-    );
-  }
-
+  if (fleet.isPending) return <DetailLoading title={name} breadcrumb={breadcrumb} />;
   if (fleet.isError) {
-    const notFound = trpcErrorCode(fleet.error) === "NOT_FOUND";
     return (
-      <>
-        <PageHeader title={name} breadcrumb={breadcrumb} />
-        <Card>
-          {notFound ? (
-            <EmptyState title={`No fleet named “${name}”`}>
+      <DetailError
+        title={name}
+        breadcrumb={breadcrumb}
+        error={fleet.error}
+        onRetry={() => void fleet.refetch()}
+        notFound={{
+          title: `No fleet named “${name}”`,
+          hint: (
+            <>
               It may have been deleted. See <Link href="/fleets" className="text-brand-700 hover:underline">all fleets</Link>.
-            </EmptyState>
-          ) : (
-            <ErrorState error={fleet.error} onRetry={() => void fleet.refetch()} title="Could not load this fleet" />
-          )}
-        </Card>
-      </>
+            </>
+          ),
+        }}
+        errorTitle="Could not load this fleet"
+      />
     );
   }
 

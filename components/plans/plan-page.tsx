@@ -4,13 +4,14 @@ import Link from "next/link";
 import { useMemo, useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import type { PlanView } from "@/lib/plan-status";
-import { trpcErrorCode, useTRPC } from "../trpc";
+import { useTRPC } from "../trpc";
 import { useMe } from "../hooks/use-me";
 import { PageHeader } from "../ui/page-header";
 import { Card, CardHeader } from "../ui/card";
 import { Badge } from "../ui/badge";
 import { EmptyState, ErrorState } from "../ui/states";
 import { Skeleton } from "../ui/skeleton";
+import { DetailError, DetailLoading } from "../ui/detail-page";
 import { RelativeTime } from "../ui/time";
 import { StatusBadge } from "../status/status-badge";
 import { EventsTable } from "../events/events-table";
@@ -124,38 +125,24 @@ export function PlanPage({ id }: { id: string }) {
   const { canOperate } = useMe();
   const plan = useQuery(trpc.plans.get.queryOptions({ id }));
 
-  if (plan.isPending) {
-    return (
-      <>
-        <PageHeader title={<Skeleton className="h-6 w-48" />} breadcrumb={breadcrumb} />
-        <div className="grid gap-4 lg:grid-cols-2">
-          {[0, 1].map((i) => (
-            <Card key={i} className="space-y-3 p-4">
-              <Skeleton className="h-4 w-40" />
-              <Skeleton className="h-4 w-full" />
-              <Skeleton className="h-4 w-3/4" />
-            </Card>
-          ))}
-        </div>
-      </>
-    );
-  }
-
+  if (plan.isPending) return <DetailLoading title={<Skeleton className="h-6 w-48" />} breadcrumb={breadcrumb} />;
   if (plan.isError) {
-    const notFound = trpcErrorCode(plan.error) === "NOT_FOUND";
     return (
-      <>
-        <PageHeader title={`Plan ${id}`} breadcrumb={breadcrumb} />
-        <Card>
-          {notFound ? (
-            <EmptyState title={`No plan with id “${id}”`}>
+      <DetailError
+        title={`Plan ${id}`}
+        breadcrumb={breadcrumb}
+        error={plan.error}
+        onRetry={() => void plan.refetch()}
+        notFound={{
+          title: `No plan with id “${id}”`,
+          hint: (
+            <>
               See <Link href="/plans" className="text-brand-700 hover:underline">all plans</Link>.
-            </EmptyState>
-          ) : (
-            <ErrorState error={plan.error} onRetry={() => void plan.refetch()} title="Could not load this plan" />
-          )}
-        </Card>
-      </>
+            </>
+          ),
+        }}
+        errorTitle="Could not load this plan"
+      />
     );
   }
 
