@@ -13,6 +13,7 @@ import { DetailError, DetailLoading } from "../ui/detail-page";
 import { StatusBadge } from "../status/status-badge";
 import { actionStateTone } from "../status/tones";
 import { DecisionBanner, useDecisions } from "../approvals/use-decisions";
+import { EventLogLink } from "../events/object-events-card";
 import { ActionDiagram } from "./action-diagram";
 import { ActionInfo, ApprovalRecord, ArgsCard, OutputCard } from "./action-sections";
 import { ActionTimeline } from "./action-timeline";
@@ -114,11 +115,7 @@ export function ActionPage({ id }: { id: string }) {
           <CardHeader
             title="Timeline"
             description="Every event of this action, oldest first."
-            actions={
-              <Link href={`/events?kind=Action&name=${encodeURIComponent(a.id)}`} className="text-xs font-medium text-brand-700 hover:underline">
-                Open in event log →
-              </Link>
-            }
+            actions={<EventLogLink kind="Action" name={a.id} />}
           />
           {events.isError ? <ErrorState error={events.error} onRetry={() => void events.refetch()} /> : <ActionTimeline events={events.data} />}
         </Card>

@@ -5,12 +5,10 @@ import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../trpc";
 import { useMe } from "../hooks/use-me";
 import { PageHeader } from "../ui/page-header";
-import { Card, CardHeader } from "../ui/card";
-import { EmptyState, ErrorState } from "../ui/states";
 import { DetailError, DetailLoading } from "../ui/detail-page";
 import { StatusBadge } from "../status/status-badge";
 import { lifecycleTone, summaryTone } from "../status/tones";
-import { EventsTable } from "../events/events-table";
+import { ObjectEventsCard } from "../events/object-events-card";
 import { DecommissionButton } from "./decommission-dialog";
 import { ResumeButton } from "./resume-button";
 import { DerivedStatuses, DeviceInfo, ReportedStatus } from "./sections";
@@ -95,22 +93,13 @@ export function DevicePage({ name }: { name: string }) {
       </div>
       <StatusDiagrams device={d} />
       <div className="mt-6">
-        <Card>
-          <CardHeader
-            title="Events"
-            description="The latest state changes of this device, newest first."
-            actions={
-              <Link href={`/events?kind=Device&name=${encodeURIComponent(d.name)}`} className="text-xs font-medium text-brand-700 hover:underline">
-                Open in event log →
-              </Link>
-            }
-          />
-          {events.isError ? (
-            <ErrorState error={events.error} onRetry={() => void events.refetch()} />
-          ) : (
-            <EventsTable events={events.data} showObject={false} loadingRows={4} empty={<EmptyState title="No events for this device yet" />} />
-          )}
-        </Card>
+        <ObjectEventsCard
+          kind="Device"
+          name={d.name}
+          description="The latest state changes of this device, newest first."
+          events={events}
+          emptyTitle="No events for this device yet"
+        />
       </div>
     </>
   );

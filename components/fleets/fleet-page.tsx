@@ -8,9 +8,8 @@ import { useHeartbeatInterval } from "../hooks/use-heartbeat-interval";
 import { PageHeader } from "../ui/page-header";
 import { Card, CardHeader } from "../ui/card";
 import { Badge } from "../ui/badge";
-import { EmptyState, ErrorState } from "../ui/states";
 import { DetailError, DetailLoading } from "../ui/detail-page";
-import { EventsTable } from "../events/events-table";
+import { ObjectEventsCard } from "../events/object-events-card";
 import { CanaryBanner, FleetConditions } from "./fleet-conditions";
 import { DeleteFleetButton } from "./delete-fleet-button";
 import { FleetEditor } from "./fleet-editor";
@@ -110,22 +109,13 @@ export function FleetPage({ name }: { name: string }) {
         <FleetMembers name={f.metadata.name} total={f.status.devices.total} />
       </div>
       <div className="mt-4">
-        <Card>
-          <CardHeader
-            title="Events"
-            description="The latest changes of this fleet and its rollouts, newest first."
-            actions={
-              <Link href={`/events?kind=Fleet&name=${encodeURIComponent(f.metadata.name)}`} className="text-xs font-medium text-brand-700 hover:underline">
-                Open in event log →
-              </Link>
-            }
-          />
-          {events.isError ? (
-            <ErrorState error={events.error} onRetry={() => void events.refetch()} />
-          ) : (
-            <EventsTable events={events.data} showObject={false} loadingRows={4} empty={<EmptyState title="No events for this fleet yet" />} />
-          )}
-        </Card>
+        <ObjectEventsCard
+          kind="Fleet"
+          name={f.metadata.name}
+          description="The latest changes of this fleet and its rollouts, newest first."
+          events={events}
+          emptyTitle="No events for this fleet yet"
+        />
       </div>
     </>
   );

@@ -7,14 +7,12 @@ import type { PlanView } from "@/lib/plan-status";
 import { useTRPC } from "../trpc";
 import { useMe } from "../hooks/use-me";
 import { PageHeader } from "../ui/page-header";
-import { Card, CardHeader } from "../ui/card";
 import { Badge } from "../ui/badge";
-import { EmptyState, ErrorState } from "../ui/states";
 import { Skeleton } from "../ui/skeleton";
 import { DetailError, DetailLoading } from "../ui/detail-page";
 import { RelativeTime } from "../ui/time";
 import { StatusBadge } from "../status/status-badge";
-import { EventsTable } from "../events/events-table";
+import { ObjectEventsCard } from "../events/object-events-card";
 import { Actor } from "../events/object-link";
 import { CommandCard } from "./command-card";
 import { PlanControls } from "./plan-controls";
@@ -98,22 +96,13 @@ function PlanBody({ plan, canOperate }: { plan: PlanView; canOperate: boolean })
         ))}
       </div>
       <div className="mt-4">
-        <Card>
-          <CardHeader
-            title="Events"
-            description="The latest changes of this plan, its commands and nodes, newest first."
-            actions={
-              <Link href={`/events?kind=Plan&name=${encodeURIComponent(plan.metadata.id)}`} className="text-xs font-medium text-brand-700 hover:underline">
-                Open in event log →
-              </Link>
-            }
-          />
-          {events.isError ? (
-            <ErrorState error={events.error} onRetry={() => void events.refetch()} />
-          ) : (
-            <EventsTable events={events.data} showObject={false} loadingRows={4} empty={<EmptyState title="No events for this plan yet" />} />
-          )}
-        </Card>
+        <ObjectEventsCard
+          kind="Plan"
+          name={plan.metadata.id}
+          description="The latest changes of this plan, its commands and nodes, newest first."
+          events={events}
+          emptyTitle="No events for this plan yet"
+        />
       </div>
     </>
   );
