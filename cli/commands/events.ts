@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Command } from "commander";
 import { apiFor, note, outputOption, write, type Format } from "../context";
-import { CliError, EXIT, type Api } from "../http";
+import type { Api } from "../http";
 import { alignRows, eventCells, eventColumns, formatData } from "../output";
 import type { DroverEvent } from "../types";
+import { pollThroughRestarts, untilCtrlC } from "../watch";
 import { parseLimit } from "./get";
 
 const PAGE = 1000;
@@ -75,20 +76,13 @@ export function registerEvents(program: Command): void {
     .action(async (opts: EventsOptions, cmd: Command) => {
       const api = apiFor(cmd);
       const filter: Filter = { kind: opts.kind, name: opts.name };
-      const stop = new AbortController();
-      const onSigint = () => stop.abort();
-      if (opts.follow) process.once("SIGINT", onSigint);
-      try {
-        const first = await api.get<{ items: DroverEvent[] }>("/events", { ...filter, since: opts.since, limit: opts.limit }, stop.signal);
+      await untilCtrlC(opts.follow === true, async (signal) => {
+        const first = await api.get<{ items: DroverEvent[] }>("/events", { ...filter, since: opts.since, limit: opts.limit }, signal);
         const print = printer(opts.output, opts.follow === true);
         const initial = first.items.reverse();
         print(initial);
-        if (opts.follow) await follow(api, filter, opts, initial, print, stop.signal);
-      } catch (error) {
-        if (!stop.signal.aborted) throw error;
-      } finally {
-        process.removeListener("SIGINT", onSigint);
-      }
+        if (opts.follow) await follow(api, filter, opts, initial, print, signal);
+      });
     });
 }
 
@@ -110,21 +104,12 @@ async function follow(
   initial.forEach(remember);
   // Older events that --limit left out are not news: only ids after the newest shown count.
   const floor = Math.max(0, ...initial.map((e) => e.id));
-  let warned = false;
+  const poll = pollThroughRestarts();
   while (!signal.aborted) {
     await sleep(opts.interval, undefined, { signal });
     const since = newest === null ? undefined : new Date(newest - OVERLAP_MS).toISOString();
-    let events: DroverEvent[];
-    try {
-      events = await eventsSince(api, filter, since, signal);
-    } catch (error) {
-      // Keep following across a server restart; anything else (401, 400) ends the command.
-      if (!(error instanceof CliError && error.exitCode === EXIT.UNREACHABLE)) throw error;
-      if (!warned) note(`warning: ${error.message}; retrying`);
-      warned = true;
-      continue;
-    }
-    warned = false;
+    const events = await poll(() => eventsSince(api, filter, since, signal));
+    if (events === undefined) continue;
     const fresh = events.filter((e) => e.id > floor && !seen.has(e.id)).sort((a, b) => a.id - b.id);
     fresh.forEach(remember);
     if (newest !== null) for (const [id, t] of seen) if (t < newest - 2 * OVERLAP_MS) seen.delete(id);

@@ -10,7 +10,6 @@
  * Plans are created with `drover apply -f plan.yaml` (apply.ts). Watching polls, like
  * `drover rollout status --watch`, and ends with the plan: 0 Completed, 1 any error state.
  */
-import { setTimeout as sleep } from "node:timers/promises";
 import { Option, type Command } from "commander";
 import { isTerminalPlanState, PLAN_STATES, type PlanSummaryView, type PlanView } from "../../lib/plan-status";
 import { apiFor, note, write } from "../context";
@@ -18,6 +17,7 @@ import { CliError, EXIT, type Api } from "../http";
 import { formatData, formatTable } from "../output";
 import { describePlan, PLAN_FORMATS, planColumns, planName, planWideColumns, summaryOf, type PlanFormat } from "../plan-output";
 import { stdinIsTty, withPrompter } from "../prompt";
+import { untilCtrlC, watchUntil } from "../watch";
 import { fetchList, parseLimit } from "./get";
 
 export const planOutputOption = () => new Option("-o, --output <format>", "output format").choices(PLAN_FORMATS).default("table");
@@ -84,44 +84,24 @@ interface WatchOptions {
  */
 async function showPlan(cmd: Command, id: string, opts: WatchOptions): Promise<void> {
   const api = apiFor(cmd);
-  const stop = new AbortController();
-  const onSigint = () => stop.abort();
-  if (opts.watch) process.once("SIGINT", onSigint);
-  try {
-    const plan = await api.get<PlanView>(planPath(id), undefined, stop.signal);
+  await untilCtrlC(opts.watch === true, async (signal) => {
+    const plan = await api.get<PlanView>(planPath(id), undefined, signal);
     printPlan(plan, opts.output);
-    if (opts.watch) ending(await watch(api, plan, opts, stop.signal));
-  } catch (error) {
-    if (!stop.signal.aborted) throw error;
-  } finally {
-    process.removeListener("SIGINT", onSigint);
-  }
-}
-
-async function watch(api: Api, first: PlanView, opts: WatchOptions, signal: AbortSignal): Promise<PlanView> {
-  const path = planPath(first.metadata.id);
-  let current = first;
-  let last = JSON.stringify(first.status);
-  let warned = false;
-  while (!isTerminalPlanState(current.status.state)) {
-    await sleep(opts.interval, undefined, { signal });
-    try {
-      current = await api.get<PlanView>(path, undefined, signal);
-    } catch (error) {
-      // Keep watching across a server restart; anything else (401, 404) ends the command.
-      if (!(error instanceof CliError && error.exitCode === EXIT.UNREACHABLE)) throw error;
-      if (!warned) note(`warning: ${error.message}; retrying`);
-      warned = true;
-      continue;
-    }
-    warned = false;
-    const now = JSON.stringify(current.status);
-    if (now === last) continue;
-    last = now;
-    if (opts.output === "table" || opts.output === "wide") write("\n");
-    printPlan(current, opts.output);
-  }
-  return current;
+    if (!opts.watch) return;
+    const last = await watchUntil({
+      first: plan,
+      interval: opts.interval,
+      signal,
+      get: (s) => api.get<PlanView>(planPath(plan.metadata.id), undefined, s),
+      ended: (p) => isTerminalPlanState(p.status.state),
+      key: (p) => JSON.stringify(p.status),
+      print: (p) => {
+        if (opts.output === "table" || opts.output === "wide") write("\n");
+        printPlan(p, opts.output);
+      },
+    });
+    ending(last);
+  });
 }
 
 const watchOptions = (cmd: Command) =>

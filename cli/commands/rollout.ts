@@ -7,11 +7,11 @@
  *     polls (like `drover events --follow`), re-prints when something changed, and ends when
  *     the rollout does: 0 for Completed, 1 for CanaryFailed or Aborted
  */
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Command } from "commander";
-import { apiFor, note, outputOption, write, type Format } from "../context";
+import { apiFor, outputOption, write, type Format } from "../context";
 import { CliError, EXIT, type Api } from "../http";
 import { alignRows, formatData } from "../output";
+import { untilCtrlC, watchUntil } from "../watch";
 import { parseLimit } from "./get";
 import type { Condition, Fleet } from "../types";
 import type { StageProgress } from "../../lib/rollout";
@@ -79,34 +79,27 @@ interface StatusOptions {
   output: Format;
 }
 
+/** The part of the fleet the rollout status shows: a change in it is printed again. */
+const rolloutKey = (f: FleetWithRollout) => JSON.stringify([f.status.rollout, f.status.conditions.filter((c) => ROLLOUT_CONDITIONS.includes(c.type))]);
+
+/** Re-prints the status on every change until the rollout ends: returns on Completed, throws (exit 1) on CanaryFailed or Aborted. */
 async function watch(api: Api, path: string, first: FleetWithRollout, opts: StatusOptions, signal: AbortSignal): Promise<void> {
-  let last = JSON.stringify([first.status.rollout, first.status.conditions.filter((c) => ROLLOUT_CONDITIONS.includes(c.type))]);
-  let current = first;
-  let warned = false;
-  for (;;) {
-    const r = current.status.rollout;
-    if (r && r.phase in ENDED) {
-      if (ENDED[r.phase] === EXIT.OK) return;
-      const why = current.status.conditions.find((c) => c.type === (r.phase === "CanaryFailed" ? "CanaryFailed" : "RolloutInProgress"))?.message;
-      throw new CliError(`the rollout of template version ${r.templateVersion} ended ${r.phase}${why ? `: ${why}` : ""}`, EXIT.REFUSED);
-    }
-    await sleep(opts.interval, undefined, { signal });
-    try {
-      current = await api.get<FleetWithRollout>(path, undefined, signal);
-    } catch (error) {
-      // Keep watching across a server restart; anything else (401, 404) ends the command.
-      if (!(error instanceof CliError && error.exitCode === EXIT.UNREACHABLE)) throw error;
-      if (!warned) note(`warning: ${error.message}; retrying`);
-      warned = true;
-      continue;
-    }
-    warned = false;
-    const now = JSON.stringify([current.status.rollout, current.status.conditions.filter((c) => ROLLOUT_CONDITIONS.includes(c.type))]);
-    if (now === last) continue;
-    last = now;
-    if (opts.output === "table") write("\n");
-    printFleet(current, opts.output);
-  }
+  const current = await watchUntil({
+    first,
+    interval: opts.interval,
+    signal,
+    get: (s) => api.get<FleetWithRollout>(path, undefined, s),
+    ended: (f) => f.status.rollout !== null && f.status.rollout.phase in ENDED,
+    key: rolloutKey,
+    print: (f) => {
+      if (opts.output === "table") write("\n");
+      printFleet(f, opts.output);
+    },
+  });
+  const r = current.status.rollout;
+  if (!r || ENDED[r.phase] === EXIT.OK) return;
+  const why = current.status.conditions.find((c) => c.type === (r.phase === "CanaryFailed" ? "CanaryFailed" : "RolloutInProgress"))?.message;
+  throw new CliError(`the rollout of template version ${r.templateVersion} ended ${r.phase}${why ? `: ${why}` : ""}`, EXIT.REFUSED);
 }
 
 export function registerRollout(program: Command): void {
@@ -147,17 +140,10 @@ export function registerRollout(program: Command): void {
     .action(async (name: string, opts: StatusOptions, cmd: Command) => {
       const api = apiFor(cmd);
       const path = `/fleets/${encodeURIComponent(name)}`;
-      const stop = new AbortController();
-      const onSigint = () => stop.abort();
-      if (opts.watch) process.once("SIGINT", onSigint);
-      try {
-        const fleet = await api.get<FleetWithRollout>(path, undefined, stop.signal);
+      await untilCtrlC(opts.watch === true, async (signal) => {
+        const fleet = await api.get<FleetWithRollout>(path, undefined, signal);
         printFleet(fleet, opts.output);
-        if (opts.watch) await watch(api, path, fleet, opts, stop.signal);
-      } catch (error) {
-        if (!stop.signal.aborted) throw error;
-      } finally {
-        process.removeListener("SIGINT", onSigint);
-      }
+        if (opts.watch) await watch(api, path, fleet, opts, signal);
+      });
     });
 }
