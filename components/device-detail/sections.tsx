@@ -5,11 +5,11 @@ import Link from "next/link";
 import { RESOURCE_NAMES } from "@/lib/device-status";
 import type { DeviceDetail } from "../trpc";
 import { Card, CardHeader } from "../ui/card";
-import { Badge } from "../ui/badge";
 import { LabelChips } from "../ui/label-chips";
 import { AbsoluteTime, RelativeTime } from "../ui/time";
 import { EmptyState } from "../ui/states";
 import { Field } from "../ui/field";
+import { ConditionList } from "../ui/condition-list";
 import { StatusBadge } from "../status/status-badge";
 import {
   applicationSummaryTone,
@@ -181,23 +181,7 @@ function Conditions({ conditions }: { conditions: DeviceDetail["conditions"] }) 
   return (
     <div className="border-t border-slate-100">
       <div className="px-4 pt-3 pb-1 text-xs font-medium text-slate-500">Conditions</div>
-      <ul className="divide-y divide-slate-100" data-testid="conditions">
-        {conditions.map((c) => (
-          <li key={c.type} className="flex items-start gap-3 px-4 py-2 text-sm">
-            <span className="w-44 shrink-0 font-medium text-slate-800">{c.type}</span>
-            <Badge tone={c.status === "True" ? "blue" : c.status === "False" ? "gray" : "amber"} dot={false}>
-              {c.status}
-            </Badge>
-            <span className="min-w-0 flex-1">
-              {c.reason && <span className="font-medium text-slate-700">{c.reason}</span>}
-              {c.message && <span className="block text-xs text-slate-500">{c.message}</span>}
-            </span>
-            <span className="shrink-0 text-xs text-slate-400">
-              <RelativeTime value={c.lastTransitionTime} never="—" />
-            </span>
-          </li>
-        ))}
-      </ul>
+      <ConditionList conditions={conditions} tone={(c) => (c.status === "True" ? "blue" : c.status === "False" ? "gray" : "amber")} typeWidth="w-44" testId="conditions" />
     </div>
   );
 }

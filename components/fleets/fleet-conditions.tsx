@@ -1,6 +1,6 @@
 import Link from "next/link";
-import { Badge } from "../ui/badge";
 import { Card, CardHeader } from "../ui/card";
+import { ConditionList } from "../ui/condition-list";
 import { RelativeTime } from "../ui/time";
 import { conditionTone } from "./tones";
 import { conditionOf, type FleetCondition, type RolloutView } from "./types";
@@ -62,23 +62,7 @@ export function FleetConditions({ conditions }: { conditions: readonly FleetCond
       {conditions.length === 0 ? (
         <p className="px-4 py-3 text-sm text-slate-400">No conditions yet.</p>
       ) : (
-        <ul className="divide-y divide-slate-100">
-          {conditions.map((c) => (
-            <li key={c.type} className="flex items-start gap-3 px-4 py-2 text-sm" data-testid={`condition-${c.type}`} data-status={c.status} data-reason={c.reason}>
-              <span className="w-40 shrink-0 font-medium text-slate-800">{c.type}</span>
-              <Badge tone={conditionTone(c.type, c.status)} dot={false}>
-                {c.status}
-              </Badge>
-              <span className="min-w-0 flex-1">
-                {c.reason && <span className="font-medium text-slate-700">{c.reason}</span>}
-                {c.message && <span className="block text-xs break-words text-slate-500">{c.message}</span>}
-              </span>
-              <span className="shrink-0 text-xs text-slate-400">
-                <RelativeTime value={c.lastTransitionTime} never="—" />
-              </span>
-            </li>
-          ))}
-        </ul>
+        <ConditionList conditions={conditions} tone={(c) => conditionTone(c.type, c.status)} />
       )}
     </Card>
   );
