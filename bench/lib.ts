@@ -37,13 +37,13 @@ export function percentile(sorted: number[], p: number): number {
 /** Network errors the bench's own probes met and retried (a full server resets connections). */
 export const probeRetries = { count: 0 };
 
-/** A GET probe is retried on a network error (up to 5 times); other requests are not. */
-async function fetchProbe(input: string, init: RequestInit = {}): Promise<Response> {
+/** A GET probe, or a request the protocol makes idempotent, is retried on a network error (up to 5 times); other requests are not. */
+async function fetchProbe(input: string, init: RequestInit = {}, idempotent = false): Promise<Response> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await fetch(input, init);
     } catch (error) {
-      if ((init.method ?? "GET") !== "GET" || attempt >= 5) throw error;
+      if (((init.method ?? "GET") !== "GET" && !idempotent) || attempt >= 5) throw error;
       probeRetries.count++;
       await sleep(200 * attempt);
     }
@@ -52,12 +52,17 @@ async function fetchProbe(input: string, init: RequestInit = {}): Promise<Respon
 
 export function client(url: string) {
   return {
-    async json<T>(method: string, p: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
-      const res = await fetchProbe(url + p, {
-        method,
-        headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
+    /** `idempotent`: the same request again changes nothing (an enrollment with the same name and secret, a heartbeat), so a network error is retried. */
+    async json<T>(method: string, p: string, body?: unknown, headers: Record<string, string> = {}, idempotent = false): Promise<{ status: number; body: T }> {
+      const res = await fetchProbe(
+        url + p,
+        {
+          method,
+          headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        },
+        idempotent,
+      );
       const text = await res.text();
       return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
     },

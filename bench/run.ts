@@ -47,14 +47,15 @@ const { deadline: DEADLINE, children, dir, checkDeadline } = runScope("bench", N
 
 async function enroll(name: string, labels: Record<string, string> = {}): Promise<string> {
   const secret = randomBytes(32).toString("base64url");
+  // The same name and secret again is the same request (AGENT_PROTOCOL.md): safe to retry.
   const e = await json<{ enrollmentId: string }>("POST", "/api/agent/v1/enrollments", {
     deviceName: name, labels: { bench: "true", ...labels }, platform: "linux-amd64", role: "worker", agentVersion: "bench", secret,
-  });
+  }, {}, true);
   if (e.status !== 201) throw new Error(`enroll ${name}: ${e.status} ${JSON.stringify(e.body)}`);
   const d = await json<{ token?: string }>("GET", `/api/agent/v1/enrollments/${e.body.enrollmentId}?wait=10`, undefined, { "x-enrollment-secret": secret });
   if (!d.body.token) throw new Error(`no token for ${name}: ${JSON.stringify(d.body)}`);
   const auth = { authorization: `Bearer ${d.body.token}` };
-  await json("POST", "/api/agent/v1/status", { resources: { cpu: "Healthy", memory: "Healthy", disk: "Healthy" }, config: { renderedVersion: 0 } }, auth);
+  await json("POST", "/api/agent/v1/status", { resources: { cpu: "Healthy", memory: "Healthy", disk: "Healthy" }, config: { renderedVersion: 0 } }, auth, true);
   return d.body.token;
 }
 
@@ -268,6 +269,7 @@ async function main() {
   const planEvents = (await rows()) - planRows0;
   const planView = (await json<PlanView>("GET", `/api/v1/plans/${planBody.metadata.id}`, undefined, op)).body;
   if (planView.status.state !== "Completed") throw new Error(`plan ended ${planView.status.state}: ${planView.status.message}`);
+  log(`plan: ${planView.status.counts.total} nodes Completed in ${Math.round(planMs)} ms; server CPU ${(planCpu / planView.status.counts.total).toFixed(2)} ms a node (bare action: ${(bareCpu / ACTION_AGENTS).toFixed(2)} ms)`);
 
   // 4b. The same rounds on ACTION_AGENTS lean protocol loops (bench/action-load.mjs): the server's
   // capacity, where the full simulator's own CPU is the limit on this machine.
