@@ -121,10 +121,11 @@ describe("FileStateStore", () => {
 describe("writeFileAtomic", () => {
   it("replaces the whole file", async () => {
     const file = path.join(dir, "doc.json");
-    await writeFileAtomic(file, "a".repeat(10_000));
-    await writeFileAtomic(file, "b");
+    await writeFileAtomic(file, { content: "a".repeat(10_000) });
+    await writeFileAtomic(file, { content: "b" });
     expect(await fs.readFile(file, "utf8")).toBe("b");
     expect(await fs.readdir(dir)).toEqual(["doc.json"]);
+    expect((await fs.stat(file)).mode & 0o777).toBe(0o600);
   });
 });
 

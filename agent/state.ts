@@ -129,7 +129,14 @@ export class FileStateStore implements StateStore {
   }
 
   write(name: DocumentName, value: unknown): Promise<void> {
-    return this.enqueue(() => writeFileAtomic(this.file(name), JSON.stringify(value, null, 2) + "\n"));
+    const file = this.file(name);
+    return this.enqueue(async () => {
+      try {
+        await writeFileAtomic(file, { content: JSON.stringify(value, null, 2) + "\n" });
+      } catch (error) {
+        throw new StateError(`cannot write ${file}: ${(error as Error).message}`, { cause: error });
+      }
+    });
   }
 
   remove(name: DocumentName): Promise<void> {
@@ -155,14 +162,27 @@ export class FileStateStore implements StateStore {
   }
 }
 
-/** write temp → fsync → rename → fsync dir. */
-export async function writeFileAtomic(file: string, data: string, mode = 0o600): Promise<void> {
+/**
+ * Replaces `file` atomically and durably with `content` (or a copy of the file `from`), mode
+ * `mode` exactly (chmod, not masked by the umask): temp file in the same directory → write →
+ * chmod → fsync → rename → fsync of the directory. A crash leaves the old or the new file,
+ * never a torn one; a leftover temp file (`.<name>.drover-….tmp`) is removed on failure, and
+ * swept when a state directory opens. Used for the state documents and the spec's config files.
+ */
+export async function writeFileAtomic(file: string, source: { content: string } | { from: string }, mode = 0o600): Promise<void> {
   const dir = path.dirname(file);
-  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString("hex")}${TEMP_SUFFIX}`);
-  const handle = await fs.open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, mode);
+  const temp = path.join(dir, `.${path.basename(file)}.drover-${process.pid}-${randomBytes(4).toString("hex")}${TEMP_SUFFIX}`);
   try {
+    let handle: fs.FileHandle;
+    if ("from" in source) {
+      await fs.copyFile(source.from, temp, fsConstants.COPYFILE_EXCL);
+      handle = await fs.open(temp, "r+");
+    } else {
+      handle = await fs.open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o600);
+    }
     try {
-      await handle.writeFile(data, "utf8");
+      if ("content" in source) await handle.writeFile(source.content, "utf8");
+      await handle.chmod(mode);
       await handle.sync();
     } finally {
       await handle.close();
@@ -170,7 +190,7 @@ export async function writeFileAtomic(file: string, data: string, mode = 0o600):
     await fs.rename(temp, file);
   } catch (error) {
     await fs.rm(temp, { force: true });
-    throw new StateError(`cannot write ${file}: ${(error as Error).message}`, { cause: error });
+    throw error;
   }
   await fsyncDir(dir);
 }

@@ -3,7 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RenderedSpec } from "../../lib/protocol";
-import { ConfigFiles, resolveUnderRoot, writeFileAtomic } from "./files";
+import { writeFileAtomic } from "../state";
+import { ConfigFiles, resolveUnderRoot } from "./files";
 import { UpdateFailure } from "./types";
 
 let dir: string;

@@ -11,13 +11,11 @@
  * touch (the spec's files, and the previous spec's files it removes) into a backup folder,
  * and journals the list; a rollback puts each back, or removes it when it did not exist.
  */
-import { randomBytes } from "node:crypto";
-import { constants as fsConstants } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { RenderedSpec } from "../../lib/protocol";
 import { UpdateFailure, type FileBackup } from "./types";
-import { fsyncDir } from "../state";
+import { writeFileAtomic } from "../state";
 
 export const DEFAULT_FILE_MODE = 0o644;
 
@@ -61,42 +59,6 @@ async function regularFile(file: string, specPath: string): Promise<{ mode: numb
     throw error;
   }
 }
-
-/**
- * Replaces `file` atomically with `content` (or a copy of the file `from`) and gives it
- * `mode` exactly (not masked by the umask): temp → write → chmod → fsync → rename → fsync dir.
- */
-export async function writeFileAtomic(file: string, source: { content: string } | { from: string }, mode: number): Promise<void> {
-  const dir = path.dirname(file);
-  const temp = path.join(dir, `.${path.basename(file)}.drover-${randomBytes(4).toString("hex")}.tmp`);
-  try {
-    if ("from" in source) {
-      await fs.copyFile(source.from, temp, fsConstants.COPYFILE_EXCL);
-      const handle = await fs.open(temp, "r+");
-      try {
-        await handle.chmod(mode);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-    } else {
-      const handle = await fs.open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o600);
-      try {
-        await handle.writeFile(source.content, "utf8");
-        await handle.chmod(mode);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-    }
-    await fs.rename(temp, file);
-  } catch (error) {
-    await fs.rm(temp, { force: true });
-    throw error;
-  }
-  await fsyncDir(dir);
-}
-
 
 export class ConfigFiles {
   constructor(
