@@ -7,7 +7,7 @@ import type { ActionListItem } from "../trpc";
 import { StatusBadge } from "../status/status-badge";
 import { actionStateTone, summaryTone } from "../status/tones";
 import { RelativeTime } from "../ui/time";
-import { SkeletonRows } from "../ui/skeleton";
+import { TableRows } from "../ui/table-rows";
 import { TableHeader } from "../ui/table-header";
 import { cx } from "../ui/cx";
 import { actorName, argsSummary, shortId } from "./format";
@@ -33,14 +33,8 @@ export function ActionsTable({
       <table className="w-full text-left text-sm" data-testid="actions-table">
         <TableHeader columns={columns} />
         <tbody className={cx("transition-opacity", loading && items && "opacity-60")}>
-          {!items ? (
-            <SkeletonRows columns={columns.length} rows={loadingRows} />
-          ) : items.length === 0 ? (
-            <tr>
-              <td colSpan={columns.length}>{empty}</td>
-            </tr>
-          ) : (
-            items.map((a) => {
+          <TableRows items={items} columns={columns.length} loadingRows={loadingRows} empty={empty}>
+            {(a) => {
               const href = `/actions/${encodeURIComponent(a.id)}`;
               const args = argsSummary(a.args);
               return (
@@ -88,8 +82,8 @@ export function ActionsTable({
                   </td>
                 </tr>
               );
-            })
-          )}
+            }}
+          </TableRows>
         </tbody>
       </table>
     </div>

@@ -7,7 +7,7 @@ import { StatusBadge } from "../status/status-badge";
 import { summaryTone } from "../status/tones";
 import { RelativeTime } from "../ui/time";
 import { TableHeader } from "../ui/table-header";
-import { SkeletonRows } from "../ui/skeleton";
+import { TableRows } from "../ui/table-rows";
 import { Button } from "../ui/button";
 import { cx } from "../ui/cx";
 import { SelectAllHeader, SelectCheckbox } from "../ui/selection";
@@ -59,14 +59,8 @@ export function ApprovalsTable({
           columns={["Action", "Device", "Requested", "Origin", ...(canOperate ? [{ label: "Decide", align: "right" as const }] : [])]}
         />
         <tbody className={cx("transition-opacity", loading && items && "opacity-60")}>
-          {!items ? (
-            <SkeletonRows columns={columns} rows={6} />
-          ) : items.length === 0 ? (
-            <tr>
-              <td colSpan={columns}>{empty}</td>
-            </tr>
-          ) : (
-            items.map((a, i) => {
+          <TableRows items={items} columns={columns} loadingRows={6} empty={empty}>
+            {(a, i) => {
               const isFocused = i === focused;
               const isSelected = selected.has(a.id);
               const args = argsSummary(a.args, 80);
@@ -136,8 +130,8 @@ export function ApprovalsTable({
                   )}
                 </tr>
               );
-            })
-          )}
+            }}
+          </TableRows>
         </tbody>
       </table>
     </div>

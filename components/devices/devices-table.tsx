@@ -8,7 +8,7 @@ import { StatusBadge } from "../status/status-badge";
 import { applicationSummaryTone, lifecycleTone, summaryTone, updatedTone } from "../status/tones";
 import { LabelChips } from "../ui/label-chips";
 import { RelativeTime } from "../ui/time";
-import { SkeletonRows } from "../ui/skeleton";
+import { TableRows } from "../ui/table-rows";
 import { TableHeader } from "../ui/table-header";
 import { cx } from "../ui/cx";
 import { useLive } from "../live/live-updates";
@@ -33,14 +33,8 @@ export function DevicesTable({
       <table className="w-full text-left text-sm" data-testid="devices-table">
         <TableHeader columns={COLUMNS} />
         <tbody className={cx("transition-opacity", loading && items && "opacity-60")}>
-          {!items ? (
-            <SkeletonRows columns={COLUMNS.length} rows={10} />
-          ) : items.length === 0 ? (
-            <tr>
-              <td colSpan={COLUMNS.length}>{empty}</td>
-            </tr>
-          ) : (
-            items.map((d) => (
+          <TableRows items={items} columns={COLUMNS.length} loadingRows={10} empty={empty}>
+            {(d) => (
               <tr
                 key={d.id}
                 data-testid={`device-row-${d.name}`}
@@ -88,8 +82,8 @@ export function DevicesTable({
                   <RelativeTime value={d.lastSeen} />
                 </td>
               </tr>
-            ))
-          )}
+            )}
+          </TableRows>
         </tbody>
       </table>
     </div>

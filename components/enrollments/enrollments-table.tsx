@@ -6,7 +6,7 @@ import { enrollmentTone } from "../status/tones";
 import { LabelChips } from "../ui/label-chips";
 import { RelativeTime } from "../ui/time";
 import { TableHeader } from "../ui/table-header";
-import { SkeletonRows } from "../ui/skeleton";
+import { TableRows } from "../ui/table-rows";
 import { Button } from "../ui/button";
 import { cx } from "../ui/cx";
 import { SelectAllHeader, SelectCheckbox } from "../ui/selection";
@@ -47,14 +47,8 @@ export function EnrollmentsTable({
           columns={["Device", "Labels", "Platform", "Address", "Requested", "Status", "Decision", ...(canOperate ? [{ label: "Actions", align: "right" as const }] : [])]}
         />
         <tbody>
-          {!items ? (
-            <SkeletonRows columns={columns} rows={6} />
-          ) : items.length === 0 ? (
-            <tr>
-              <td colSpan={columns}>{empty}</td>
-            </tr>
-          ) : (
-            items.map((e) => {
+          <TableRows items={items} columns={columns} loadingRows={6} empty={empty}>
+            {(e) => {
               const pending = e.status === "Pending";
               return (
                 <tr key={e.id} data-testid={`enrollment-row-${e.deviceName}`} className={cx("border-b border-slate-100 align-top", selected.has(e.id) ? "bg-brand-50/60" : "hover:bg-slate-50/60")}>
@@ -130,8 +124,8 @@ export function EnrollmentsTable({
                   )}
                 </tr>
               );
-            })
-          )}
+            }}
+          </TableRows>
         </tbody>
       </table>
     </div>

@@ -3,7 +3,7 @@
 import type { ReactNode } from "react";
 import type { EventRow } from "../trpc";
 import { AbsoluteTime, RelativeTime } from "../ui/time";
-import { SkeletonRows } from "../ui/skeleton";
+import { TableRows } from "../ui/table-rows";
 import { TableHeader } from "../ui/table-header";
 import { Actor, ObjectLink } from "./object-link";
 
@@ -16,14 +16,8 @@ export function EventsTable({ events, showObject = true, empty, loadingRows = 8 
       <table className="w-full text-left text-sm" data-testid="events-table">
         <TableHeader columns={headings} />
         <tbody>
-          {!events ? (
-            <SkeletonRows columns={columns} rows={loadingRows} />
-          ) : events.length === 0 ? (
-            <tr>
-              <td colSpan={columns}>{empty}</td>
-            </tr>
-          ) : (
-            events.map((e) => (
+          <TableRows items={events} columns={columns} loadingRows={loadingRows} empty={empty}>
+            {(e) => (
               <tr key={e.id} className="border-b border-slate-100 align-top hover:bg-slate-50/60" data-testid={`event-${e.id}`}>
                 <td className="py-2 pr-3 pl-4 whitespace-nowrap text-slate-600">
                   <RelativeTime value={e.time} />
@@ -43,8 +37,8 @@ export function EventsTable({ events, showObject = true, empty, loadingRows = 8 
                   <Actor actor={e.actor} />
                 </td>
               </tr>
-            ))
-          )}
+            )}
+          </TableRows>
         </tbody>
       </table>
     </div>

@@ -5,7 +5,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../trpc";
 import { Card, CardHeader } from "../ui/card";
 import { EmptyState, ErrorState } from "../ui/states";
-import { SkeletonRows } from "../ui/skeleton";
+import { TableRows } from "../ui/table-rows";
 import { TableHeader } from "../ui/table-header";
 import { StatusBadge } from "../status/status-badge";
 import { summaryTone, updatedTone } from "../status/tones";
@@ -42,16 +42,13 @@ export function FleetMembers({ name, total }: { name: string; total: number }) {
           <table className="w-full text-left text-sm">
             <TableHeader columns={COLUMNS} />
             <tbody>
-              {!items ? (
-                <SkeletonRows columns={COLUMNS.length} rows={3} />
-              ) : items.length === 0 ? (
-                <tr>
-                  <td colSpan={COLUMNS.length}>
-                    <EmptyState title="No members">No enrolled device matches this fleet&apos;s selector, or the devices that do are in another fleet.</EmptyState>
-                  </td>
-                </tr>
-              ) : (
-                items.map((d) => (
+              <TableRows
+                items={items}
+                columns={COLUMNS.length}
+                loadingRows={3}
+                empty={<EmptyState title="No members">No enrolled device matches this fleet&apos;s selector, or the devices that do are in another fleet.</EmptyState>}
+              >
+                {(d) => (
                   <tr key={d.id} className={cx("border-b border-slate-100 align-top", recentlyChanged.has(d.name) && "flash")} data-testid={`member-row-${d.name}`}>
                     <td className="py-2 pr-3 pl-4">
                       <Link prefetch={false} href={`/devices/${encodeURIComponent(d.name)}`} className="font-medium text-slate-900 hover:text-brand-700 hover:underline">
@@ -78,8 +75,8 @@ export function FleetMembers({ name, total }: { name: string; total: number }) {
                       <RelativeTime value={d.lastSeen} />
                     </td>
                   </tr>
-                ))
-              )}
+                )}
+              </TableRows>
             </tbody>
           </table>
         </div>

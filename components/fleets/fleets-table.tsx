@@ -4,7 +4,7 @@ import Link from "next/link";
 import type { ReactNode } from "react";
 import { useRouter } from "next/navigation";
 import { Badge } from "../ui/badge";
-import { SkeletonRows } from "../ui/skeleton";
+import { TableRows } from "../ui/table-rows";
 import { TableHeader } from "../ui/table-header";
 import { StatusBadge } from "../status/status-badge";
 import { CountsBar, updateSegments } from "./counts-bar";
@@ -21,14 +21,8 @@ export function FleetsTable({ items, empty }: { items: FleetListItem[] | undefin
       <table className="w-full text-left text-sm" data-testid="fleets-table">
         <TableHeader columns={COLUMNS} />
         <tbody>
-          {!items ? (
-            <SkeletonRows columns={COLUMNS.length} rows={4} />
-          ) : items.length === 0 ? (
-            <tr>
-              <td colSpan={COLUMNS.length}>{empty}</td>
-            </tr>
-          ) : (
-            items.map((f) => {
+          <TableRows items={items} columns={COLUMNS.length} loadingRows={4} empty={empty}>
+            {(f) => {
               const name = f.metadata.name;
               const d = f.status.devices;
               const rollout = rolloutSummary(f);
@@ -74,8 +68,8 @@ export function FleetsTable({ items, empty }: { items: FleetListItem[] | undefin
                   </td>
                 </tr>
               );
-            })
-          )}
+            }}
+          </TableRows>
         </tbody>
       </table>
     </div>

@@ -5,7 +5,7 @@ import type { ReactNode } from "react";
 import { useRouter } from "next/navigation";
 import type { PlanSummaryView } from "@/lib/plan-status";
 import { Badge } from "../ui/badge";
-import { SkeletonRows } from "../ui/skeleton";
+import { TableRows } from "../ui/table-rows";
 import { TableHeader } from "../ui/table-header";
 import { RelativeTime } from "../ui/time";
 import { StatusBadge } from "../status/status-badge";
@@ -25,14 +25,8 @@ export function PlansTable({ items, empty, loading = false }: { items: PlanSumma
       <table className="w-full text-left text-sm" data-testid="plans-table">
         <TableHeader columns={COLUMNS} />
         <tbody>
-          {!items ? (
-            <SkeletonRows columns={COLUMNS.length} rows={4} />
-          ) : items.length === 0 ? (
-            <tr>
-              <td colSpan={COLUMNS.length}>{empty}</td>
-            </tr>
-          ) : (
-            items.map((p) => {
+          <TableRows items={items} columns={COLUMNS.length} loadingRows={4} empty={empty}>
+            {(p) => {
               const href = `/plans/${encodeURIComponent(p.id)}`;
               const c = p.counts;
               return (
@@ -101,8 +95,8 @@ export function PlansTable({ items, empty, loading = false }: { items: PlanSumma
                   </td>
                 </tr>
               );
-            })
-          )}
+            }}
+          </TableRows>
         </tbody>
       </table>
     </div>

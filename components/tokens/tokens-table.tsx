@@ -4,7 +4,7 @@ import type { ReactNode } from "react";
 import { StatusBadge } from "../status/status-badge";
 import { RelativeTime } from "../ui/time";
 import { TableHeader } from "../ui/table-header";
-import { SkeletonRows } from "../ui/skeleton";
+import { TableRows } from "../ui/table-rows";
 import { Button } from "../ui/button";
 import { cx } from "../ui/cx";
 import { tokenTone, type ApiToken } from "./types";
@@ -30,14 +30,8 @@ export function TokensTable({
       <table className="w-full text-left text-sm" data-testid="tokens-table">
         <TableHeader columns={columns} />
         <tbody>
-          {!items ? (
-            <SkeletonRows columns={columns.length} rows={4} />
-          ) : items.length === 0 ? (
-            <tr>
-              <td colSpan={columns.length}>{empty}</td>
-            </tr>
-          ) : (
-            items.map((t) => (
+          <TableRows items={items} columns={columns.length} loadingRows={4} empty={empty}>
+            {(t) => (
               <tr key={t.id} data-testid={`token-row-${t.id}`} className={cx("border-b border-slate-100 align-top hover:bg-slate-50/60", t.status !== "Active" && "text-slate-500")}>
                 <td className="py-2.5 pr-3 pl-4">
                   <span className={cx("font-medium", t.status === "Active" ? "text-slate-900" : "text-slate-500")}>{t.name ?? <span className="italic">unnamed</span>}</span>
@@ -69,8 +63,8 @@ export function TokensTable({
                   )}
                 </td>
               </tr>
-            ))
-          )}
+            )}
+          </TableRows>
         </tbody>
       </table>
     </div>
