@@ -3,7 +3,6 @@
  * created / configured / unchanged like kubectl, JSON, YAML (several documents, stdin), the
  * server's validation message, exit codes, and the object as read applied back unchanged.
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -13,34 +12,12 @@ import { startTestServer, type TestServer } from "../tests/helpers/server";
 import { enrollDevice, uniqueName } from "../tests/helpers/devices";
 import { createUser } from "../server/auth/auth";
 import type { Device, Fleet } from "./types";
+import { cliRunner } from "./test-support";
 
-const ROOT = path.resolve(import.meta.dirname, "..");
 let s: TestServer;
 let dir: string;
 
-async function drover(args: string[], options: { input?: string; token?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = { ...process.env, DROVER_SERVER: s.url, DROVER_TOKEN: options.token ?? s.adminToken, DROVER_CONFIG: path.join(dir, "none.json") };
-  const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], { cwd: ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
-  child.stdin.end(options.input ?? "");
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-  return { code, stdout, stderr };
-}
-
-async function ok(args: string[], options: Parameters<typeof drover>[1] = {}): Promise<string> {
-  const r = await drover(args, options);
-  expect(r.code, `drover ${args.join(" ")}\n${r.stderr}`).toBe(0);
-  return r.stdout;
-}
-
-function file(name: string, text: string): string {
-  const p = path.join(dir, name);
-  fs.writeFileSync(p, text);
-  return p;
-}
+const { drover, ok, file } = cliRunner(() => ({ url: s.url, adminToken: s.adminToken, dir }));
 
 const fleetYaml = (name: string, suite: string, version: string) => `apiVersion: drover/v1
 kind: Fleet

@@ -5,7 +5,6 @@
  * approved and followed with describe --watch to Completed while a device runs its action
  * over the agent protocol.
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -15,41 +14,12 @@ import { startTestServer, type TestServer } from "../tests/helpers/server";
 import { eventually, uniqueName } from "../tests/helpers/devices";
 import { offeredIds, onlineDevice, reportAll, tokenFor } from "../tests/helpers/actions";
 import type { PlanSummaryView, PlanView } from "../lib/plan-status";
+import { cliRunner } from "./test-support";
 
-const ROOT = path.resolve(import.meta.dirname, "..");
 let s: TestServer;
 let dir: string;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function start(args: string[], options: { input?: string; token?: string } = {}) {
-  const env = { ...process.env, DROVER_SERVER: s.url, DROVER_TOKEN: options.token ?? s.adminToken, DROVER_CONFIG: path.join(dir, "none.json") };
-  const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], { cwd: ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
-  child.stdin.end(options.input ?? "");
-  const run: Run = { code: null, stdout: "", stderr: "" };
-  child.stdout.on("data", (d: Buffer) => (run.stdout += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (run.stderr += d.toString()));
-  const done = new Promise<Run>((resolve) => child.on("close", (code) => resolve({ ...run, code })));
-  return { run, done };
-}
-
-const drover = (args: string[], options: Parameters<typeof start>[1] = {}) => start(args, options).done;
-
-async function ok(args: string[], options: Parameters<typeof start>[1] = {}): Promise<string> {
-  const r = await drover(args, options);
-  expect(r.code, `drover ${args.join(" ")}\n${r.stderr}`).toBe(0);
-  return r.stdout;
-}
-
-function file(name: string, text: string): string {
-  const p = path.join(dir, name);
-  fs.writeFileSync(p, text);
-  return p;
-}
+const { start, drover, ok, file } = cliRunner(() => ({ url: s.url, adminToken: s.adminToken, dir }));
 
 async function getPlan(id: string): Promise<PlanView> {
   const res = await s.api<PlanView>("GET", `/plans/${id}`);

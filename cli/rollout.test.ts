@@ -4,7 +4,6 @@
  * / abort with the server's refusal printed as is, and --watch following a rollout to its end
  * (exit 0 when Completed, 1 when aborted).
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -12,34 +11,15 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../tests/helpers/server";
 import { enrollDevice, eventually, heartbeat, uniqueName, type EnrolledDevice } from "../tests/helpers/devices";
 import { createUser } from "../server/auth/auth";
+import { cliRunner } from "./test-support";
 
-const ROOT = path.resolve(import.meta.dirname, "..");
 let s: TestServer;
 let dir: string;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function start(args: string[], token = s.adminToken) {
-  const env = { ...process.env, DROVER_SERVER: s.url, DROVER_TOKEN: token, DROVER_CONFIG: path.join(dir, "none.json") };
-  const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  const run: Run = { code: null, stdout: "", stderr: "" };
-  child.stdout.on("data", (d: Buffer) => (run.stdout += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (run.stderr += d.toString()));
-  const done = new Promise<Run>((resolve) => child.on("close", (code) => resolve({ ...run, code })));
-  return { run, done, child };
-}
-
+const cli = cliRunner(() => ({ url: s.url, adminToken: s.adminToken, dir }));
+const start = (args: string[], token?: string) => cli.start(args, token ? { token } : {});
 const drover = (args: string[], token?: string) => start(args, token).done;
-
-async function ok(args: string[]): Promise<string> {
-  const r = await drover(args);
-  expect(r.code, `drover ${args.join(" ")}\n${r.stderr}`).toBe(0);
-  return r.stdout;
-}
+const ok = (args: string[]) => cli.ok(args);
 
 beforeAll(async () => {
   s = await startTestServer({ DROVER_SWEEP_SECONDS: "600", DROVER_HEARTBEAT_SECONDS: "1" });
