@@ -245,13 +245,27 @@ describe("operation", () => {
     expect(server.device("worker-0").reports.at(-1)?.applications[0]?.name).toBe("api");
   });
 
-  it("heartbeats at the interval the server asks for", async () => {
+  it("heartbeats at the interval the server asks for, each drawn within ±20%", async () => {
     server.heartbeatSeconds = 1;
-    const { agent } = await enrolledAgent();
+    const { agent, lines } = await enrolledAgent(new MemoryStateStore(), { random: () => 0.999999 });
     const started = Date.now();
     await eventually(() => agent.stats.heartbeats >= 3, 5_000, "three heartbeats");
-    // First at once, then one a second.
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1_800);
+    // First at once, then one every 1.2 s with this draw (1 s if the intervals were exact).
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_200);
+    expect(new Set(lines.filter((l) => l.event === "heartbeat").map((l) => l.nextInMs))).toEqual(new Set([1_200]));
+  });
+
+  it("out-of-band reports go out at once, and each draws the next periodic heartbeat anew (no lock-step after a fleet-wide change)", async () => {
+    const { lines } = await enrolledAgent(new MemoryStateStore(), { random: () => 0 });
+    const started = Date.now();
+    server.setSpec("worker-0", 3);
+    await eventually(() => server.device("worker-0").reports.some((r) => r.conditions.updating?.reason === "Updated"), 5_000, "Updated reported");
+    // Heartbeats every 30 s here: the update's states were not held back for the period.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const next = () => lines.filter((l) => l.event === "heartbeat").map((l) => l.nextInMs);
+    await eventually(() => next().length >= 5, 5_000, "the first heartbeat and the four states answered");
+    // 0.8 × 30 s with this draw: rescheduled with the spread, not a whole interval in step.
+    expect(new Set(next())).toEqual(new Set([24_000]));
   });
 
   it("survives dropped connections and 5xx on /work and /status, backing off", async () => {

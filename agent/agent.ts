@@ -22,7 +22,7 @@ import type { HealthSource, Resources } from "./health";
 import { NullRuntime } from "./runtime/null";
 import type { DeviceRuntime } from "./runtime/types";
 import { IdentityDocument, StateError, type AppliedSpecDocument, type StateStore } from "./state";
-import { Backoff, jittered, linkedSignal, sleep, Waker, type BackoffOptions } from "./timing";
+import { Backoff, HEARTBEAT_JITTER, jittered, linkedSignal, sleep, Waker, type BackoffOptions } from "./timing";
 import { Updater } from "./update";
 
 export interface DeviceIdentity {
@@ -51,7 +51,11 @@ export interface AgentTiming {
   heldWorkDelayMs: number;
   /** An empty answer faster than this means the server is not holding polls: back off. */
   fastAnswerMs: number;
-  /** ± share of jitter on each heartbeat interval (0 = exact). */
+  /**
+   * ± share of jitter on each heartbeat interval (0 = exact). On by default (timing.ts
+   * HEARTBEAT_JITTER): without it, a fleet that got a spec at the same moment heartbeats in
+   * step from then on.
+   */
   heartbeatJitter: number;
   /**
    * How long an update waits, after entering a state, for a heartbeat carrying it to be
@@ -68,7 +72,7 @@ export const DEFAULT_TIMING: AgentTiming = {
   denied: { baseMs: 5_000, capMs: 5 * 60_000 },
   heldWorkDelayMs: 5_000,
   fastAnswerMs: 500,
-  heartbeatJitter: 0,
+  heartbeatJitter: HEARTBEAT_JITTER,
   updateStateReportMs: 2_000,
 };
 
@@ -538,6 +542,14 @@ export class Agent {
     }
   }
 
+  /**
+   * The periodic heartbeat. The first goes out at once (the server learns the queue, the
+   * renderedVersion and that the device is up); a wake (an update state, an action's
+   * condition) sends one at once too, without delay, as the operator watches those. Every
+   * heartbeat answered, periodic or woken, draws the time to the next one anew (± jitter):
+   * after the first of a fleet started together, or after reports that a fleet-wide change
+   * sent at the same instant, the periodic ones that follow are spread, not in step.
+   */
   private async heartbeats(signal: AbortSignal, life: AbortController): Promise<void> {
     const retry = new Backoff({ ...this.timing.retry, random: this.random });
     let delayMs = 0; // the first heartbeat goes out at once
@@ -552,6 +564,7 @@ export class Agent {
         const answer = await this.sendStatus({}, signal);
         retry.reset();
         delayMs = jittered(answer.heartbeatSeconds * 1000, this.timing.heartbeatJitter, this.random);
+        this.log.debug({ event: "heartbeat", heartbeatSeconds: answer.heartbeatSeconds, nextInMs: delayMs }, "status reported");
       } catch (error) {
         if (signal.aborted) break;
         const decision = this.decide(error, retry);
@@ -597,7 +610,6 @@ export class Agent {
       if (this.heartbeatInFlight === inFlight) this.heartbeatInFlight = null;
     }
     this.stats.heartbeats++;
-    this.log.debug({ event: "heartbeat", heartbeatSeconds: answer.heartbeatSeconds }, "status reported");
     return answer;
   }
 
@@ -657,6 +669,7 @@ export class Agent {
     while (!life.aborted) {
       try {
         await this.sendStatus({ decommissioning }, life);
+        this.log.debug({ event: "heartbeat", decommissioning: decommissioning.state }, "status reported");
         return true;
       } catch (error) {
         if (life.aborted) break;

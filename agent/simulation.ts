@@ -58,6 +58,11 @@ export interface SimulationOptions {
   silentSeconds?: number;
   /** An agent of the silent share is active for a random time in this range between spells. */
   activeSeconds?: [number, number];
+  /**
+   * Spread each heartbeat interval by ±20%. The agents' default since the heartbeat-herd fix
+   * (agent/timing.ts HEARTBEAT_JITTER), so false leaves it on; `timing: { heartbeatJitter: 0 }`
+   * makes intervals exact.
+   */
   heartbeatJitter?: boolean;
   /** Share of actions that fail (default 0). */
   actionFailure?: number;
@@ -318,7 +323,9 @@ export function startSimulation(options: SimulationOptions): SimulationHandle {
       runtime: new SimulatedRuntime(updateKnobs, simulatedApplications(profile, agentRandom)),
       logger: logger.child({ device: name }),
       timing,
-      random: agentRandom,
+      // The agent's own draws (heartbeat spread, backoff) on a stream of their own, seeded
+      // like the others: they do not shift the health and application draws.
+      random: seededRandom(seed + index + 1 + 0x3c6ef372),
       executors: simulatedExecutors({
         failure: options.actionFailure ?? 0,
         seconds: options.actionSeconds ?? DEFAULT_SIMULATED_ACTION_SECONDS,

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { Backoff, jittered, linkedSignal, sleep, Waker } from "./timing";
+import { DEFAULT_TIMING } from "./agent";
+import { seededRandom } from "./simulation";
+import { Backoff, HEARTBEAT_JITTER, jittered, linkedSignal, sleep, Waker } from "./timing";
 
 describe("Backoff (exponential, full jitter)", () => {
   it("doubles the ceiling from base up to the cap", () => {
@@ -59,6 +61,26 @@ describe("jittered", () => {
     expect(jittered(10_000, 0.2, () => 0)).toBe(8_000);
     expect(jittered(10_000, 0.2, () => 0.999999)).toBe(12_000);
     expect(jittered(10_000, 0, () => 0)).toBe(10_000);
+  });
+});
+
+describe("the heartbeat schedule after a fleet-wide report", () => {
+  it("is spread by default: 1,000 agents that reported at the same instant next heartbeat across the whole ±20% window", () => {
+    expect(DEFAULT_TIMING.heartbeatJitter).toBe(HEARTBEAT_JITTER);
+    const intervalMs = 5_000;
+    // What each agent's heartbeat loop draws after the answer (agent.ts heartbeats()), each
+    // with its own seeded stream as in the simulator.
+    const next = Array.from({ length: 1_000 }, (_, i) => jittered(intervalMs, DEFAULT_TIMING.heartbeatJitter, seededRandom(i + 1)));
+    expect(Math.min(...next)).toBeGreaterThanOrEqual(4_000);
+    expect(Math.max(...next)).toBeLessThanOrEqual(6_000);
+    // Most of the window is used: the herd is spread, not shifted.
+    expect(Math.min(...next)).toBeLessThan(4_100);
+    expect(Math.max(...next)).toBeGreaterThan(5_900);
+    // Per 100 ms window: 50 expected over the 20 windows; in step it would be all 1,000 in one.
+    const perWindow = new Map<number, number>();
+    for (const at of next) perWindow.set(Math.floor(at / 100), (perWindow.get(Math.floor(at / 100)) ?? 0) + 1);
+    expect(perWindow.size).toBeGreaterThanOrEqual(20);
+    expect(Math.max(...perWindow.values())).toBeLessThan(100);
   });
 });
 

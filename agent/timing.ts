@@ -105,6 +105,21 @@ export class Backoff {
   }
 }
 
+/**
+ * The agent's default spread of the periodic heartbeat: each interval is the server's
+ * heartbeatSeconds times a uniform factor in [0.8, 1.2].
+ *
+ * Why: a fleet-wide template change answers every member's held poll at the same moment;
+ * each applies and reports, and with exact intervals their heartbeats would stay in step
+ * from then on (500 agents at 5 s: 444 POST /status in one 100 ms window, every interval;
+ * 32 at most with this spread).
+ * Drawing every interval anew (not only the one after an out-of-band report) spreads a
+ * synchronized fleet over 0.4 × the interval at once and keeps it from ever locking step
+ * again. The mean interval is unchanged, and the longest gap (1.2 ×) stays well inside the
+ * server's disconnection timeout (at least 3 × the interval, server/env.ts).
+ */
+export const HEARTBEAT_JITTER = 0.2;
+
 /** Adds ±`fraction` uniform jitter to `ms` (heartbeat spreading). */
 export function jittered(ms: number, fraction: number, random: () => number = Math.random): number {
   if (fraction <= 0) return ms;
