@@ -3,7 +3,7 @@
  * is retried for devices with waiting actions), the rollout controller (every open rollout:
  * canary durations and timeouts move with time alone), the plan controller (deadlines,
  * devices that came Online or stopped qualifying), the fleet controller's recount and the
- * device-status gauges. Reactive work happens where events occur (the fleet controller also
+ * device-status gauges, the workflow controller (deadlines, backoff, references). Reactive work happens where events occur (the fleet controller also
  * recounts shortly after device events: fleets/controller.ts); this catches what time alone
  * changes.
  */
@@ -14,6 +14,7 @@ import { wakeDevicesWithPendingActions } from "./actions/scheduling";
 import { refreshFleetStatus, watchFleetStatus } from "./fleets/controller";
 import { runRollouts, watchRollouts } from "./rollouts/controller";
 import { runPlans, watchPlans } from "./plans/controller";
+import { runWorkflows, watchWorkflows } from "./workflows/controller";
 
 export function startControllers(ctx: ServerContext): { stop(): void } {
   let running = false;
@@ -27,6 +28,7 @@ export function startControllers(ctx: ServerContext): { stop(): void } {
       // Rollouts before the recount: what they render shows in the counts.
       await runRollouts(ctx);
       await runPlans(ctx);
+      await runWorkflows(ctx);
       await refreshFleetStatus(ctx);
       const counts = await deviceCounts(ctx);
       ctx.metrics.devicesByStatus.reset();
@@ -44,6 +46,7 @@ export function startControllers(ctx: ServerContext): { stop(): void } {
   const fleets = watchFleetStatus(ctx);
   const rollouts = watchRollouts(ctx);
   const plans = watchPlans(ctx);
+  const workflows = watchWorkflows(ctx);
   return {
     stop() {
       stopped = true;
@@ -51,6 +54,7 @@ export function startControllers(ctx: ServerContext): { stop(): void } {
       fleets.stop();
       rollouts.stop();
       plans.stop();
+      workflows.stop();
     },
   };
 }

@@ -10,8 +10,9 @@ import { publishEvents, recordEvents } from "./events/events";
 import { topics } from "./bus";
 import { router, operatorProcedure } from "./trpc/init";
 import { runPlans } from "./plans/controller";
+import { runWorkflows } from "./workflows/controller";
 
-export const NudgeInput = z.object({ kind: z.enum(["Device", "Action", "Plan"]), name: z.string().min(1).max(128) });
+export const NudgeInput = z.object({ kind: z.enum(["Device", "Action", "Plan", "Workflow"]), name: z.string().min(1).max(128) });
 
 export async function nudge(ctx: ServerContext, input: z.infer<typeof NudgeInput>, actor: string): Promise<{ nudged: string }> {
   if (input.kind === "Device") {
@@ -25,6 +26,14 @@ export async function nudge(ctx: ServerContext, input: z.infer<typeof NudgeInput
     publishEvents(ctx, events);
     await runPlans(ctx, [input.name]);
     return { nudged: `Plan/${input.name}` };
+  }
+  if (input.kind === "Workflow") {
+    const wf = await ctx.db.workflow.findUnique({ where: { name: input.name }, select: { phase: true } });
+    if (!wf) throw notFound(`workflow "${input.name}"`);
+    const events = await ctx.db.$transaction((tx) => recordEvents(tx, [{ objectKind: "Workflow", objectName: input.name, type: "Nudged", reason: wf.phase, actor }]));
+    publishEvents(ctx, events);
+    await runWorkflows(ctx, [input.name]);
+    return { nudged: `Workflow/${input.name}` };
   }
   const action = await ctx.db.action.findUnique({ where: { id: input.name }, select: { deviceId: true, state: true } });
   if (!action) throw notFound(`action "${input.name}"`);

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { FleetInput } from "../../lib/fleet-spec";
 import { PlanInput } from "../../lib/plan-spec";
+import { WorkflowInput } from "../../lib/workflow-spec";
 
 export interface RestRoute {
   method: "GET" | "POST" | "PUT" | "DELETE";
@@ -27,6 +28,8 @@ export interface RestRoute {
 }
 
 const items = (result: unknown) => ({ items: result });
+
+const WORKFLOW_BODY = "a Workflow object {metadata: {name}, spec: {steps, failFast?, activeDeadlineSeconds?}} as JSON or YAML (Content-Type: application/yaml); unknown fields are refused naming the field";
 
 const FLEET_BODY = "a Fleet object {metadata, spec} as JSON or YAML (Content-Type: application/yaml); unknown fields are refused naming the field";
 
@@ -286,7 +289,63 @@ export const restRoutes: RestRoute[] = [
     input: ({ params }) => params,
     status: 201,
   },
-  { method: "POST", path: "/nudge", procedure: "ops.nudge", summary: "Reconcile one Device, Action or Plan (by id) now", input: ({ body }) => body },
+  {
+    method: "POST",
+    path: "/workflows",
+    procedure: "workflows.create",
+    summary: `Create a workflow and start it: ${WORKFLOW_BODY}. Refused with 400 naming the culprit: a cycle (its path), an unknown dependency, a step with both or neither of jobTemplate and externalRef, an unknown or cyclic reference to another workflow. The first steps start in this request`,
+    input: ({ body }) => ({ workflow: body }),
+    status: 201,
+    yaml: true,
+    body: WorkflowInput,
+  },
+  {
+    method: "GET",
+    path: "/workflows",
+    procedure: "workflows.list",
+    summary: "Workflows by name (?phase=Running,Failed&limit=&cursor=), each with its phase, run and step counts by phase",
+    input: ({ query }) => ({ ...query, ...(query.phase ? { phase: query.phase.split(",") } : {}) }),
+  },
+  {
+    method: "GET",
+    path: "/workflows/{name}",
+    procedure: "workflows.get",
+    summary:
+      "One workflow {metadata, spec, status}: status.phase, conditions Complete/Failed with reason (StepFailed, DeadlineExceeded, Cancelled) and message, startTime, completionTime, statuses: {step: {phase, complete, attempts, actions, workflow, waitingFor, message}}, runs",
+    input: ({ params }) => params,
+  },
+  {
+    method: "PUT",
+    path: "/workflows/{name}",
+    procedure: "workflows.update",
+    summary: `Replace a workflow's spec: ${WORKFLOW_BODY}; metadata.name must be the name in the path. While it runs, only steps that have not started may change (409 naming the step otherwise, nothing changed); new steps start when their dependencies allow`,
+    input: ({ params, body }) => ({ name: params.name, workflow: body }),
+    yaml: true,
+    body: WorkflowInput,
+  },
+  {
+    method: "DELETE",
+    path: "/workflows/{name}",
+    procedure: "workflows.delete",
+    summary: "Delete a workflow: its unfinished actions are cancelled (running ones through their agents); workflows it references are not owned and keep running. {deleted, actionsCancelled}",
+    input: ({ params }) => params,
+  },
+  {
+    method: "POST",
+    path: "/workflows/{name}/rerun",
+    procedure: "workflows.rerun",
+    summary: "Start a finished workflow again from its saved spec (a new run). 409 while it runs",
+    input: ({ params }) => params,
+  },
+  {
+    method: "POST",
+    path: "/workflows/{name}/cancel",
+    procedure: "workflows.cancel",
+    summary: "Stop a running workflow without deleting it {reason?}: Failed (Cancelled), its unfinished actions cancelled. 409 when it is not running",
+    input: ({ params, body }) => ({ name: params.name, reason: body.reason }),
+    body: z.object({ reason: z.string().min(1).max(500).optional() }),
+  },
+  { method: "POST", path: "/nudge", procedure: "ops.nudge", summary: "Reconcile one Device, Action, Plan (by id) or Workflow (by name) now", input: ({ body }) => body },
 ];
 
 const yamlRoutes = restRoutes

@@ -10,6 +10,7 @@ import { actionsRouter } from "../actions/router";
 import { nudgeRouter } from "../nudge";
 import { fleetsRouter } from "../fleets/router";
 import { plansRouter } from "../plans/router";
+import { workflowsRouter } from "../workflows/router";
 
 const systemRouter = router({
   settings: viewerProcedure.query(({ ctx }) => ({
@@ -30,6 +31,7 @@ export const appRouter = router({
   actions: actionsRouter,
   fleets: fleetsRouter,
   plans: plansRouter,
+  workflows: workflowsRouter,
   system: systemRouter,
   ops: nudgeRouter,
 });

@@ -1,0 +1,36 @@
+import { z } from "zod";
+import { router, viewerProcedure, operatorProcedure } from "../trpc/init";
+import { listEvents } from "../events/events";
+import { WORKFLOW_PHASES } from "../../lib/workflow-status";
+import { WorkflowName } from "../../lib/workflow-spec";
+import { cancelWorkflow, createWorkflow, deleteWorkflow, getWorkflow, listWorkflows, parseWorkflowInput, rerunWorkflow, updateWorkflow } from "./workflows";
+
+const ByName = z.object({ name: WorkflowName });
+
+export const workflowsRouter = router({
+  list: viewerProcedure
+    .input(
+      z
+        .object({
+          phase: z.array(z.enum(WORKFLOW_PHASES as [string, ...string[]])).optional(),
+          limit: z.coerce.number().int().min(1).max(500).default(100),
+          cursor: z.string().max(63).optional(),
+        })
+        .default({ limit: 100 }),
+    )
+    .query(({ ctx, input }) => listWorkflows(ctx.server, { phase: input.phase as never }, input)),
+  get: viewerProcedure.input(ByName).query(({ ctx, input }) => getWorkflow(ctx.server, input.name)),
+  events: viewerProcedure
+    .input(ByName.extend({ limit: z.number().int().min(1).max(500).default(100) }))
+    .query(({ ctx, input }) => listEvents(ctx.server, { kind: "Workflow", name: input.name, limit: input.limit })),
+  /** A Workflow object (JSON, or YAML already parsed), validated by `parseWorkflowInput` (strict, full paths). Creating starts it. */
+  create: operatorProcedure.input(z.object({ workflow: z.unknown() })).mutation(({ ctx, input }) => createWorkflow(ctx.server, parseWorkflowInput(input.workflow), ctx.actor)),
+  update: operatorProcedure
+    .input(ByName.extend({ workflow: z.unknown() }))
+    .mutation(({ ctx, input }) => updateWorkflow(ctx.server, input.name, parseWorkflowInput(input.workflow), ctx.actor)),
+  delete: operatorProcedure.input(ByName).mutation(({ ctx, input }) => deleteWorkflow(ctx.server, input.name, ctx.actor)),
+  rerun: operatorProcedure.input(ByName).mutation(({ ctx, input }) => rerunWorkflow(ctx.server, input.name, ctx.actor)),
+  cancel: operatorProcedure
+    .input(ByName.extend({ reason: z.string().trim().min(1).max(500).optional() }))
+    .mutation(({ ctx, input }) => cancelWorkflow(ctx.server, input.name, ctx.actor, input.reason)),
+});

@@ -1,0 +1,388 @@
+/**
+ * Workflows, the operator side (issue 9, DESIGN.md §6, seed 001, OPERATOR_API.md "Workflow"):
+ * create (which starts the first run), read, replace the spec (only steps that have not
+ * started), delete, rerun, cancel. Operators save definitions and ask; the workflow controller
+ * (controller.ts) is the one writer of the run's status, and its first pass runs inside each
+ * of these transactions, so the answer shows the result.
+ *
+ * Validation, in order, each refusal a 400 naming the culprit and writing nothing: the schema
+ * (the full path of a bad field), the graph (`validateWorkflowGraph`: unknown dependency,
+ * cycle with its path, bad `when`), references to workflows that do not exist, and reference
+ * cycles across the saved workflows (`findReferenceCycle`, the path).
+ */
+import type { ServerContext } from "../context";
+import { Prisma, type Tx } from "../db";
+import { conflict, invalid, notFound } from "../errors";
+import { recordEvents, type NewEvent } from "../events/events";
+import { cancelActionInTx, type CancelOutcome } from "../actions/actions";
+import { describeZodError } from "../../lib/protocol";
+import { findReferenceCycle, stepReferences, topologicalOrder, validateWorkflowGraph, WorkflowInput, WorkflowSpec, WORKFLOW_API_VERSION } from "../../lib/workflow-spec";
+import { isEndedStep, type StepPhase, type WorkflowPhase } from "../../lib/workflow-status";
+import { waitingFor } from "../../lib/workflow";
+import { FINAL_ACTION_STATES } from "../../lib/action-status";
+import { afterPass, passInTx, startRunInTx, workflowEvent, WORKFLOW_CONTROLLER, type PassEffects } from "./controller";
+
+export { WORKFLOW_CONTROLLER };
+
+const TX = { timeout: 60_000, maxWait: 30_000 } as const;
+
+/** Metadata the server writes: sent back as read (`get -o yaml`, then apply), it is ignored like `status`. */
+const SERVER_METADATA = ["generation", "run", "creationTimestamp", "createdBy", "updatedBy"] as const;
+
+export function parseWorkflowInput(value: unknown): WorkflowInput {
+  let input = value;
+  if (value && typeof value === "object" && !Array.isArray(value)) {
+    const meta = (value as { metadata?: unknown }).metadata;
+    if (meta && typeof meta === "object" && !Array.isArray(meta)) {
+      input = { ...value, metadata: Object.fromEntries(Object.entries(meta).filter(([k]) => !(SERVER_METADATA as readonly string[]).includes(k))) };
+    }
+  }
+  const r = WorkflowInput.safeParse(input);
+  if (!r.success) throw invalid(describeZodError(r.error));
+  return r.data;
+}
+
+/** The graph, then the references against the saved workflows (this one's saved version replaced by `spec`). */
+async function validateAgainstSaved(tx: Tx, name: string, spec: WorkflowSpec): Promise<void> {
+  const problem = validateWorkflowGraph(spec.steps)[0];
+  if (problem) throw invalid(`${problem.path}: ${problem.message}`);
+  const refs = stepReferences(spec);
+  if (refs.length === 0) return;
+  const saved = await tx.workflow.findMany({ select: { name: true, spec: true } });
+  const graph = new Map<string, string[]>(saved.map((w) => [w.name, stepReferences(WorkflowSpec.parse(JSON.parse(w.spec)))]));
+  graph.set(name, refs);
+  for (const [step, s] of Object.entries(spec.steps)) {
+    if (s.externalRef && !graph.has(s.externalRef.name)) throw invalid(`spec.steps.${step}.externalRef: workflow "${s.externalRef.name}" does not exist`);
+  }
+  const cycle = findReferenceCycle(name, graph);
+  if (cycle) throw invalid(`reference cycle across workflows: ${cycle.join("->")}`);
+}
+
+// ---------------------------------------------------------------------------------------
+// Create, rerun, update, cancel, delete
+
+export async function createWorkflow(ctx: ServerContext, input: WorkflowInput, actor: string): Promise<WorkflowObject> {
+  const name = input.metadata.name;
+  const effects = await ctx.db.$transaction(async (tx) => {
+    if (await tx.workflow.findUnique({ where: { name }, select: { name: true } })) throw conflict(`workflow "${name}" already exists: PUT /workflows/${name} replaces its spec`);
+    await validateAgainstSaved(tx, name, input.spec);
+    const now = ctx.now();
+    await tx.workflow.create({
+      data: {
+        name,
+        spec: JSON.stringify(input.spec),
+        labels: input.metadata.labels ? JSON.stringify(input.metadata.labels) : null,
+        failFast: input.spec.failFast,
+        activeDeadlineSeconds: input.spec.activeDeadlineSeconds ?? null,
+        phase: "Pending",
+        run: 0,
+        createdBy: actor,
+        updatedBy: actor,
+        createdAt: now,
+      },
+    });
+    const n = Object.keys(input.spec.steps).length;
+    return startAndPass(tx, ctx, name, actor, now, [workflowEvent(name, "WorkflowCreated", "Pending", `${n} step(s)`, actor)]);
+  }, TX);
+  afterPass(ctx, effects);
+  return getWorkflow(ctx, name);
+}
+
+async function startAndPass(tx: Tx, ctx: ServerContext, name: string, actor: string, now: Date, before: NewEvent[]): Promise<PassEffects> {
+  const started = await startRunInTx(tx, name, actor, now);
+  const events = await recordEvents(tx, [...before, ...started.events]);
+  const pass = await passInTx(tx, ctx, name, now);
+  return { events: [...events, ...(pass?.events ?? [])], wake: pass?.wake ?? [], cancels: pass?.cancels ?? [], followers: pass?.followers ?? [], timers: [...started.timers, ...(pass?.timers ?? [])] };
+}
+
+/** A new run of a finished workflow from its saved spec (409 while it runs). */
+export async function rerunWorkflow(ctx: ServerContext, name: string, actor: string): Promise<WorkflowObject> {
+  const effects = await ctx.db.$transaction(async (tx) => {
+    const wf = await tx.workflow.findUnique({ where: { name }, select: { phase: true, run: true } });
+    if (!wf) throw notFound(`workflow "${name}"`);
+    if (wf.phase !== "Succeeded" && wf.phase !== "Failed") throw conflict(`workflow ${name} is ${wf.phase}: only a finished workflow can be rerun (cancel it first)`);
+    return startAndPass(tx, ctx, name, actor, ctx.now(), [workflowEvent(name, "WorkflowRerun", wf.phase, `run ${wf.run} ended ${wf.phase}; starting run ${wf.run + 1}`, actor)]);
+  }, TX);
+  afterPass(ctx, effects);
+  return getWorkflow(ctx, name);
+}
+
+/** Stop a running workflow without deleting it: the controller fails it (Cancelled) and cancels its unfinished actions. */
+export async function cancelWorkflow(ctx: ServerContext, name: string, actor: string, reason?: string): Promise<WorkflowObject> {
+  const effects = await ctx.db.$transaction(async (tx) => {
+    const now = ctx.now();
+    const wf = await tx.workflow.findUnique({ where: { name }, select: { phase: true } });
+    if (!wf) throw notFound(`workflow "${name}"`);
+    if (wf.phase !== "Running") throw conflict(`workflow ${name} is ${wf.phase}: only a running workflow can be cancelled`);
+    const { count } = await tx.workflow.updateMany({ where: { name, phase: "Running", cancelRequestedAt: null }, data: { cancelRequestedAt: now, cancelRequestedBy: actor, cancelReason: reason ?? null } });
+    if (count !== 1) throw conflict(`workflow ${name} is already being cancelled`);
+    const events = await recordEvents(tx, [workflowEvent(name, "WorkflowCancelRequested", "Running", reason ?? "", actor)]);
+    const pass = await passInTx(tx, ctx, name, now);
+    return { events: [...events, ...(pass?.events ?? [])], wake: pass?.wake ?? [], cancels: pass?.cancels ?? [], followers: pass?.followers ?? [], timers: pass?.timers ?? [] };
+  }, TX);
+  afterPass(ctx, effects);
+  return getWorkflow(ctx, name);
+}
+
+const stableJson = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b))) : x));
+
+/**
+ * Replace the spec. While a run is in progress only steps that have not started may change:
+ * changing or removing a started step is 409 naming it, and nothing changes; new steps and
+ * edits of Pending steps apply and the next pass (in this transaction) picks them up. A
+ * finished workflow's spec is a definition for its next run and may change freely.
+ */
+export async function updateWorkflow(ctx: ServerContext, name: string, input: WorkflowInput, actor: string): Promise<WorkflowObject> {
+  if (input.metadata.name !== name) throw invalid(`metadata.name "${input.metadata.name}" is not the workflow in the path ("${name}")`);
+  const effects = await ctx.db.$transaction(async (tx): Promise<PassEffects | null> => {
+    const wf = await tx.workflow.findUnique({ where: { name }, include: { steps: true } });
+    if (!wf) throw notFound(`workflow "${name}"`);
+    const labels = input.metadata.labels ? JSON.stringify(input.metadata.labels) : null;
+    const old = WorkflowSpec.parse(JSON.parse(wf.spec));
+    if (stableJson(old) === stableJson(input.spec) && labels === wf.labels) return null;
+    await validateAgainstSaved(tx, name, input.spec);
+    const now = ctx.now();
+    const running = wf.phase === "Running";
+    if (running) {
+      for (const row of wf.steps) {
+        if (row.phase === "Pending") continue;
+        const next = input.spec.steps[row.step];
+        if (!next) throw conflict(`step ${row.step} has started (${row.phase}): it cannot be removed while workflow ${name} runs`);
+        if (stableJson(next) !== stableJson(old.steps[row.step])) throw conflict(`step ${row.step} has started (${row.phase}): only steps that have not started can be changed`);
+      }
+    }
+    await tx.workflow.update({
+      where: { name },
+      data: {
+        spec: JSON.stringify(input.spec),
+        labels,
+        failFast: input.spec.failFast,
+        activeDeadlineSeconds: input.spec.activeDeadlineSeconds ?? null,
+        generation: { increment: 1 },
+        updatedBy: actor,
+      },
+    });
+    const added = Object.keys(input.spec.steps).filter((s) => !(s in old.steps));
+    const removed = Object.keys(old.steps).filter((s) => !(s in input.spec.steps));
+    const changed = Object.keys(input.spec.steps).filter((s) => s in old.steps && stableJson(old.steps[s]) !== stableJson(input.spec.steps[s]));
+    if (running) {
+      if (removed.length) await tx.workflowStepStatus.deleteMany({ where: { workflowName: name, step: { in: removed } } });
+      if (added.length) await tx.workflowStepStatus.createMany({ data: added.map((step) => ({ workflowName: name, step, phase: "Pending", updatedAt: now })) });
+    }
+    const parts = [added.length ? `added ${added.join(", ")}` : "", changed.length ? `changed ${changed.join(", ")}` : "", removed.length ? `removed ${removed.join(", ")}` : ""].filter(Boolean);
+    const events = await recordEvents(tx, [workflowEvent(name, "WorkflowUpdated", wf.phase, `generation ${wf.generation + 1}${parts.length ? `: ${parts.join("; ")}` : ""}`, actor)]);
+    const pass = running ? await passInTx(tx, ctx, name, now) : null;
+    return { events: [...events, ...(pass?.events ?? [])], wake: pass?.wake ?? [], cancels: pass?.cancels ?? [], followers: pass?.followers ?? [], timers: pass?.timers ?? [] };
+  }, TX);
+  if (effects) afterPass(ctx, effects);
+  return getWorkflow(ctx, name);
+}
+
+/**
+ * Delete: the current run's unfinished actions are cancelled (running ones through their
+ * agents), the workflow and its status go. Referenced workflows are not owned: they keep
+ * running. A workflow following this one's run sees it gone and its step fails.
+ */
+export async function deleteWorkflow(ctx: ServerContext, name: string, actor: string): Promise<{ deleted: string; actionsCancelled: number }> {
+  const { events, cancels, followers } = await ctx.db.$transaction(async (tx) => {
+    const now = ctx.now();
+    const wf = await tx.workflow.findUnique({ where: { name }, select: { phase: true, run: true } });
+    if (!wf) throw notFound(`workflow "${name}"`);
+    const open = await tx.$queryRaw<{ actionId: string }[]>(Prisma.sql`
+      SELECT sa."actionId" FROM "WorkflowStepAction" sa JOIN "Action" a ON a."id" = sa."actionId"
+      WHERE sa."workflowName" = ${name} AND a."state" NOT IN (${Prisma.join([...FINAL])})`);
+    const cancels: CancelOutcome[] = [];
+    for (const a of open) {
+      const r = await cancelActionInTx(tx, a.actionId, actor, `workflow ${name} deleted`, now);
+      if (r.outcome === "cancelled" || r.outcome === "requested") cancels.push(r);
+    }
+    const followers = await tx.workflowStepStatus.findMany({ where: { refWorkflow: name, phase: "Running" }, select: { workflowName: true } });
+    await tx.workflow.delete({ where: { name } });
+    const events = await recordEvents(tx, [workflowEvent(name, "WorkflowDeleted", wf.phase, `run ${wf.run}${cancels.length ? `; ${cancels.length} unfinished action(s) cancelled` : ""}`, actor)]);
+    return { events, cancels, followers: followers.map((f) => f.workflowName) };
+  }, TX);
+  afterPass(ctx, { events: [...events, ...cancels.flatMap((c) => c.events)], wake: [], cancels: cancels.map((c) => ({ ...c, events: [] })), followers, timers: [] });
+  return { deleted: name, actionsCancelled: cancels.length };
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading
+
+export interface WorkflowCondition {
+  type: "Complete" | "Failed";
+  status: "True" | "False";
+  reason: string;
+  message: string;
+  lastTransitionTime: string | null;
+}
+
+export interface WorkflowStepView {
+  phase: StepPhase;
+  complete: boolean;
+  attempts: number;
+  /** limit + 1 */
+  maxAttempts: number;
+  /** The current run's actions for this step, every attempt, oldest first. */
+  actions: string[];
+  /** The current attempt's targets (a job). */
+  targets: { total: number; done: number; failed: number } | null;
+  /** A reference: the workflow and the run of it this step follows. */
+  workflow: { name: string; run: number | null } | null;
+  /** Dependencies not ended yet (Pending steps). */
+  waitingFor: string[];
+  message: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  nextAttemptAt: string | null;
+}
+
+export interface WorkflowObject {
+  apiVersion: typeof WORKFLOW_API_VERSION;
+  kind: "Workflow";
+  metadata: { name: string; labels?: Record<string, string>; generation: number; run: number; creationTimestamp: string; createdBy: string; updatedBy: string };
+  spec: WorkflowSpec;
+  status: {
+    phase: WorkflowPhase;
+    reason: string | null;
+    message: string;
+    run: number;
+    conditions: WorkflowCondition[];
+    startTime: string | null;
+    completionTime: string | null;
+    cancelRequestedBy: string | null;
+    /** In topological order (dependencies first), as `drover describe workflow` lists them. */
+    order: string[];
+    statuses: Record<string, WorkflowStepView>;
+    runs: { run: number; phase: string; reason: string | null; startedBy: string; startTime: string; completionTime: string | null }[];
+  };
+}
+
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+function conditions(wf: { phase: string; reason: string | null; message: string; completionTime: Date | null; startTime: Date | null }): WorkflowCondition[] {
+  const at = iso(wf.completionTime ?? wf.startTime);
+  return [
+    { type: "Complete", status: wf.phase === "Succeeded" ? "True" : "False", reason: wf.phase === "Succeeded" ? "Succeeded" : wf.phase, message: wf.phase === "Succeeded" ? wf.message : "", lastTransitionTime: at },
+    { type: "Failed", status: wf.phase === "Failed" ? "True" : "False", reason: wf.phase === "Failed" ? (wf.reason ?? "Failed") : wf.phase, message: wf.phase === "Failed" ? wf.message : "", lastTransitionTime: at },
+  ];
+}
+
+const FINAL = new Set<string>(FINAL_ACTION_STATES);
+
+export async function getWorkflow(ctx: ServerContext, name: string): Promise<WorkflowObject> {
+  const wf = await ctx.db.workflow.findUnique({ where: { name }, include: { steps: true, runs: { orderBy: { run: "desc" }, take: 20 } } });
+  if (!wf) throw notFound(`workflow "${name}"`);
+  const spec = WorkflowSpec.parse(JSON.parse(wf.spec));
+  const links = await ctx.db.workflowStepAction.findMany({ where: { workflowName: name, run: wf.run }, orderBy: [{ attempt: "asc" }, { id: "asc" }] });
+  const actionIds = links.flatMap((l) => (l.actionId ? [l.actionId] : []));
+  const states = new Map<string, string>();
+  for (let i = 0; i < actionIds.length; i += 500) {
+    for (const a of await ctx.db.action.findMany({ where: { id: { in: actionIds.slice(i, i + 500) } }, select: { id: true, state: true } })) states.set(a.id, a.state);
+  }
+  const rowByStep = new Map(wf.steps.map((r) => [r.step, r]));
+  const phases = new Map<string, StepPhase>(Object.keys(spec.steps).map((s) => [s, (rowByStep.get(s)?.phase ?? "Pending") as StepPhase]));
+  const statuses: Record<string, WorkflowStepView> = {};
+  for (const [stepName, s] of Object.entries(spec.steps)) {
+    const row = rowByStep.get(stepName);
+    const phase = phases.get(stepName)!;
+    const own = links.filter((l) => l.step === stepName);
+    const current = own.filter((l) => l.attempt === (row?.attempts ?? 0));
+    statuses[stepName] = {
+      phase,
+      complete: isEndedStep(phase),
+      attempts: row?.attempts ?? 0,
+      maxAttempts: (s.retryStrategy?.limit ?? 0) + 1,
+      actions: own.flatMap((l) => (l.actionId ? [l.actionId] : [])),
+      targets: s.jobTemplate
+        ? {
+            total: current.length,
+            done: current.filter((l) => l.actionId && states.get(l.actionId) === "DONE").length,
+            failed: current.filter((l) => l.error || (l.actionId && FINAL.has(states.get(l.actionId) ?? "DONE") && states.get(l.actionId) !== "DONE") || (l.actionId && !states.has(l.actionId))).length,
+          }
+        : null,
+      workflow: s.externalRef ? { name: s.externalRef.name, run: row?.refRun ?? null } : null,
+      waitingFor: phase === "Pending" ? waitingFor({ spec: s }, phases) : [],
+      message: row?.message ?? "",
+      startedAt: iso(row?.startedAt ?? null),
+      finishedAt: iso(row?.finishedAt ?? null),
+      nextAttemptAt: iso(row?.nextAttemptAt ?? null),
+    };
+  }
+  return {
+    apiVersion: WORKFLOW_API_VERSION,
+    kind: "Workflow",
+    metadata: {
+      name: wf.name,
+      ...(wf.labels ? { labels: JSON.parse(wf.labels) as Record<string, string> } : {}),
+      generation: wf.generation,
+      run: wf.run,
+      creationTimestamp: wf.createdAt.toISOString(),
+      createdBy: wf.createdBy,
+      updatedBy: wf.updatedBy,
+    },
+    spec,
+    status: {
+      phase: wf.phase as WorkflowPhase,
+      reason: wf.reason,
+      message: wf.message,
+      run: wf.run,
+      conditions: conditions(wf),
+      startTime: iso(wf.startTime),
+      completionTime: iso(wf.completionTime),
+      cancelRequestedBy: wf.cancelRequestedBy,
+      order: topologicalOrder(spec.steps),
+      statuses,
+      runs: wf.runs.map((r) => ({ run: r.run, phase: r.phase, reason: r.reason, startedBy: r.startedBy, startTime: r.startTime.toISOString(), completionTime: iso(r.completionTime) })),
+    },
+  };
+}
+
+export interface WorkflowSummary {
+  name: string;
+  phase: WorkflowPhase;
+  reason: string | null;
+  message: string;
+  run: number;
+  steps: number;
+  counts: Partial<Record<StepPhase, number>>;
+  startTime: string | null;
+  completionTime: string | null;
+  createdBy: string;
+  generation: number;
+}
+
+/** Workflows by name, a page at a time (cursor: the last name of the previous page). */
+export async function listWorkflows(ctx: ServerContext, filter: { phase?: WorkflowPhase[] | undefined }, page: { limit: number; cursor?: string | undefined }) {
+  const where = filter.phase?.length ? { phase: { in: filter.phase } } : {};
+  const [rows, total] = await Promise.all([
+    ctx.db.workflow.findMany({ where, orderBy: { name: "asc" }, take: page.limit + 1, ...(page.cursor ? { cursor: { name: page.cursor }, skip: 1 } : {}) }),
+    ctx.db.workflow.count({ where }),
+  ]);
+  const pageRows = rows.slice(0, page.limit);
+  const groups = pageRows.length
+    ? await ctx.db.workflowStepStatus.groupBy({ by: ["workflowName", "phase"], where: { workflowName: { in: pageRows.map((r) => r.name) } }, _count: { _all: true } })
+    : [];
+  const items: WorkflowSummary[] = pageRows.map((w) => {
+    const counts: Partial<Record<StepPhase, number>> = {};
+    let steps = 0;
+    for (const g of groups) {
+      if (g.workflowName !== w.name) continue;
+      counts[g.phase as StepPhase] = g._count._all;
+      steps += g._count._all;
+    }
+    return {
+      name: w.name,
+      phase: w.phase as WorkflowPhase,
+      reason: w.reason,
+      message: w.message,
+      run: w.run,
+      steps,
+      counts,
+      startTime: iso(w.startTime),
+      completionTime: iso(w.completionTime),
+      createdBy: w.createdBy,
+      generation: w.generation,
+    };
+  });
+  return { items, total, nextCursor: rows.length > page.limit ? (items[items.length - 1]?.name ?? null) : null };
+}
