@@ -175,6 +175,19 @@ describe("failure", () => {
   });
 });
 
+describe("jobs go through the action engine", () => {
+  it("requireApproval: the step's actions wait for an operator's approval before they are offered", async () => {
+    const ap = await enroll("ap-1");
+    const wf = await create({ metadata: { name: "approval" }, spec: { steps: { A: { jobTemplate: { kind: "noop", requireApproval: true, targets: { devices: ["ap-1"] } } } } } });
+    const id = wf.status.statuses.A!.actions[0]!;
+    expect((await getAction(s, id)).state).toBe("PENDING_APPROVE");
+    expect(await offered(ap)).toHaveLength(0);
+    expect((await s.api("POST", `/actions/${id}/approve`, {})).status).toBe(200);
+    await finish(ap);
+    await until("approval", (w) => w.status.phase === "Succeeded");
+  });
+});
+
 describe("retries", () => {
   it("a failed attempt waits out its backoff (1s), then only the failed targets run again; the attempts are visible", async () => {
     const [r1, r2] = await Promise.all(["rt-1", "rt-2"].map((n) => enroll(n)));

@@ -177,6 +177,13 @@ export async function runningTargets(db: Db | Tx, name: string, run: number): Pr
 
 type WorkflowRow = Prisma.WorkflowGetPayload<{ include: { steps: true } }>;
 
+/** The runs the running reference steps follow (no query when there are none). */
+function followedRuns(db: Db | Tx, running: { refWorkflow: string | null; refRun: number | null }[]) {
+  const keys = running.flatMap((r) => (r.refWorkflow && r.refRun !== null ? [{ workflowName: r.refWorkflow, run: r.refRun }] : []));
+  if (keys.length === 0) return Promise.resolve([]);
+  return db.workflowRun.findMany({ where: { OR: keys }, select: { workflowName: true, run: true, phase: true, reason: true, message: true } });
+}
+
 interface Loaded {
   wf: WorkflowRow;
   spec: WorkflowSpec;
@@ -191,10 +198,7 @@ async function load(db: Db | Tx, name: string, now: Date): Promise<Loaded | null
   const running = rows.filter((r) => r.phase === "Running");
   const [targets, runs] = await Promise.all([
     running.some((r) => spec.steps[r.step]?.jobTemplate) ? runningTargets(db, name, wf.run) : Promise.resolve([]),
-    db.workflowRun.findMany({
-      where: { OR: running.flatMap((r) => (r.refWorkflow && r.refRun !== null ? [{ workflowName: r.refWorkflow, run: r.refRun }] : [])) },
-      select: { workflowName: true, run: true, phase: true, reason: true, message: true },
-    }),
+    followedRuns(db, running),
   ]);
   const outcomes = new Map<string, AttemptOutcome>();
   for (const r of running) {
