@@ -303,7 +303,8 @@ Options:
   --silent SHARE         share of agents that go silent now and then (default: 0.01)
   --silent-seconds S     how long a silent spell lasts (default: 360, past the default
                          disconnection timeout of 300 s, so the device shows Offline)
-  --heartbeat-jitter     spread each heartbeat interval by +-20%
+  --heartbeat-jitter     no effect, kept for old scripts: every agent now spreads each
+                         heartbeat interval by +-20% (agent/timing.ts HEARTBEAT_JITTER)
   --action-failure SHARE share of actions that fail (default: 0)
   --action-seconds MIN-MAX
                          how long a simulated exec, noop or reboot takes (default: 0.05-0.5;
