@@ -29,6 +29,7 @@ import { publishEvents, recordEvents, type EventRow, type NewEvent } from "../ev
 import { topics } from "../bus";
 import { inChunks } from "../lib/chunks";
 import { afterCancel, cancelActionInTx, needsApproval, type CancelOutcome } from "../actions/actions";
+import { watchEndedActions } from "../actions/ended-watch";
 import { decidePass, type EngineDevice, type EngineNode, type GroupCounts, type PassDecision } from "../../lib/plan";
 import { commandShape, PLAN_GROUPS, PlanSpec, type PlanGroup, type PlanSignalArgs } from "../../lib/plan-spec";
 import { isTerminalPlanState, type PlanNodeState, type PlanState } from "../../lib/plan-status";
@@ -358,39 +359,15 @@ async function runOne(ctx: ServerContext, id: string, look: boolean): Promise<vo
 }
 
 
-/**
- * Runs the plan controller shortly after one of its actions ended (debounced: the actions that
- * end in one 100 ms window are one pass per plan).
- */
+/** Runs the plan controller shortly after one of its actions ended (a burst is one pass per plan). */
 export function watchPlans(ctx: ServerContext, delayMs = 100): { stop(): void } {
-  const actionIds = new Set<string>();
-  let timer: NodeJS.Timeout | null = null;
-  let stopped = false;
-  const run = async () => {
-    timer = null;
-    if (stopped) return;
-    const ids = [...actionIds];
-    actionIds.clear();
-    const nodes = await inChunks(ids, (chunk) => ctx.db.planNode.findMany({ where: { actionId: { in: chunk } }, select: { planId: true } }));
-    await runPlans(ctx, [...new Set(nodes.map((n) => n.planId))], { look: false });
-  };
-  const off = ctx.bus.subscribe<EventRow>(topics.events, (row) => {
-    if (row.objectKind !== "Action" || !FINAL.has(row.reason) || (row.type !== "ActionStateChanged" && row.type !== "ActionOverwritten")) return;
-    actionIds.add(row.objectName);
-    if (!timer && !stopped) {
-      timer = setTimeout(() => {
-        run().catch((err: unknown) => {
-          if (!stopped) ctx.log.error({ err }, "plan controller failed");
-        });
-      }, delayMs);
-      timer.unref();
-    }
-  });
-  return {
-    stop() {
-      stopped = true;
-      off();
-      if (timer) clearTimeout(timer);
+  return watchEndedActions(
+    ctx,
+    "plan controller",
+    async (ids) => {
+      const nodes = await inChunks(ids, (chunk) => ctx.db.planNode.findMany({ where: { actionId: { in: chunk } }, select: { planId: true } }));
+      await runPlans(ctx, [...new Set(nodes.map((n) => n.planId))], { look: false });
     },
-  };
+    delayMs,
+  );
 }

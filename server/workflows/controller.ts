@@ -35,6 +35,7 @@ import { publishEvents, recordEvents, type EventRow, type NewEvent } from "../ev
 import { topics } from "../bus";
 import { inChunks } from "../lib/chunks";
 import { selectorWhere } from "../devices/queries";
+import { watchEndedActions } from "../actions/ended-watch";
 import { afterCancel, cancelActionInTx, needsApproval, type CancelOutcome } from "../actions/actions";
 import { selectorRequirements } from "../../lib/fleet-spec";
 import { WorkflowSpec } from "../../lib/workflow-spec";
@@ -447,36 +448,20 @@ async function runOnce(ctx: ServerContext, names: string[] | undefined, look: bo
   }
 }
 
-/** Runs the workflow controller shortly after one of its actions ended (debounced: one pass per workflow per 100 ms window). */
+/** Runs the workflow controller shortly after one of its actions ended (a burst is one pass per workflow). */
 export function watchWorkflows(ctx: ServerContext, delayMs = 100): { stop(): void } {
-  const actionIds = new Set<string>();
-  let timer: NodeJS.Timeout | null = null;
-  let stopped = false;
-  const run = async () => {
-    timer = null;
-    if (stopped) return;
-    const ids = [...actionIds];
-    actionIds.clear();
-    const links = await inChunks(ids, (chunk) => ctx.db.workflowStepAction.findMany({ where: { actionId: { in: chunk } }, select: { workflowName: true } }));
-    await runWorkflows(ctx, [...new Set(links.map((l) => l.workflowName))], { look: false });
-  };
-  const off = ctx.bus.subscribe<EventRow>(topics.events, (row) => {
-    if (row.objectKind !== "Action" || !FINAL.has(row.reason) || (row.type !== "ActionStateChanged" && row.type !== "ActionOverwritten")) return;
-    actionIds.add(row.objectName);
-    if (!timer && !stopped) {
-      timer = setTimeout(() => {
-        run().catch((err: unknown) => {
-          if (!stopped) ctx.log.error({ err }, "workflow controller failed");
-        });
-      }, delayMs);
-      timer.unref();
-    }
-  });
+  const watch = watchEndedActions(
+    ctx,
+    "workflow controller",
+    async (ids) => {
+      const links = await inChunks(ids, (chunk) => ctx.db.workflowStepAction.findMany({ where: { actionId: { in: chunk } }, select: { workflowName: true } }));
+      await runWorkflows(ctx, [...new Set(links.map((l) => l.workflowName))], { look: false });
+    },
+    delayMs,
+  );
   return {
     stop() {
-      stopped = true;
-      off();
-      if (timer) clearTimeout(timer);
+      watch.stop();
       stopWorkflowTimers(ctx);
     },
   };
