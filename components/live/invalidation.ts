@@ -18,7 +18,11 @@ export type InvalidationTarget =
   | { kind: "plans.list" }
   | { kind: "plan"; id: string }
   /** Open plan pages: their nodes show their actions' states, which move with Action events. */
-  | { kind: "plans.actions" };
+  | { kind: "plans.actions" }
+  | { kind: "workflows.list" }
+  | { kind: "workflow"; name: string }
+  /** Open workflow pages: their steps show their actions' progress (targets done), which moves with Action events. */
+  | { kind: "workflows.actions" };
 
 /**
  * Device events that move a fleet's counts or its rollout's progress (the fleet controller
@@ -52,10 +56,18 @@ export const FLEET_SETTLE_MS = 600;
  */
 export const PLAN_ACTIONS_SETTLE_MS = 400;
 
+/**
+ * A workflow step's actions move in bursts as well (one per target, each NEW, RUNNING, DONE),
+ * and the workflow controller writes its own Workflow event 100 ms after one ended: open
+ * workflow pages refetch for Action events at most once per this window, after the last one.
+ */
+export const WORKFLOW_ACTIONS_SETTLE_MS = 400;
+
 /** How long to wait before refetching a target: 0 for at once (batched with the others). */
 export function settleDelayMs(t: InvalidationTarget): number {
   if (t.kind === "fleets.status") return FLEET_SETTLE_MS;
   if (t.kind === "plans.actions") return PLAN_ACTIONS_SETTLE_MS;
+  if (t.kind === "workflows.actions") return WORKFLOW_ACTIONS_SETTLE_MS;
   return 0;
 }
 
@@ -82,11 +94,15 @@ export function targetsFor(event: EventKey): InvalidationTarget[] {
       break;
     case "Action":
       // objectName is the action's id; lists include the device's own actions section.
-      targets.push({ kind: "actions.list" }, { kind: "actions.counts" }, { kind: "action", id: event.objectName }, { kind: "plans.actions" });
+      targets.push({ kind: "actions.list" }, { kind: "actions.counts" }, { kind: "action", id: event.objectName }, { kind: "plans.actions" }, { kind: "workflows.actions" });
       break;
     case "Plan":
       // objectName is the plan's id: published when the plan, a command or a node moves.
       targets.push({ kind: "plans.list" }, { kind: "plan", id: event.objectName });
+      break;
+    case "Workflow":
+      // objectName is the workflow's name: published when the run or a step moves.
+      targets.push({ kind: "workflows.list" }, { kind: "workflow", name: event.objectName });
       break;
     case "Server":
       // A restore or a settings change can move every device at once.
@@ -108,6 +124,8 @@ export function targetId(t: InvalidationTarget): string {
       return `fleet:${t.name}`;
     case "plan":
       return `plan:${t.id}`;
+    case "workflow":
+      return `workflow:${t.name}`;
     default:
       return t.kind;
   }

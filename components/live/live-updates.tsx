@@ -74,6 +74,12 @@ export function LiveUpdates({ children }: { children: ReactNode }) {
           return [trpc.plans.get.queryFilter({ id: t.id }), trpc.plans.events.queryFilter({ id: t.id })];
         case "plans.actions":
           return [trpc.plans.get.pathFilter()];
+        case "workflows.list":
+          return [trpc.workflows.list.pathFilter()];
+        case "workflow":
+          return [trpc.workflows.get.queryFilter({ name: t.name }), trpc.workflows.events.queryFilter({ name: t.name })];
+        case "workflows.actions":
+          return [trpc.workflows.get.pathFilter()];
       }
     },
     [trpc],

@@ -6,7 +6,7 @@ import { useQuery } from "@tanstack/react-query";
 import type { ReactNode } from "react";
 import { useTRPC } from "../trpc";
 import { cx } from "../ui/cx";
-import { ActionsIcon, ApprovalsIcon, DevicesIcon, EnrollIcon, EventsIcon, KeyIcon, Logo, OverviewIcon, PlansIcon } from "./icons";
+import { ActionsIcon, ApprovalsIcon, DevicesIcon, EnrollIcon, EventsIcon, KeyIcon, Logo, OverviewIcon, PlansIcon, WorkflowsIcon } from "./icons";
 import { FleetsIcon } from "../fleets/fleet-icon";
 
 interface NavItem {
@@ -35,6 +35,7 @@ export function Nav() {
     { href: "/devices", label: "Devices", icon: <DevicesIcon /> },
     { href: "/fleets", label: "Fleets", icon: <FleetsIcon /> },
     { href: "/plans", label: "Plans", icon: <PlansIcon /> },
+    { href: "/workflows", label: "Workflows", icon: <WorkflowsIcon /> },
     {
       href: "/enrollments",
       label: "Enrollments",

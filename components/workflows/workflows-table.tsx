@@ -1,0 +1,76 @@
+"use client";
+
+import Link from "next/link";
+import type { ReactNode } from "react";
+import { useRouter } from "next/navigation";
+import type { WorkflowSummary } from "@/server/workflows/workflows";
+import { workflowMachine } from "@/lib/workflow-status";
+import { TableRows } from "../ui/table-rows";
+import { TableHeader } from "../ui/table-header";
+import { RelativeTime } from "../ui/time";
+import { StatusBadge } from "../status/status-badge";
+import { CountsBar } from "../fleets/counts-bar";
+import { cx } from "../ui/cx";
+import { stepSegments, stepsDone } from "./run-graph";
+import { workflowPhaseTone } from "./tones";
+
+const COLUMNS = ["Phase", "Workflow", "Steps", "Failed", "Run", "Started", "Completed"];
+
+/** Workflows by name: phase, steps done of all with a bar, failed steps, the current run, when it started. */
+export function WorkflowsTable({ items, empty, loading = false }: { items: WorkflowSummary[] | undefined; empty: ReactNode; loading?: boolean }) {
+  const router = useRouter();
+  return (
+    <div className={cx("overflow-x-auto transition-opacity", loading && items && "opacity-70")}>
+      <table className="w-full text-left text-sm" data-testid="workflows-table">
+        <TableHeader columns={COLUMNS} />
+        <tbody>
+          <TableRows items={items} columns={COLUMNS.length} loadingRows={4} empty={empty}>
+            {(w) => {
+              const href = `/workflows/${encodeURIComponent(w.name)}`;
+              const done = stepsDone(w.counts);
+              const failed = w.counts.Failed ?? 0;
+              return (
+                <tr
+                  key={w.name}
+                  data-testid={`workflow-row-${w.name}`}
+                  onClick={(e) => {
+                    if ((e.target as HTMLElement).closest("a,button")) return;
+                    router.push(href);
+                  }}
+                  className="cursor-pointer border-b border-slate-100 align-top hover:bg-slate-50"
+                >
+                  <td className="py-2.5 pr-3 pl-4">
+                    <StatusBadge
+                      table={workflowPhaseTone}
+                      state={w.phase}
+                      data-testid={`workflow-row-phase-${w.name}`}
+                      title={[w.reason, w.message].filter(Boolean).join(": ") || workflowMachine.states[w.phase].description}
+                    />
+                  </td>
+                  <td className="max-w-72 px-3 py-2.5">
+                    <Link prefetch={false} href={href} className="font-medium text-slate-900 hover:text-brand-700 hover:underline">
+                      {w.name}
+                    </Link>
+                    {w.message && <div className="truncate text-[11px] text-slate-500" title={w.message}>{w.message}</div>}
+                  </td>
+                  <td className="w-48 px-3 py-2.5">
+                    <CountsBar segments={stepSegments(w.counts)} total={w.steps} testId={`workflow-row-bar-${w.name}`} />
+                    <div className="mt-1 text-[11px] text-slate-500 tabular-nums" data-testid={`workflow-row-steps-${w.name}`}>
+                      {done}/{w.steps} done
+                    </div>
+                  </td>
+                  <td className={cx("px-3 py-2.5 tabular-nums", failed ? "font-medium text-red-700" : "text-slate-400")} data-testid={`workflow-row-failed-${w.name}`}>
+                    {failed}
+                  </td>
+                  <td className="px-3 py-2.5 text-slate-600 tabular-nums">{w.run}</td>
+                  <td className="px-3 py-2.5 text-slate-600">{w.startTime ? <RelativeTime value={w.startTime} /> : <span className="text-slate-400">—</span>}</td>
+                  <td className="px-3 py-2.5 text-slate-600">{w.completionTime ? <RelativeTime value={w.completionTime} /> : <span className="text-slate-400">{w.startTime ? "running" : "—"}</span>}</td>
+                </tr>
+              );
+            }}
+          </TableRows>
+        </tbody>
+      </table>
+    </div>
+  );
+}
