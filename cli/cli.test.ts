@@ -556,6 +556,12 @@ describe("--help", () => {
     ["plan", "retry"],
     ["plan", "watch"],
     ["nudge", "plan"],
+    ["get", "workflows"],
+    ["describe", "workflow"],
+    ["workflow"],
+    ["workflow", "rerun"],
+    ["workflow", "cancel"],
+    ["workflow", "delete"],
   ];
 
   it("every command has --help, exit 0, needing no login or server; the list above is all of them", { timeout: 120_000 }, async () => {

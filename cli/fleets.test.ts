@@ -86,9 +86,9 @@ describe("drover apply -f", () => {
     expect(broken.stderr).toMatch(/not valid YAML or JSON/);
     expect((await drover(["apply", "-f", file("list.yaml", "- 1\n")])).code).toBe(2);
     expect((await drover(["apply"])).code).toBe(2);
-    const other = await drover(["apply", "-f", file("workflow.yaml", "kind: Workflow\nmetadata: {name: w}\n")]);
+    const other = await drover(["apply", "-f", file("device.yaml", "kind: Device\nmetadata: {name: w}\n")]);
     expect(other.code).toBe(1);
-    expect(other.stderr).toMatch(/kind "Workflow" cannot be applied: only Fleet and Plan objects/);
+    expect(other.stderr).toMatch(/kind "Device" cannot be applied: only Fleet, Plan and Workflow objects/);
   });
 
   it("a viewer's apply is refused (exit 1) and creates nothing", async () => {

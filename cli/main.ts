@@ -19,6 +19,7 @@ import { registerTokens } from "./commands/tokens";
 import { registerApply } from "./commands/apply";
 import { registerRollout } from "./commands/rollout";
 import { registerPlans } from "./commands/plans";
+import { registerWorkflows } from "./commands/workflows";
 
 function version(): string {
   try {
@@ -52,6 +53,7 @@ Exit codes: 0 ok, 1 the server refused, 2 usage error, 3 not logged in, 4 server
   registerApply(program);
   registerRollout(program);
   registerPlans(program);
+  registerWorkflows(program);
   registerDecisions(program);
   registerActions(program);
   registerDevices(program);

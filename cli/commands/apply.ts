@@ -4,14 +4,16 @@
  * `fleet/NAME created`, `configured` or `unchanged` (the server's metadata.generation did not
  * move). A Plan (`kind: Plan`, k0s's or Drover's apiVersion) is always a new plan: its
  * document's own text is POSTed as YAML, so the server's messages name the file's lines, and
- * it prints `plan/ID created (STATE)`. The server validates: its message is printed as is.
+ * it prints `plan/ID created (STATE)`. A Workflow is saved by name like a fleet (POST, or PUT
+ * when it exists: `workflow/NAME created | configured | unchanged`); creating one starts its
+ * first run. The server validates (and refuses, 409, an edit of a step that has started):
+ * its message is printed as is.
  */
 import fs from "node:fs";
 import { InvalidArgumentError, type Command } from "commander";
 import YAML from "yaml";
 import { apiFor, note, write } from "../context";
 import { ApiError, CliError, EXIT, type Api, type Query } from "../http";
-import type { Fleet } from "../types";
 import type { PlanView } from "../../lib/plan-status";
 
 async function readStdin(): Promise<string> {
@@ -76,26 +78,28 @@ async function applyPlan(api: Api, text: string, query: Query): Promise<string> 
   return `plan/${plan.metadata.id} created (${plan.status.state})`;
 }
 
-async function applyFleet(api: Api, object: Record<string, unknown>, name: string): Promise<"created" | "configured" | "unchanged"> {
-  const path = `/fleets/${encodeURIComponent(name)}`;
-  let existing: Fleet | null = null;
+/** An object saved by name (a fleet, a workflow): POST when new, else PUT, and whether the server's generation moved. */
+async function applyNamed(api: Api, collection: "/fleets" | "/workflows", object: Record<string, unknown>, name: string): Promise<"created" | "configured" | "unchanged"> {
+  const path = `${collection}/${encodeURIComponent(name)}`;
+  type Named = { metadata: { generation: number } };
+  let existing: Named | null = null;
   try {
-    existing = await api.get<Fleet>(path);
+    existing = await api.get<Named>(path);
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 404)) throw error;
   }
   if (!existing) {
-    await api.post<Fleet>("/fleets", object);
+    await api.post<Named>(collection, object);
     return "created";
   }
-  const updated = await api.put<Fleet>(path, object);
+  const updated = await api.put<Named>(path, object);
   return updated.metadata.generation === existing.metadata.generation ? "unchanged" : "configured";
 }
 
 export function registerApply(program: Command): void {
   program
     .command("apply")
-    .description("create or update fleets, or create plans, from a JSON or YAML file, like kubectl apply")
+    .description("create or update fleets and workflows, or create plans, from a JSON or YAML file, like kubectl apply")
     .requiredOption("-f, --filename <file>", "the file ('-' for stdin); YAML may hold several documents separated by ---")
     .option("--require-approval", "plans: wait for an operator's approval (drover plan approve) before any node is signalled")
     .option("--deadline <duration>", "plans: end DeadlineExceeded if not completed this long after creation, e.g. 30m", parseDeadline)
@@ -116,7 +120,10 @@ Example fleet.yaml:
 
 A plan (k0s's apiVersion autopilot.k0sproject.io/v1beta2, or drover/v1) is created each time:
   drover apply -f plan.yaml --require-approval --deadline 30m   # plan/ID created (SchedulableWait)
-  drover describe plan ID --watch`,
+  drover describe plan ID --watch
+
+A workflow (kind: Workflow, see drover workflow --help) is saved by name; creating it starts it:
+  drover apply -f workflow.yaml   # workflow/NAME created, then configured or unchanged`,
     )
     .action(async (opts: { filename: string; requireApproval?: boolean; deadline?: string }, cmd: Command) => {
       const source = opts.filename === "-" ? "stdin" : opts.filename;
@@ -131,15 +138,15 @@ A plan (k0s's apiVersion autopilot.k0sproject.io/v1beta2, or drover/v1) is creat
         const kind = object.kind ?? "Fleet";
         const name = (object.metadata as { name?: unknown } | undefined)?.name;
         const named = typeof name === "string" && name !== "";
-        const what = kind === "Fleet" && named ? `fleet/${name}` : kind === "Plan" && named ? `document ${i + 1} (plan ${name})` : `document ${i + 1}`;
+        const what = (kind === "Fleet" || kind === "Workflow") && named ? `${String(kind).toLowerCase()}/${name}` : kind === "Plan" && named ? `document ${i + 1} (plan ${name})` : `document ${i + 1}`;
         try {
           if (kind === "Plan") {
             write(`${await applyPlan(api, text, planQuery)}\n`);
             continue;
           }
-          if (kind !== "Fleet") throw new CliError(`kind ${JSON.stringify(kind)} cannot be applied: only Fleet and Plan objects`, EXIT.REFUSED);
-          if (typeof name !== "string" || name === "") throw new CliError("metadata.name: a fleet needs a name", EXIT.REFUSED);
-          write(`${what} ${await applyFleet(api, object, name)}\n`);
+          if (kind !== "Fleet" && kind !== "Workflow") throw new CliError(`kind ${JSON.stringify(kind)} cannot be applied: only Fleet, Plan and Workflow objects`, EXIT.REFUSED);
+          if (typeof name !== "string" || name === "") throw new CliError(`metadata.name: a ${String(kind).toLowerCase()} needs a name`, EXIT.REFUSED);
+          write(`${what} ${await applyNamed(api, kind === "Fleet" ? "/fleets" : "/workflows", object, name)}\n`);
         } catch (error) {
           // Like kubectl: report it and go on with the other objects; exit non-zero at the end.
           if (!(error instanceof CliError) || error.exitCode === EXIT.UNREACHABLE || error.exitCode === EXIT.AUTH) throw error;

@@ -5,6 +5,8 @@ import { actionColumns, deviceColumns, enrollmentColumns, fleetColumns, formatDa
 import type { Action, ApiToken, Device, Enrollment, Fleet, Page } from "../types";
 import { getPlans, planOutputOption } from "./plans";
 import type { PlanFormat } from "../plan-output";
+import { getWorkflows, workflowOutputOption } from "./workflows";
+import type { WorkflowFormat } from "../workflow-output";
 
 interface ListOptions {
   output: Format;
@@ -49,10 +51,10 @@ function morePages(page: Page<unknown>, format: Format): void {
 export function registerGet(program: Command): void {
   const get = program
     .command("get")
-    .description("list or show devices, fleets, plans, actions, enrollment requests and API tokens")
+    .description("list or show devices, fleets, plans, workflows, actions, enrollment requests and API tokens")
     .addHelpText(
       "after",
-      "\nExamples:\n  drover get devices -l site=lab\n  drover get devices --fleet edge-eu\n  drover get fleet edge-eu -o yaml\n  drover get plans --state SchedulableWait -o wide\n  drover get actions --state PENDING_APPROVE -o yaml\n  drover get enrollments --status Pending --address 203.0.113.7\n  drover get tokens",
+      "\nExamples:\n  drover get devices -l site=lab\n  drover get devices --fleet edge-eu\n  drover get fleet edge-eu -o yaml\n  drover get plans --state SchedulableWait -o wide\n  drover get workflows --phase Running,Failed\n  drover get actions --state PENDING_APPROVE -o yaml\n  drover get enrollments --status Pending --address 203.0.113.7\n  drover get tokens",
     );
 
   get
@@ -103,6 +105,17 @@ export function registerGet(program: Command): void {
     .option("--all", "follow every page")
     .addOption(planOutputOption())
     .action((id: string | undefined, opts: { state?: string; limit?: number; all?: boolean; output: PlanFormat }, cmd: Command) => getPlans(cmd, id, opts));
+
+  get
+    .command("workflows")
+    .alias("workflow")
+    .description("workflows by name: phase, steps done (Succeeded or Skipped) of all, failed steps, run (one workflow with NAME; in full with -o yaml or drover describe workflow)")
+    .argument("[name]", "a workflow name")
+    .option("--phase <phases>", "only these phases, comma-separated (Pending, Running, Succeeded, Failed)")
+    .option("--limit <n>", "page size (server default 100)", parseLimit)
+    .option("--all", "follow every page")
+    .addOption(workflowOutputOption())
+    .action((name: string | undefined, opts: { phase?: string; limit?: number; all?: boolean; output: WorkflowFormat }, cmd: Command) => getWorkflows(cmd, name, opts));
 
   get
     .command("actions")

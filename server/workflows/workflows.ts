@@ -348,6 +348,7 @@ export interface WorkflowSummary {
   startTime: string | null;
   completionTime: string | null;
   createdBy: string;
+  createdAt: string;
   generation: number;
 }
 
@@ -381,6 +382,7 @@ export async function listWorkflows(ctx: ServerContext, filter: { phase?: Workfl
       startTime: iso(w.startTime),
       completionTime: iso(w.completionTime),
       createdBy: w.createdBy,
+      createdAt: w.createdAt.toISOString(),
       generation: w.generation,
     };
   });
