@@ -1,14 +1,29 @@
 "use client";
 
 import "@xyflow/react/dist/style.css";
-import { useMemo } from "react";
-import { Controls, MiniMap, ReactFlow, ReactFlowProvider, type NodeTypes } from "@xyflow/react";
+import { useEffect, useMemo } from "react";
+import { Controls, MiniMap, ReactFlow, ReactFlowProvider, useReactFlow, useStore, type NodeTypes } from "@xyflow/react";
 import type { WorkflowObject } from "@/server/workflows/workflows";
 import { layoutKey, layoutRunGraph, runGraph, stepPhaseStyle, type StepNode } from "./run-graph";
 import { StepNodeView } from "./step-node";
 
 // Module scope: React Flow re-mounts every node when this object changes identity.
 const nodeTypes = { step: StepNodeView } satisfies NodeTypes;
+
+/** A small graph fits its box at a glance; past this many steps the minimap helps find one's way. */
+const MINIMAP_FROM_STEPS = 9;
+const FIT = { padding: 0.08, maxZoom: 1.1 } as const;
+
+/** Keeps the whole graph in view when its box changes size (the step panel opens or closes). */
+function FitOnResize() {
+  const { fitView } = useReactFlow();
+  const width = useStore((s) => s.width);
+  const height = useStore((s) => s.height);
+  useEffect(() => {
+    if (width > 0 && height > 0) void fitView(FIT);
+  }, [width, height, fitView]);
+  return null;
+}
 
 /**
  * The run view's canvas: the spec's DAG laid out once per shape of the graph (steps and
@@ -43,10 +58,13 @@ export function RunView({ workflow, selected, onSelect }: { workflow: WorkflowOb
           minZoom={0.05}
           maxZoom={2}
           fitView
-          fitViewOptions={{ padding: 0.08, maxZoom: 1.1 }}
+          fitViewOptions={FIT}
         >
+          <FitOnResize />
           <Controls showInteractive={false} />
-          <MiniMap<StepNode> pannable zoomable nodeColor={(n) => stepPhaseStyle[n.data.phase].color} />
+          {graph.nodes.length >= MINIMAP_FROM_STEPS && (
+            <MiniMap<StepNode> pannable zoomable style={{ width: 160, height: 100 }} nodeColor={(n) => stepPhaseStyle[n.data.phase].color} />
+          )}
         </ReactFlow>
       </ReactFlowProvider>
     </div>
