@@ -14,9 +14,9 @@ import { cx } from "../ui/cx";
 import { stepSegments, stepsDone } from "./run-graph";
 import { workflowPhaseTone } from "./tones";
 
-const COLUMNS = ["Phase", "Workflow", "Steps", "Failed", "Run", "Started", "Completed"];
+const COLUMNS = ["Phase", "Workflow", "Steps", "Failed", "Run", "Started", "Completed", "Age"];
 
-/** Workflows by name: phase, steps done of all with a bar, failed steps, the current run, when it started. */
+/** Workflows by name: phase, steps done of all with a bar, failed steps, the current run, when it started and ended, how old the workflow is. */
 export function WorkflowsTable({ items, empty, loading = false }: { items: WorkflowSummary[] | undefined; empty: ReactNode; loading?: boolean }) {
   const router = useRouter();
   return (
@@ -65,6 +65,9 @@ export function WorkflowsTable({ items, empty, loading = false }: { items: Workf
                   <td className="px-3 py-2.5 text-slate-600 tabular-nums">{w.run}</td>
                   <td className="px-3 py-2.5 text-slate-600">{w.startTime ? <RelativeTime value={w.startTime} /> : <span className="text-slate-400">—</span>}</td>
                   <td className="px-3 py-2.5 text-slate-600">{w.completionTime ? <RelativeTime value={w.completionTime} /> : <span className="text-slate-400">{w.startTime ? "running" : "—"}</span>}</td>
+                  <td className="px-3 py-2.5 text-slate-600">
+                    <RelativeTime value={w.createdAt} />
+                  </td>
                 </tr>
               );
             }}
