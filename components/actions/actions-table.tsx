@@ -2,7 +2,6 @@
 
 import Link from "next/link";
 import type { ReactNode } from "react";
-import { useRouter } from "next/navigation";
 import type { ActionListItem } from "../trpc";
 import { StatusBadge } from "../status/status-badge";
 import { actionStateTone, summaryTone } from "../status/tones";
@@ -11,6 +10,7 @@ import { TableRows } from "../ui/table-rows";
 import { TableHeader } from "../ui/table-header";
 import { cx } from "../ui/cx";
 import { actorName, argsSummary, shortId } from "./format";
+import { LinkRow } from "../ui/link-row";
 
 /** Actions as a table; a row opens the action. `showDevice` off on a device's own page. */
 export function ActionsTable({
@@ -26,7 +26,6 @@ export function ActionsTable({
   showDevice?: boolean;
   loadingRows?: number;
 }) {
-  const router = useRouter();
   const columns = ["Action", ...(showDevice ? ["Device"] : []), "State", "Origin", "Created", "Finished"];
   return (
     <div className="overflow-x-auto">
@@ -38,14 +37,11 @@ export function ActionsTable({
               const href = `/actions/${encodeURIComponent(a.id)}`;
               const args = argsSummary(a.args);
               return (
-                <tr
+                <LinkRow
                   key={a.id}
+                  href={href}
                   data-testid={`action-row-${a.id}`}
-                  onClick={(e) => {
-                    if (e.defaultPrevented || (e.target as HTMLElement).closest("a,button")) return;
-                    router.push(href);
-                  }}
-                  className="cursor-pointer border-b border-slate-100 align-top hover:bg-slate-50"
+                  className="align-top"
                 >
                   <td className="py-2.5 pr-3 pl-4">
                     <Link prefetch={false} href={href} className="font-medium text-slate-900 hover:text-brand-700 hover:underline">
@@ -80,7 +76,7 @@ export function ActionsTable({
                   <td className="px-3 py-2.5 text-slate-600">
                     <RelativeTime value={a.finishedAt} never="—" />
                   </td>
-                </tr>
+                </LinkRow>
               );
             }}
           </TableRows>

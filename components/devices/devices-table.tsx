@@ -2,7 +2,6 @@
 
 import Link from "next/link";
 import type { ReactNode } from "react";
-import { useRouter } from "next/navigation";
 import type { DeviceListItem } from "../trpc";
 import { StatusBadge } from "../status/status-badge";
 import { applicationSummaryTone, lifecycleTone, summaryTone, updatedTone } from "../status/tones";
@@ -12,6 +11,7 @@ import { TableRows } from "../ui/table-rows";
 import { TableHeader } from "../ui/table-header";
 import { cx } from "../ui/cx";
 import { useLive } from "../live/live-updates";
+import { LinkRow } from "../ui/link-row";
 
 const COLUMNS = ["Name", "Status", "Fleet", "Update", "Applications", "Lifecycle", "Labels", "Last seen"];
 
@@ -26,7 +26,6 @@ export function DevicesTable({
   onLabelClick: (key: string, value: string) => void;
   empty: ReactNode;
 }) {
-  const router = useRouter();
   const { recentlyChanged } = useLive();
   return (
     <div className="overflow-x-auto">
@@ -35,14 +34,11 @@ export function DevicesTable({
         <tbody className={cx("transition-opacity", loading && items && "opacity-60")}>
           <TableRows items={items} columns={COLUMNS.length} loadingRows={10} empty={empty}>
             {(d) => (
-              <tr
+              <LinkRow
                 key={d.id}
+                href={`/devices/${encodeURIComponent(d.name)}`}
                 data-testid={`device-row-${d.name}`}
-                onClick={(e) => {
-                  if (e.defaultPrevented || (e.target as HTMLElement).closest("a,button")) return;
-                  router.push(`/devices/${encodeURIComponent(d.name)}`);
-                }}
-                className={cx("cursor-pointer border-b border-slate-100 hover:bg-slate-50", recentlyChanged.has(d.name) && "flash")}
+                className={recentlyChanged.has(d.name) && "flash"}
               >
                 <td className="py-2.5 pr-3 pl-4">
                   <Link prefetch={false} href={`/devices/${encodeURIComponent(d.name)}`} className="font-medium text-slate-900 hover:text-brand-700 hover:underline">
@@ -81,7 +77,7 @@ export function DevicesTable({
                 <td className="px-3 py-2.5 text-slate-600">
                   <RelativeTime value={d.lastSeen} />
                 </td>
-              </tr>
+              </LinkRow>
             )}
           </TableRows>
         </tbody>

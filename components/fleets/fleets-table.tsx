@@ -2,7 +2,6 @@
 
 import Link from "next/link";
 import type { ReactNode } from "react";
-import { useRouter } from "next/navigation";
 import { Badge } from "../ui/badge";
 import { TableRows } from "../ui/table-rows";
 import { TableHeader } from "../ui/table-header";
@@ -10,12 +9,12 @@ import { StatusBadge } from "../status/status-badge";
 import { CountsBar, updateSegments } from "./counts-bar";
 import { conditionTone, rolloutPhaseTone } from "./tones";
 import { conditionOf, rolloutSummary, type FleetListItem } from "./types";
+import { LinkRow } from "../ui/link-row";
 
 const COLUMNS = ["Name", "Members", "Template version", "Update status", "Rollout"];
 
 /** Fleets by name: members, template version, members per update status, rollout state. */
 export function FleetsTable({ items, empty }: { items: FleetListItem[] | undefined; empty: ReactNode }) {
-  const router = useRouter();
   return (
     <div className="overflow-x-auto">
       <table className="w-full text-left text-sm" data-testid="fleets-table">
@@ -28,14 +27,10 @@ export function FleetsTable({ items, empty }: { items: FleetListItem[] | undefin
               const rollout = rolloutSummary(f);
               const upToDate = conditionOf(f.status.conditions, "DevicesUpToDate");
               return (
-                <tr
+                <LinkRow
                   key={name}
+                  href={`/fleets/${encodeURIComponent(name)}`}
                   data-testid={`fleet-row-${name}`}
-                  onClick={(e) => {
-                    if ((e.target as HTMLElement).closest("a,button")) return;
-                    router.push(`/fleets/${encodeURIComponent(name)}`);
-                  }}
-                  className="cursor-pointer border-b border-slate-100 hover:bg-slate-50"
                 >
                   <td className="py-2.5 pr-3 pl-4">
                     <Link prefetch={false} href={`/fleets/${encodeURIComponent(name)}`} className="font-medium text-slate-900 hover:text-brand-700 hover:underline">
@@ -66,7 +61,7 @@ export function FleetsTable({ items, empty }: { items: FleetListItem[] | undefin
                       </Badge>
                     )}
                   </td>
-                </tr>
+                </LinkRow>
               );
             }}
           </TableRows>

@@ -2,7 +2,6 @@
 
 import Link from "next/link";
 import type { ReactNode } from "react";
-import { useRouter } from "next/navigation";
 import type { PlanSummaryView } from "@/lib/plan-status";
 import { Badge } from "../ui/badge";
 import { TableRows } from "../ui/table-rows";
@@ -14,12 +13,12 @@ import { CountsBar } from "../fleets/counts-bar";
 import { cx } from "../ui/cx";
 import { awaitsApproval, commandNotRun, countSegments, planTitle } from "./plan-view";
 import { planStateTone } from "./tones";
+import { LinkRow } from "../ui/link-row";
 
 const COLUMNS = ["State", "Plan", "Commands", "Progress", "Approval", "Created by", "Age"];
 
 /** Plans, newest first: state, name, each command's kind and state, node progress, approval, who and when. */
 export function PlansTable({ items, empty, loading = false }: { items: PlanSummaryView[] | undefined; empty: ReactNode; loading?: boolean }) {
-  const router = useRouter();
   return (
     <div className={cx("overflow-x-auto transition-opacity", loading && items && "opacity-70")}>
       <table className="w-full text-left text-sm" data-testid="plans-table">
@@ -30,14 +29,11 @@ export function PlansTable({ items, empty, loading = false }: { items: PlanSumma
               const href = `/plans/${encodeURIComponent(p.id)}`;
               const c = p.counts;
               return (
-                <tr
+                <LinkRow
                   key={p.id}
+                  href={href}
                   data-testid={`plan-row-${p.id}`}
-                  onClick={(e) => {
-                    if ((e.target as HTMLElement).closest("a,button")) return;
-                    router.push(href);
-                  }}
-                  className="cursor-pointer border-b border-slate-100 align-top hover:bg-slate-50"
+                  className="align-top"
                 >
                   <td className="py-2.5 pr-3 pl-4">
                     <StatusBadge table={planStateTone} state={p.state} data-testid={`plan-row-state-${p.id}`} title={p.message} />
@@ -93,7 +89,7 @@ export function PlansTable({ items, empty, loading = false }: { items: PlanSumma
                   <td className="px-3 py-2.5 text-slate-600">
                     <RelativeTime value={p.createdAt} />
                   </td>
-                </tr>
+                </LinkRow>
               );
             }}
           </TableRows>

@@ -2,7 +2,6 @@
 
 import Link from "next/link";
 import type { ReactNode } from "react";
-import { useRouter } from "next/navigation";
 import type { WorkflowSummary } from "@/server/workflows/workflows";
 import { workflowMachine } from "@/lib/workflow-status";
 import { TableRows } from "../ui/table-rows";
@@ -13,12 +12,12 @@ import { CountsBar } from "../fleets/counts-bar";
 import { cx } from "../ui/cx";
 import { stepSegments, stepsDone } from "./run-graph";
 import { workflowPhaseTone } from "./tones";
+import { LinkRow } from "../ui/link-row";
 
 const COLUMNS = ["Phase", "Workflow", "Steps", "Failed", "Run", "Started", "Completed", "Age"];
 
 /** Workflows by name: phase, steps done of all with a bar, failed steps, the current run, when it started and ended, how old the workflow is. */
 export function WorkflowsTable({ items, empty, loading = false }: { items: WorkflowSummary[] | undefined; empty: ReactNode; loading?: boolean }) {
-  const router = useRouter();
   return (
     <div className={cx("overflow-x-auto transition-opacity", loading && items && "opacity-70")}>
       <table className="w-full text-left text-sm" data-testid="workflows-table">
@@ -30,14 +29,11 @@ export function WorkflowsTable({ items, empty, loading = false }: { items: Workf
               const done = stepsDone(w.counts);
               const failed = w.counts.Failed ?? 0;
               return (
-                <tr
+                <LinkRow
                   key={w.name}
+                  href={href}
                   data-testid={`workflow-row-${w.name}`}
-                  onClick={(e) => {
-                    if ((e.target as HTMLElement).closest("a,button")) return;
-                    router.push(href);
-                  }}
-                  className="cursor-pointer border-b border-slate-100 align-top hover:bg-slate-50"
+                  className="align-top"
                 >
                   <td className="py-2.5 pr-3 pl-4">
                     <StatusBadge
@@ -68,7 +64,7 @@ export function WorkflowsTable({ items, empty, loading = false }: { items: Workf
                   <td className="px-3 py-2.5 text-slate-600">
                     <RelativeTime value={w.createdAt} />
                   </td>
-                </tr>
+                </LinkRow>
               );
             }}
           </TableRows>
