@@ -175,6 +175,34 @@ describe("failure", () => {
   });
 });
 
+describe("when", () => {
+  it("failFast off: a failure handler (when A.Failed) runs after A failed; its opposite (when A.Succeeded) is Skipped; the run is Failed", async () => {
+    const [w1, w2, w3] = await Promise.all(["wh-1", "wh-2", "wh-3"].map((n) => enroll(n)));
+    await create({
+      metadata: { name: "when-handler" },
+      spec: {
+        failFast: false,
+        steps: {
+          A: job(["wh-1"]),
+          onFailure: job(["wh-2"], { dependencies: ["A"], when: "A.Failed" }),
+          onSuccess: job(["wh-2"], { dependencies: ["A"], when: "A.Succeeded" }),
+          after: job(["wh-3"], { dependencies: ["onSuccess"] }),
+        },
+      },
+    });
+    await finish(w1!, "FAILED", "exit 1");
+    const mid = await until("when-handler", (w) => w.status.statuses.onFailure!.phase === "Running");
+    expect(mid.status.statuses.onSuccess).toMatchObject({ phase: "Skipped", message: 'when "A.Succeeded" is false' });
+    // A Skipped dependency satisfies its dependent like Succeeded (B-1): `after` runs too.
+    expect(mid.status.statuses.after!.phase).toBe("Running");
+    await finish(w2!);
+    await finish(w3!);
+    const end = await until("when-handler", (w) => w.status.phase !== "Running");
+    expect(phases(end)).toEqual({ A: "Failed", onFailure: "Succeeded", onSuccess: "Skipped", after: "Succeeded" });
+    expect(end.status.reason).toBe("StepFailed");
+  });
+});
+
 describe("jobs go through the action engine", () => {
   it("requireApproval: the step's actions wait for an operator's approval before they are offered", async () => {
     const ap = await enroll("ap-1");
