@@ -124,8 +124,8 @@ export async function createPlan(ctx: ServerContext, args: CreateArgs): Promise<
       const done = await tx.planNode.findMany({ where: { planId: args.retryOf, state: "SignalCompleted" }, select: { commandIndex: true, group: true, name: true } });
       carried = { planId: args.retryOf, keys: new Set(done.map((n) => `${n.commandIndex}/${n.group}/${n.name}`)) };
     }
-    // NewPlan: discovery for each command in order, once. Commands after the first that fails
-    // are not processed (k0s), so they are not discovered either.
+    // NewPlan: discovery for each command in order, once. The engine's walk stops at the first
+    // command that fails and keeps no node of the commands after it (k0s: not processed).
     const discovered: Partial<Record<PlanGroup, Discovered[]>>[] = [];
     let total = 0;
     for (const shape of shapes) {
@@ -133,8 +133,6 @@ export async function createPlan(ctx: ServerContext, args: CreateArgs): Promise<
       total += Object.values(found).reduce((n, list) => n + list.length, 0);
       if (total > MAX_PLAN_NODES) throw invalid(`the plan discovers more than ${MAX_PLAN_NODES} nodes: split it`);
       discovered.push(found);
-      const trial = newPlan({ commands: shapes.slice(0, discovered.length), discovered, exclude: ctx.env.DROVER_EXCLUDE_FROM_PLANS, carried });
-      if (trial.state !== "SchedulableWait") break;
     }
     const result = newPlan({ commands: shapes, discovered, exclude: ctx.env.DROVER_EXCLUDE_FROM_PLANS, carried });
     const terminal = isTerminalPlanState(result.state);
