@@ -280,12 +280,15 @@ export async function getWorkflow(ctx: ServerContext, name: string): Promise<Wor
     for (const a of await ctx.db.action.findMany({ where: { id: { in: actionIds.slice(i, i + 500) } }, select: { id: true, state: true } })) states.set(a.id, a.state);
   }
   const rowByStep = new Map(wf.steps.map((r) => [r.step, r]));
+  // Grouped once: filtering every link per step is quadratic, and 10,000 steps is a workflow the console must show.
+  const linksByStep = new Map<string, typeof links>();
+  for (const l of links) (linksByStep.get(l.step) ?? linksByStep.set(l.step, []).get(l.step)!).push(l);
   const phases = new Map<string, StepPhase>(Object.keys(spec.steps).map((s) => [s, (rowByStep.get(s)?.phase ?? "Pending") as StepPhase]));
   const statuses: Record<string, WorkflowStepView> = {};
   for (const [stepName, s] of Object.entries(spec.steps)) {
     const row = rowByStep.get(stepName);
     const phase = phases.get(stepName)!;
-    const own = links.filter((l) => l.step === stepName);
+    const own = linksByStep.get(stepName) ?? [];
     const current = own.filter((l) => l.attempt === (row?.attempts ?? 0));
     statuses[stepName] = {
       phase,
