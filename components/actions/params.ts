@@ -30,7 +30,8 @@ export function parseActionParams(sp: URLSearchParams): ActionParams {
     states: list(sp.get("state")).filter((s): s is ActionState => (ACTION_STATES as string[]).includes(s)),
     kind: sp.get("kind")?.trim() ?? "",
     device: sp.get("device")?.trim() ?? "",
-    selector: sp.get("selector") ?? "",
+    // `labelSelector`, as the REST API names it (issue 10); `selector` from links made before.
+    selector: sp.get("labelSelector") ?? sp.get("selector") ?? "",
     origin: (ACTION_ORIGINS as readonly string[]).includes(origin) ? (origin as ActionOrigin) : "",
     limit: (PAGE_SIZES as readonly number[]).includes(limitRaw) ? limitRaw : DEFAULT_PAGE_SIZE,
     cursors: list(sp.get("after")),
@@ -42,7 +43,7 @@ export function actionParamsToSearch(p: ActionParams): string {
   if (p.states.length) sp.set("state", p.states.join(","));
   if (p.kind.trim()) sp.set("kind", p.kind.trim());
   if (p.device.trim()) sp.set("device", p.device.trim());
-  if (p.selector.trim()) sp.set("selector", p.selector.trim());
+  if (p.selector.trim()) sp.set("labelSelector", p.selector.trim());
   if (p.origin) sp.set("origin", p.origin);
   if (p.limit !== DEFAULT_PAGE_SIZE) sp.set("limit", String(p.limit));
   if (p.cursors.length) sp.set("after", p.cursors.join(","));

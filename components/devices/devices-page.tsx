@@ -54,7 +54,7 @@ export function DevicesPage() {
     <>
       <PageHeader
         title="Devices"
-        description={list.data ? `${list.data.total.toLocaleString()} device${list.data.total === 1 ? "" : "s"}${filtered ? " match these filters" : ""}` : "Every enrolled device, filtered by label and status."}
+        description={list.data ? `${list.data.total.toLocaleString()} device${list.data.total === 1 ? "" : "s"}${filtered ? (list.data.total === 1 ? " matches these filters" : " match these filters") : ""}` : "Every enrolled device, filtered by label and status."}
       />
       <DeviceFilters params={params} update={update} />
       <Card>

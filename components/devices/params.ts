@@ -27,7 +27,8 @@ export function parseDeviceParams(sp: URLSearchParams): DeviceParams {
   const limit = (PAGE_SIZES as readonly number[]).includes(limitRaw) ? limitRaw : DEFAULT_PAGE_SIZE;
   const status = Object.fromEntries(STATUS_AXES.map((a) => [a.key, list(sp.get(a.param))])) as DeviceParams["status"];
   return {
-    selector: sp.get("selector") ?? "",
+    // `labelSelector`, as the REST API names it (issue 10); `selector` from links made before.
+    selector: sp.get("labelSelector") ?? sp.get("selector") ?? "",
     search: sp.get("q") ?? "",
     fleet: sp.get("fleet") ?? "",
     status,
@@ -38,7 +39,7 @@ export function parseDeviceParams(sp: URLSearchParams): DeviceParams {
 
 export function deviceParamsToSearch(p: DeviceParams): string {
   const sp = new URLSearchParams();
-  if (p.selector.trim()) sp.set("selector", p.selector.trim());
+  if (p.selector.trim()) sp.set("labelSelector", p.selector.trim());
   if (p.search.trim()) sp.set("q", p.search.trim());
   if (p.fleet) sp.set("fleet", p.fleet);
   for (const axis of STATUS_AXES) {
