@@ -121,6 +121,10 @@ describe("summary (seed 003 Device Status table)", () => {
     ["ConflictPaused: connected and healthy", facts({ conflictPaused: true }), SETTINGS, "ConflictPaused"],
     ["ConflictPaused: wins over disconnected", facts({ conflictPaused: true, lastSeen: DISCONNECTED }), SETTINGS, "ConflictPaused"],
     ["ConflictPaused: wins over AwaitingReconnect", facts({ conflictPaused: true, lastSeen: ago(60_000) }), restored(ago(30_000)), "ConflictPaused"],
+    // Offline (Drover): Decommissioned, its credential revoked, however recently it reported
+    ["Offline: Decommissioned (Completed) a moment ago", facts({ decommissionRequested: true, reported: report({ decommissioning: { state: "Completed" } }) }), SETTINGS, "Offline"],
+    ["Offline: Decommissioned (Error)", facts({ decommissionRequested: true, reported: report({ decommissioning: { state: "Error" } }) }), SETTINGS, "Offline"],
+    ["Online: still Decommissioning (Started)", facts({ decommissionRequested: true, reported: report({ decommissioning: { state: "Started" } }) }), SETTINGS, "Online"],
   ];
   it.each(rows)("%s", (_rule, d, settings, expected) => {
     expect(deriveSummary(d, NOW, settings)).toBe(expected);

@@ -294,6 +294,9 @@ export function deviceIsUpdatedToFleetSpec(d: DeviceFacts): boolean {
 }
 
 export function deriveSummary(d: DeviceFacts, now: Date, settings: StatusSettings): SummaryStatus {
+  // Drover: a Decommissioned device's credential is revoked, so it is disconnected from the
+  // service by definition (issue 10: it showed Online until the disconnection timeout).
+  if (deriveLifecycle(d) === "Decommissioned") return "Offline";
   if (d.conflictPaused) return "ConflictPaused";
   if (deviceIsAwaitingReconnect(d.lastSeen, settings)) return "AwaitingReconnect";
   if (deviceIsDisconnected(d.lastSeen, now, settings) || d.reported === null) return "Offline";
@@ -318,7 +321,7 @@ export function deriveUpdatingReason(d: DeviceFacts): UpdateState | null {
 }
 
 export function deriveApplicationSummary(d: DeviceFacts, now: Date, settings: StatusSettings): ApplicationSummary {
-  if (d.reported === null || deviceIsDisconnected(d.lastSeen, now, settings)) return "Unknown";
+  if (d.reported === null || deviceIsDisconnected(d.lastSeen, now, settings) || deriveLifecycle(d) === "Decommissioned") return "Unknown";
   const apps = d.reported.applications;
   if (apps.length === 0) return "NoApplications";
   if (apps.some((a) => a.status === "Error")) return "Error";

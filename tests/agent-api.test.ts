@@ -502,7 +502,8 @@ describe("decommissioning", () => {
     expect(await device(s, d.name)).toMatchObject({ lifecycle: "Decommissioning", decommissioning: "Started", credentialRevokedAt: null });
     expect((await heartbeat(s, d, { decommissioning: { state: "Completed", info: "wiped" } })).status).toBe(200);
     const done = await device(s, d.name);
-    expect(done).toMatchObject({ lifecycle: "Decommissioned", decommissioning: "Completed" });
+    // Offline at once, not when the disconnection timeout passes: its credential is revoked (issue 10).
+    expect(done).toMatchObject({ lifecycle: "Decommissioned", decommissioning: "Completed", summary: "Offline", applicationSummary: "Unknown" });
     expect(done.credentialRevokedAt).not.toBeNull();
     expect(done.conditions.find((c) => c.type === "DeviceDecommissioning")).toMatchObject({ status: "True", reason: "Completed" });
     const types = (await events(s, "Device", d.name)).map((e) => e.type);
