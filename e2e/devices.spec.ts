@@ -29,10 +29,18 @@ test("simulated agents enroll, are approved in the browser, go Online, then Offl
     await sim.stop();
     await expect(page.getByTestId("device-summary")).toHaveText(/Offline/, { timeout: 20_000 });
     await expect(page.getByTestId("diagram-summary-current")).toHaveText(/Offline/);
+    // "last seen" keeps counting, to the second (it lagged by up to 10 s).
+    const lastSeen = page.getByTestId("device-last-seen");
+    await expect(lastSeen).toHaveText(/\d+s ago/);
+    const before = await lastSeen.textContent();
+    await expect(lastSeen).not.toHaveText(before ?? "", { timeout: 2_500 });
 
     // The device list shows the same, filtered by label selector through the URL.
     await page.goto(`/devices?labelSelector=${encodeURIComponent(`e2e=${prefix}`)}`);
     for (const n of names) await expect(page.getByTestId(`device-summary-${n}`)).toHaveText(/Offline/);
+    // The filter applies (other tests' devices share this database): exactly these three.
+    await expect(page.getByText("3 devices match these filters")).toBeVisible();
+    await expect(page.getByTestId("label-selector")).toHaveValue(`e2e=${prefix}`);
   } finally {
     await sim.stop();
   }
@@ -59,6 +67,8 @@ test("decommission asks for confirmation, then the agent completes it live", asy
 
     await expect(page.getByTestId("device-lifecycle")).toHaveText(/Decommissioned/, { timeout: 15_000 });
     await expect(page.getByTestId("decommission-button")).toHaveCount(0);
+    // Offline at once (its credential is revoked), not after the disconnection timeout.
+    await expect(page.getByTestId("device-summary")).toHaveText(/Offline/, { timeout: 3_000 });
     const device = await api<{ lifecycle: string; decommissioning: string; credentialRevokedAt: string | null }>("GET", `/devices/${name}`, admin);
     expect(device.body.lifecycle).toBe("Decommissioned");
     expect(device.body.decommissioning).toBe("Completed");
