@@ -140,7 +140,7 @@ describe("the diamond (A; then B and C; D after both)", () => {
       [2, "Running"],
       [1, "Succeeded"],
     ]);
-    expectError(await s.api("POST", "/workflows/diamond/rerun", {}), 409, "CONFLICT", /only a finished workflow/);
+    expectError(await s.api("POST", "/workflows/diamond/rerun", {}), 409, "CONFLICT", /only a draft or a finished workflow can be started/);
     // Cancel without deleting: Failed (Cancelled), A's pending action cancelled at once.
     const cancelled = await s.api<WorkflowObject>("POST", "/workflows/diamond/cancel", { reason: "enough" });
     expect(cancelled.status).toBe(200);

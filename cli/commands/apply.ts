@@ -6,7 +6,7 @@
  * document's own text is POSTed as YAML, so the server's messages name the file's lines, and
  * it prints `plan/ID created (STATE)`. A Workflow is saved by name like a fleet (POST, or PUT
  * when it exists: `workflow/NAME created | configured | unchanged`); creating one starts its
- * first run. The server validates (and refuses, 409, an edit of a step that has started):
+ * first run (`--draft` saves it without starting: `drover workflow start NAME` runs it). The server validates (and refuses, 409, an edit of a step that has started):
  * its message is printed as is.
  */
 import fs from "node:fs";
@@ -79,7 +79,7 @@ async function applyPlan(api: Api, text: string, query: Query): Promise<string> 
 }
 
 /** An object saved by name (a fleet, a workflow): POST when new, else PUT, and whether the server's generation moved. */
-async function applyNamed(api: Api, collection: "/fleets" | "/workflows", object: Record<string, unknown>, name: string): Promise<"created" | "configured" | "unchanged"> {
+async function applyNamed(api: Api, collection: "/fleets" | "/workflows", object: Record<string, unknown>, name: string, createQuery?: Query): Promise<"created" | "configured" | "unchanged"> {
   const path = `${collection}/${encodeURIComponent(name)}`;
   type Named = { metadata: { generation: number } };
   let existing: Named | null = null;
@@ -89,7 +89,7 @@ async function applyNamed(api: Api, collection: "/fleets" | "/workflows", object
     if (!(error instanceof ApiError && error.status === 404)) throw error;
   }
   if (!existing) {
-    await api.post<Named>(collection, object);
+    await api.post<Named>(collection, object, createQuery);
     return "created";
   }
   const updated = await api.put<Named>(path, object);
@@ -103,6 +103,7 @@ export function registerApply(program: Command): void {
     .requiredOption("-f, --filename <file>", "the file ('-' for stdin); YAML may hold several documents separated by ---")
     .option("--require-approval", "plans: wait for an operator's approval (drover plan approve) before any node is signalled")
     .option("--deadline <duration>", "plans: end DeadlineExceeded if not completed this long after creation, e.g. 30m", parseDeadline)
+    .option("--draft", "workflows: a new workflow is saved without starting a run (drover workflow start NAME runs it)")
     .addHelpText(
       "after",
       `
@@ -123,9 +124,10 @@ A plan (k0s's apiVersion autopilot.k0sproject.io/v1beta2, or drover/v1) is creat
   drover describe plan ID --watch
 
 A workflow (kind: Workflow, see drover workflow --help) is saved by name; creating it starts it:
-  drover apply -f workflow.yaml   # workflow/NAME created, then configured or unchanged`,
+  drover apply -f workflow.yaml   # workflow/NAME created, then configured or unchanged
+  drover apply -f workflow.yaml --draft   # saved, not started: drover workflow start NAME`,
     )
-    .action(async (opts: { filename: string; requireApproval?: boolean; deadline?: string }, cmd: Command) => {
+    .action(async (opts: { filename: string; requireApproval?: boolean; deadline?: string; draft?: boolean }, cmd: Command) => {
       const source = opts.filename === "-" ? "stdin" : opts.filename;
       const objects = parseObjects(await readSource(opts.filename), source);
       const planQuery: Query = { requireApproval: opts.requireApproval ? true : undefined, deadline: opts.deadline };
@@ -146,7 +148,8 @@ A workflow (kind: Workflow, see drover workflow --help) is saved by name; creati
           }
           if (kind !== "Fleet" && kind !== "Workflow") throw new CliError(`kind ${JSON.stringify(kind)} cannot be applied: only Fleet, Plan and Workflow objects`, EXIT.REFUSED);
           if (typeof name !== "string" || name === "") throw new CliError(`metadata.name: a ${String(kind).toLowerCase()} needs a name`, EXIT.REFUSED);
-          write(`${what} ${await applyNamed(api, kind === "Fleet" ? "/fleets" : "/workflows", object, name)}\n`);
+          const outcome = kind === "Fleet" ? await applyNamed(api, "/fleets", object, name) : await applyNamed(api, "/workflows", object, name, opts.draft ? { start: false } : undefined);
+          write(`${what} ${outcome}${kind === "Workflow" && opts.draft && outcome === "created" ? " (draft, not started)" : ""}\n`);
         } catch (error) {
           // Like kubectl: report it and go on with the other objects; exit non-zero at the end.
           if (!(error instanceof CliError) || error.exitCode === EXIT.UNREACHABLE || error.exitCode === EXIT.AUTH) throw error;

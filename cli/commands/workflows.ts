@@ -4,9 +4,9 @@
  *   drover get workflows [--phase P] [-o wide|json|yaml]  the list (registered by get.ts)
  *   drover get workflow NAME [-o …]                        one workflow as the list's row, or in full
  *   drover describe workflow NAME [--watch]                the run, then each step in dependency order
- *   drover workflow rerun|cancel|delete NAME               the operator's moves
+ *   drover workflow start|rerun|cancel|delete NAME         the operator's moves
  *
- * Workflows are created and changed with `drover apply -f workflow.yaml` (apply.ts). Watching
+ * Workflows are created and changed with `drover apply -f workflow.yaml [--draft]` (apply.ts). Watching
  * polls, like `describe plan --watch`, and ends with the run: 0 Succeeded, 1 Failed.
  */
 import { Option, type Command } from "commander";
@@ -104,7 +104,7 @@ async function confirm(api: Api, name: string, cmd: Command, verb: "Cancel" | "D
 export function registerWorkflows(program: Command): void {
   const workflow = program
     .command("workflow")
-    .description("a workflow's operator moves (rerun, cancel, delete); create or change one with drover apply -f")
+    .description("a workflow's operator moves (start, rerun, cancel, delete); create or change one with drover apply -f")
     .addHelpText(
       "after",
       `
@@ -120,6 +120,8 @@ Example workflow.yaml (a diamond: B and C after A, D after both):
       D: {dependencies: [B, C], jobTemplate: {kind: noop, targets: {devices: [dev-1]}}}
 
   drover apply -f workflow.yaml        # workflow/upgrade-lab created (its first run starts)
+  drover apply -f workflow.yaml --draft   # or: saved, not started
+  drover workflow start upgrade-lab    # a draft's first run
   drover describe workflow upgrade-lab --watch
   drover workflow rerun upgrade-lab    # a finished workflow, again from its saved spec
   drover workflow cancel upgrade-lab --reason "wrong version"
@@ -127,8 +129,17 @@ Example workflow.yaml (a diamond: B and C after A, D after both):
     );
 
   workflow
+    .command("start")
+    .description("start a draft (saved with apply --draft) or a finished workflow: a new run from its saved spec (refused while it runs)")
+    .argument("<name>", "the workflow")
+    .action(async (name: string, _opts: unknown, cmd: Command) => {
+      const wf = await apiFor(cmd).post<WorkflowObject>(`${workflowPath(name)}/start`);
+      write(`workflow/${wf.metadata.name} started: run ${wf.status.run} ${wf.status.phase}\n`);
+    });
+
+  workflow
     .command("rerun")
-    .description("start a finished workflow again from its saved spec (a new run; refused while it runs)")
+    .description("start a finished workflow again from its saved spec, or a draft (a new run; refused while it runs)")
     .argument("<name>", "the workflow")
     .action(async (name: string, _opts: unknown, cmd: Command) => {
       const wf = await apiFor(cmd).post<WorkflowObject>(`${workflowPath(name)}/rerun`);

@@ -37,6 +37,7 @@ export function operatorOpenApi(): Record<string, unknown> {
           .map(([name, s]) => ({ name, in: "query", schema: s })),
       ];
     } else if (schema && route.method !== "GET") {
+      if (route.query) op.parameters = [...params, ...route.query.map((q) => ({ ...q, in: "query" }))];
       op.requestBody = { content: { "application/json": { schema }, ...(route.yaml ? { "application/yaml": { schema } } : {}) } };
     }
     (paths[route.path] ??= {})[route.method.toLowerCase()] = op;

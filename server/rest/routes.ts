@@ -7,6 +7,7 @@ import { z } from "zod";
 import { FleetInput } from "../../lib/fleet-spec";
 import { PlanInput } from "../../lib/plan-spec";
 import { WorkflowInput } from "../../lib/workflow-spec";
+import { invalid } from "../errors";
 
 export interface RestRoute {
   method: "GET" | "POST" | "PUT" | "DELETE";
@@ -25,6 +26,14 @@ export interface RestRoute {
   yaml?: boolean;
   /** The request body's schema for the OpenAPI document, where the procedure's input does not show it. */
   body?: z.ZodType;
+  /** Query parameters of a non-GET route, for the OpenAPI document (a GET's come from its input). */
+  query?: { name: string; description: string; schema: Record<string, unknown> }[];
+}
+
+/** `?start=false` → false: a query flag spelled true or false, anything else 400 naming it (before the procedure, whose zod message would be a dump). */
+function queryBoolean(name: string, value: string): boolean {
+  if (value === "true" || value === "false") return value === "true";
+  throw invalid(`${name}: expected true or false, got ${JSON.stringify(value)}`);
 }
 
 const items = (result: unknown) => ({ items: result });
@@ -293,8 +302,9 @@ export const restRoutes: RestRoute[] = [
     method: "POST",
     path: "/workflows",
     procedure: "workflows.create",
-    summary: `Create a workflow and start it: ${WORKFLOW_BODY}. Refused with 400 naming the culprit: a cycle (its path), an unknown dependency, a step with both or neither of jobTemplate and externalRef, an unknown or cyclic reference to another workflow. The first steps start in this request`,
-    input: ({ body }) => ({ workflow: body }),
+    summary: `Create a workflow and start it: ${WORKFLOW_BODY}. Refused with 400 naming the culprit: a cycle (its path), an unknown dependency, a step with both or neither of jobTemplate and externalRef, an unknown or cyclic reference to another workflow. The first steps start in this request; with ?start=false it is saved as a draft (Pending, run 0, nothing runs) that POST /workflows/{name}/start starts`,
+    input: ({ query, body }) => ({ workflow: body, ...(query.start !== undefined ? { start: queryBoolean("start", query.start) } : {}) }),
+    query: [{ name: "start", description: "false: save as a draft without starting a run (default true)", schema: { type: "boolean" } }],
     status: 201,
     yaml: true,
     body: WorkflowInput,
@@ -334,7 +344,14 @@ export const restRoutes: RestRoute[] = [
     method: "POST",
     path: "/workflows/{name}/rerun",
     procedure: "workflows.rerun",
-    summary: "Start a finished workflow again from its saved spec (a new run). 409 while it runs",
+    summary: "Start a draft or a finished workflow from its saved spec (a new run; the same as /start). 409 while it runs",
+    input: ({ params }) => params,
+  },
+  {
+    method: "POST",
+    path: "/workflows/{name}/start",
+    procedure: "workflows.start",
+    summary: "Start a draft (Pending, saved with ?start=false) or a finished workflow from its saved spec: a new run, its first steps started in this request. 409 while it runs",
     input: ({ params }) => params,
   },
   {

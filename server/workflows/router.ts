@@ -23,13 +23,17 @@ export const workflowsRouter = router({
   events: viewerProcedure
     .input(ByName.extend({ limit: z.number().int().min(1).max(500).default(100) }))
     .query(({ ctx, input }) => listEvents(ctx.server, { kind: "Workflow", name: input.name, limit: input.limit })),
-  /** A Workflow object (JSON, or YAML already parsed), validated by `parseWorkflowInput` (strict, full paths). Creating starts it. */
-  create: operatorProcedure.input(z.object({ workflow: z.unknown() })).mutation(({ ctx, input }) => createWorkflow(ctx.server, parseWorkflowInput(input.workflow), ctx.actor)),
+  /** A Workflow object (JSON, or YAML already parsed), validated by `parseWorkflowInput` (strict, full paths). Creating starts it unless `start: false` (a draft). */
+  create: operatorProcedure
+    .input(z.object({ workflow: z.unknown(), start: z.boolean().optional() }))
+    .mutation(({ ctx, input }) => createWorkflow(ctx.server, parseWorkflowInput(input.workflow), ctx.actor, { start: input.start })),
   update: operatorProcedure
     .input(ByName.extend({ workflow: z.unknown() }))
     .mutation(({ ctx, input }) => updateWorkflow(ctx.server, input.name, parseWorkflowInput(input.workflow), ctx.actor)),
   delete: operatorProcedure.input(ByName).mutation(({ ctx, input }) => deleteWorkflow(ctx.server, input.name, ctx.actor)),
   rerun: operatorProcedure.input(ByName).mutation(({ ctx, input }) => rerunWorkflow(ctx.server, input.name, ctx.actor)),
+  /** The same move as rerun under the name a draft's operator looks for: a draft or a finished workflow starts a run. */
+  start: operatorProcedure.input(ByName).mutation(({ ctx, input }) => rerunWorkflow(ctx.server, input.name, ctx.actor)),
   cancel: operatorProcedure
     .input(ByName.extend({ reason: z.string().trim().min(1).max(500).optional() }))
     .mutation(({ ctx, input }) => cancelWorkflow(ctx.server, input.name, ctx.actor, input.reason)),

@@ -1,7 +1,8 @@
 /**
  * Workflows, the operator side (issue 9, DESIGN.md §6, seed 001, OPERATOR_API.md "Workflow"):
- * create (which starts the first run), read, replace the spec (only steps that have not
- * started), delete, rerun, cancel. Operators save definitions and ask; the workflow controller
+ * create (which starts the first run, unless `start: false` saves a draft), read, replace the
+ * spec (only steps that have not started), delete, start/rerun (a draft or a finished
+ * workflow), cancel. Operators save definitions and ask; the workflow controller
  * (controller.ts) is the one writer of the run's status, and its first pass runs inside each
  * of these transactions, so the answer shows the result.
  *
@@ -61,8 +62,19 @@ async function validateAgainstSaved(tx: Tx, name: string, spec: WorkflowSpec): P
 // ---------------------------------------------------------------------------------------
 // Create, rerun, update, cancel, delete
 
-export async function createWorkflow(ctx: ServerContext, input: WorkflowInput, actor: string): Promise<WorkflowObject> {
+const noEffects = (): PassEffects => ({ events: [], wake: [], cancels: [], followers: [], timers: [] });
+
+/** A draft's message: what it waits for and how to start it. */
+const draftMessage = (name: string) => `draft: not started (POST /workflows/${name}/start, or drover workflow rerun ${name}, starts it)`;
+
+/**
+ * Saves a workflow and, unless `options.start` is false, starts its first run in the same
+ * transaction. A draft (`start: false`) is Pending, run 0, with no step rows: nothing runs
+ * until a start (or rerun), and PUT may change anything in it.
+ */
+export async function createWorkflow(ctx: ServerContext, input: WorkflowInput, actor: string, options: { start?: boolean | undefined } = {}): Promise<WorkflowObject> {
   const name = input.metadata.name;
+  const start = options.start ?? true;
   const effects = await ctx.db.$transaction(async (tx) => {
     if (await tx.workflow.findUnique({ where: { name }, select: { name: true } })) throw conflict(`workflow "${name}" already exists: PUT /workflows/${name} replaces its spec`);
     await validateAgainstSaved(tx, name, input.spec);
@@ -76,13 +88,16 @@ export async function createWorkflow(ctx: ServerContext, input: WorkflowInput, a
         activeDeadlineSeconds: input.spec.activeDeadlineSeconds ?? null,
         phase: "Pending",
         run: 0,
+        message: start ? "" : draftMessage(name),
         createdBy: actor,
         updatedBy: actor,
         createdAt: now,
       },
     });
     const n = Object.keys(input.spec.steps).length;
-    return startAndPass(tx, ctx, name, actor, now, [workflowEvent(name, "WorkflowCreated", "Pending", `${n} step(s)`, actor)]);
+    const created = workflowEvent(name, "WorkflowCreated", "Pending", `${n} step(s)${start ? "" : ", saved as a draft (not started)"}`, actor);
+    if (!start) return { ...noEffects(), events: await recordEvents(tx, [created]) };
+    return startAndPass(tx, ctx, name, actor, now, [created]);
   }, TX);
   afterPass(ctx, effects);
   return getWorkflow(ctx, name);
@@ -95,12 +110,17 @@ async function startAndPass(tx: Tx, ctx: ServerContext, name: string, actor: str
   return { events: [...events, ...(pass?.events ?? [])], wake: pass?.wake ?? [], cancels: pass?.cancels ?? [], followers: pass?.followers ?? [], timers: [...started.timers, ...(pass?.timers ?? [])] };
 }
 
-/** A new run of a finished workflow from its saved spec (409 while it runs). */
+/**
+ * Start a workflow that has no run in progress, from its saved spec: a draft (Pending: its
+ * first run; WorkflowStarted says who) or a finished one (a new run: WorkflowRerun, then
+ * WorkflowStarted). 409 while it runs. `POST /workflows/{name}/start` and `/rerun` both land here.
+ */
 export async function rerunWorkflow(ctx: ServerContext, name: string, actor: string): Promise<WorkflowObject> {
   const effects = await ctx.db.$transaction(async (tx) => {
     const wf = await tx.workflow.findUnique({ where: { name }, select: { phase: true, run: true } });
     if (!wf) throw notFound(`workflow "${name}"`);
-    if (wf.phase !== "Succeeded" && wf.phase !== "Failed") throw conflict(`workflow ${name} is ${wf.phase}: only a finished workflow can be rerun (cancel it first)`);
+    if (wf.phase === "Pending") return startAndPass(tx, ctx, name, actor, ctx.now(), []);
+    if (wf.phase !== "Succeeded" && wf.phase !== "Failed") throw conflict(`workflow ${name} is ${wf.phase}: only a draft or a finished workflow can be started (cancel it first)`);
     return startAndPass(tx, ctx, name, actor, ctx.now(), [workflowEvent(name, "WorkflowRerun", wf.phase, `run ${wf.run} ended ${wf.phase}; starting run ${wf.run + 1}`, actor)]);
   }, TX);
   afterPass(ctx, effects);
@@ -373,6 +393,11 @@ export async function listWorkflows(ctx: ServerContext, filter: { phase?: Workfl
       if (g.workflowName !== w.name) continue;
       counts[g.phase as StepPhase] = g._count._all;
       steps += g._count._all;
+    }
+    // A draft has no step rows yet: its steps are all Pending.
+    if (steps === 0 && w.run === 0) {
+      steps = Object.keys((JSON.parse(w.spec) as { steps: object }).steps).length;
+      counts.Pending = steps;
     }
     return {
       name: w.name,
