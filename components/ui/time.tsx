@@ -1,6 +1,6 @@
 "use client";
 
-import { useNow } from "../hooks/use-now";
+import { useClock } from "../hooks/use-now";
 
 /** Dates arrive as ISO strings (no transformer on the server); accept both. */
 export function toDate(value: string | Date | null | undefined): Date | null {
@@ -27,12 +27,13 @@ export function formatAbsolute(date: Date): string {
 }
 
 export function RelativeTime({ value, never = "never" }: { value: string | Date | null | undefined; never?: string }) {
-  const now = useNow();
   const date = toDate(value);
+  const time = date?.getTime() ?? null;
+  const text = useClock((now) => (time === null ? null : formatRelative(new Date(time), now)));
   if (!date) return <span className="text-slate-400">{never}</span>;
   return (
     <time dateTime={date.toISOString()} title={formatAbsolute(date)} className="whitespace-nowrap">
-      {formatRelative(date, now)}
+      {text}
     </time>
   );
 }
