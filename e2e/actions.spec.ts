@@ -42,6 +42,8 @@ test("an action created in the browser waits in the inbox, is approved with a re
     await expect(page.getByTestId("approval-reason")).toHaveText(/change 42: looks fine/);
     await expect(page.getByTestId("approval-decided-by")).toHaveText(/admin/);
     await expect(page.getByTestId("action-output")).toContainText(/uptime/);
+    // An ended action offers no Nudge: it would have nothing to do.
+    await expect(page.getByTestId("nudge-action")).toHaveCount(0);
   } finally {
     await sim.stop();
   }

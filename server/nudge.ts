@@ -4,7 +4,8 @@
  */
 import { z } from "zod";
 import type { ServerContext } from "./context";
-import { notFound } from "./errors";
+import { conflict, notFound } from "./errors";
+import { FINAL_ACTION_STATES } from "../lib/action-status";
 import { nudgeDevice } from "./devices/lifecycle";
 import { publishEvents, recordEvents } from "./events/events";
 import { topics } from "./bus";
@@ -37,6 +38,8 @@ export async function nudge(ctx: ServerContext, input: z.infer<typeof NudgeInput
   }
   const action = await ctx.db.action.findUnique({ where: { id: input.name }, select: { deviceId: true, state: true } });
   if (!action) throw notFound(`action "${input.name}"`);
+  // An ended action has nothing left to reconcile: saying "Nudged" would be a control that does nothing (issue 10).
+  if ((FINAL_ACTION_STATES as readonly string[]).includes(action.state)) throw conflict(`action ${input.name} is ${action.state}: an ended action has nothing to nudge`);
   const events = await ctx.db.$transaction((tx) =>
     recordEvents(tx, [{ objectKind: "Action", objectName: input.name, type: "Nudged", reason: action.state, actor }]),
   );

@@ -607,6 +607,13 @@ describe("nudge", () => {
     expect(dev.body.items[0]).toMatchObject({ type: "Nudged", actor: `user:${operator.username}` });
   });
 
+  it("an ended action: 409, and no event", async () => {
+    const { a } = await actionIn("DONE");
+    const before = (await actionEvents(s, a.id)).length;
+    expectError(await s.api("POST", "/nudge", { kind: "Action", name: a.id }), 409, "CONFLICT", /DONE: an ended action has nothing to nudge/);
+    expect(await actionEvents(s, a.id)).toHaveLength(before);
+  });
+
   it.each(["Action", "Device"] as const)("a %s nudge wakes the device's held poll (the escape hatch when nothing else does)", async (kind) => {
     const d = await onlineDevice(s);
     await setHealth(s, d, { resources: { disk: "Degraded" } });

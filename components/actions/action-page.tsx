@@ -85,7 +85,7 @@ export function ActionPage({ id }: { id: string }) {
         actions={
           canOperate && (
             <>
-              <NudgeButton kind="Action" name={a.id} testId="nudge-action" />
+              {!final && <NudgeButton kind="Action" name={a.id} testId="nudge-action" />}
               {!final &&
                 (cancelRequested ? (
                   <span className="rounded-md bg-amber-50 px-3 py-2 text-sm font-medium text-amber-800 ring-1 ring-amber-600/25 ring-inset" data-testid="cancel-pending">

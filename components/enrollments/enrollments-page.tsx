@@ -46,6 +46,9 @@ export function EnrollmentsPage() {
     enabled: address !== null,
   });
 
+  // The bulk bar and the selection only where pending requests are listed: on Approved and
+  // Denied they would be controls that do nothing (issue 10).
+  const selectable = canOperate && (status === "Pending" || status === "All");
   const [selectedRaw, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [denyTargets, setDenyTargets] = useState<Enrollment[] | null>(null);
   const [denyAllOpen, setDenyAllOpen] = useState(false);
@@ -188,7 +191,7 @@ export function EnrollmentsPage() {
       )}
 
       <Card>
-        {canOperate && (
+        {selectable && (
           <div className="flex min-h-12 items-center justify-between gap-3 border-b border-slate-200 px-4 py-2">
             <span className="text-sm text-slate-600" data-testid="selection-count">
               {selected.size ? `${selected.size} selected` : "Select pending requests to approve or deny them together."}
@@ -232,6 +235,7 @@ export function EnrollmentsPage() {
           <EnrollmentsTable
             items={items}
             canOperate={canOperate}
+            selectable={selectable}
             selected={selected}
             busy={busy}
             onToggle={(id) => setSelected((prev) => toggled(prev, id))}

@@ -16,6 +16,7 @@ import type { ReactNode } from "react";
 export function EnrollmentsTable({
   items,
   canOperate,
+  selectable,
   selected,
   busy,
   onToggle,
@@ -27,6 +28,8 @@ export function EnrollmentsTable({
 }: {
   items: Enrollment[] | undefined;
   canOperate: boolean;
+  /** Rows can be selected for the bulk bar: only where pending requests are listed (Pending, All). */
+  selectable: boolean;
   selected: ReadonlySet<string>;
   busy: boolean;
   onToggle: (id: string) => void;
@@ -38,12 +41,12 @@ export function EnrollmentsTable({
   empty: ReactNode;
 }) {
   const pendingIds = (items ?? []).filter((e) => e.status === "Pending").map((e) => e.id);
-  const columns = canOperate ? 9 : 7;
+  const columns = 7 + (selectable ? 1 : 0) + (canOperate ? 1 : 0);
   return (
     <div className="overflow-x-auto">
       <table className="w-full text-left text-sm" data-testid="enrollments-table">
         <TableHeader
-          leading={canOperate && <SelectAllHeader ids={pendingIds} selected={selected} onToggleAll={onToggleAll} label="Select all pending requests" testId="select-all" />}
+          leading={selectable && <SelectAllHeader ids={pendingIds} selected={selected} onToggleAll={onToggleAll} label="Select all pending requests" testId="select-all" />}
           columns={["Device", "Labels", "Platform", "Address", "Requested", "Status", "Decision", ...(canOperate ? [{ label: "Actions", align: "right" as const }] : [])]}
         />
         <tbody>
@@ -52,14 +55,14 @@ export function EnrollmentsTable({
               const pending = e.status === "Pending";
               return (
                 <tr key={e.id} data-testid={`enrollment-row-${e.deviceName}`} className={cx("border-b border-slate-100 align-top", selected.has(e.id) ? "bg-brand-50/60" : "hover:bg-slate-50/60")}>
-                  {canOperate && (
+                  {selectable && (
                     <td className="py-2.5 pl-4">
                       {pending && (
                         <SelectCheckbox label={`Select ${e.deviceName}`} testId={`select-${e.deviceName}`} checked={selected.has(e.id)} onChange={() => onToggle(e.id)} />
                       )}
                     </td>
                   )}
-                  <td className={cx("py-2.5 pr-3", !canOperate && "pl-4")}>
+                  <td className={cx("py-2.5 pr-3", !selectable && "pl-4")}>
                     {e.status === "Approved" ? (
                       <Link prefetch={false} href={`/devices/${encodeURIComponent(e.deviceName)}`} className="font-medium text-brand-700 hover:underline">
                         {e.deviceName}
