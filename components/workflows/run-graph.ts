@@ -1,19 +1,22 @@
 /**
  * The run view's graph model (issue 9), pure so it is tested without a browser: the DAG of a
- * workflow's spec laid out left to right with dagre (steps as nodes, dependencies as edges),
- * then each step coloured by its phase with its progress text. The layout depends on the spec
- * only, the colours on the status: a live update (a step moved) recolours the nodes without
- * laying 10,000 steps out again.
+ * workflow's spec laid out left to right (steps as nodes, dependencies as edges; graph-layout.ts:
+ * dagre for small graphs, a layered layout for big ones, in a worker past a few dozen steps),
+ * big fan-outs folded into group nodes (collapse.ts), then each step coloured by its phase with
+ * its progress text and the critical path marked (critical-path.ts). The layout depends on the
+ * drawn shape only, the colours on the status: a live update (a step moved) recolours the nodes
+ * without laying 10,000 steps out again.
  */
-import dagre from "@dagrejs/dagre";
 import type { Edge, Node } from "@xyflow/react";
 import type { StepPhase } from "@/lib/workflow-status";
 import type { WorkflowSpec } from "@/lib/workflow-spec";
 import type { WorkflowStepView } from "@/server/workflows/workflows";
 import type { Tone } from "../ui/badge";
+import { layoutGraph, STEP_NODE_HEIGHT, STEP_NODE_WIDTH, type GraphLayout, type LayoutGraph } from "./graph-layout";
+import { groupPhase, groupSummary, type DisplayGraph, type FanGroup } from "./collapse";
+import type { CriticalPath } from "./critical-path";
 
-export const STEP_NODE_WIDTH = 184;
-export const STEP_NODE_HEIGHT = 58;
+export { STEP_NODE_HEIGHT, STEP_NODE_WIDTH, type GraphLayout };
 
 /** The run view's colours: Pending grey, Running blue, Retrying amber, Succeeded green, Failed red, Skipped and Omitted muted. */
 export const stepPhaseTone: Record<StepPhase, Tone> = {
@@ -37,46 +40,31 @@ export const stepPhaseStyle: Record<StepPhase, { node: string; color: string; mu
   Omitted: { node: "border-dashed border-slate-300 bg-white text-slate-400", color: "#e2e8f0", muted: true },
 };
 
-export interface GraphLayout {
-  /** Top-left corner of each step's node. */
-  positions: Map<string, { x: number; y: number }>;
-  edges: { id: string; source: string; target: string }[];
-  width: number;
-  height: number;
-}
+/** The critical path's colour (edges and node rings): violet, which no phase uses. */
+export const CRITICAL_COLOR = "#7c3aed";
 
 /** What decides the layout: the steps and their dependencies (a memo key that is stable across refetches). */
 export function layoutKey(spec: Pick<WorkflowSpec, "steps">): string {
   return JSON.stringify(Object.entries(spec.steps).map(([name, s]) => [name, s.dependencies ?? []]));
 }
 
-/** dagre, left to right: dependencies before their dependents. */
-export function layoutRunGraph(spec: Pick<WorkflowSpec, "steps">): GraphLayout {
-  const g = new dagre.graphlib.Graph();
-  g.setGraph({ rankdir: "LR", nodesep: 24, ranksep: 64, marginx: 8, marginy: 8 });
-  g.setDefaultEdgeLabel(() => ({}));
-  const names = Object.keys(spec.steps);
-  for (const name of names) g.setNode(name, { width: STEP_NODE_WIDTH, height: STEP_NODE_HEIGHT });
-  const edges: GraphLayout["edges"] = [];
-  for (const name of names) {
-    for (const dep of spec.steps[name]?.dependencies ?? []) {
-      // The server refuses unknown dependencies; an edge to nowhere would break dagre.
-      if (!(dep in spec.steps)) continue;
-      g.setEdge(dep, name);
+/** Every step a node, every dependency an edge (dependency → dependent); unknown dependencies dropped. */
+export function specGraph(spec: Pick<WorkflowSpec, "steps">): LayoutGraph {
+  const nodes = Object.keys(spec.steps);
+  const edges: LayoutGraph["edges"] = [];
+  for (const name of nodes) {
+    for (const dep of new Set(spec.steps[name]?.dependencies ?? [])) {
+      // The server refuses unknown dependencies; an edge to nowhere would break the layout.
+      if (!(dep in spec.steps) || dep === name) continue;
       edges.push({ id: `${dep}->${name}`, source: dep, target: name });
     }
   }
-  dagre.layout(g);
-  const positions = new Map<string, { x: number; y: number }>();
-  let width = 0;
-  let height = 0;
-  for (const name of names) {
-    const n = g.node(name);
-    positions.set(name, { x: n.x - STEP_NODE_WIDTH / 2, y: n.y - STEP_NODE_HEIGHT / 2 });
-    width = Math.max(width, n.x + STEP_NODE_WIDTH / 2);
-    height = Math.max(height, n.y + STEP_NODE_HEIGHT / 2);
-  }
-  return { positions, edges, width, height };
+  return { nodes, edges };
+}
+
+/** Left to right, dependencies before their dependents, every step a node (the editor's and small graphs' layout). */
+export function layoutRunGraph(spec: Pick<WorkflowSpec, "steps">): GraphLayout {
+  return layoutGraph(specGraph(spec));
 }
 
 /**
@@ -103,34 +91,93 @@ export interface StepNodeData extends Record<string, unknown> {
   /** A job's action kind, or "→ workflow" for a reference. */
   kind: string;
   selected: boolean;
+  /** On the critical path (shown only while the toggle is on). */
+  critical: boolean;
 }
 export type StepNode = Node<StepNodeData, "step">;
 
-/** React Flow's nodes and edges: the layout's positions, each step in its phase's colours. */
+/** A collapsed fan-out: its members' count and phase counts; a click expands it. */
+export interface FanNodeData extends Record<string, unknown> {
+  group: string;
+  count: number;
+  counts: [StepPhase, number][];
+  /** "120 steps: 80 Succeeded, 40 Running" */
+  label: string;
+  phase: StepPhase;
+  /** What its members do (their kinds, one or "mixed"). */
+  kind: string;
+  critical: boolean;
+}
+export type FanNode = Node<FanNodeData, "fan">;
+export type RunNode = StepNode | FanNode;
+
+function stepKind(s: WorkflowSpec["steps"][string] | undefined): string {
+  return s?.jobTemplate ? s.jobTemplate.kind : `→ ${s?.externalRef?.name ?? "workflow"}`;
+}
+
+/**
+ * React Flow's nodes and edges: the layout's positions, each step in its phase's colours, each
+ * collapsed fan (`display`, default: every step drawn) as one counted node, and the `critical`
+ * path's nodes and edges marked.
+ */
 export function runGraph(
   spec: Pick<WorkflowSpec, "steps">,
   layout: GraphLayout,
   statuses: Readonly<Record<string, WorkflowStepView>>,
   selected: string | null,
-): { nodes: StepNode[]; edges: Edge[] } {
-  const nodes: StepNode[] = [];
-  for (const [step, s] of Object.entries(spec.steps)) {
-    const view = statuses[step];
-    const phase = view?.phase ?? "Pending";
+  options: { display?: Pick<DisplayGraph, "nodes" | "groups" | "nodeOf">; critical?: CriticalPath | null } = {},
+): { nodes: RunNode[]; edges: Edge[] } {
+  const display = options.display ?? { nodes: Object.keys(spec.steps), groups: new Map<string, FanGroup>(), nodeOf: (s: string) => s };
+  const phaseOf = (step: string): StepPhase => statuses[step]?.phase ?? "Pending";
+  const criticalNodes = new Set<string>();
+  const criticalEdges = new Set<string>();
+  if (options.critical) {
+    for (const s of options.critical.steps) criticalNodes.add(display.nodeOf(s));
+    for (let i = 1; i < options.critical.steps.length; i++) {
+      criticalEdges.add(`${display.nodeOf(options.critical.steps[i - 1]!)}->${display.nodeOf(options.critical.steps[i]!)}`);
+    }
+  }
+  const nodes: RunNode[] = [];
+  for (const id of display.nodes) {
+    const position = layout.positions.get(id) ?? { x: 0, y: 0 };
+    const group = display.groups.get(id);
+    if (group) {
+      const { counts, label } = groupSummary(group.members, phaseOf);
+      const kinds = new Set(group.members.map((m) => stepKind(spec.steps[m])));
+      nodes.push({
+        id,
+        type: "fan",
+        position,
+        width: STEP_NODE_WIDTH,
+        height: STEP_NODE_HEIGHT,
+        data: { group: id, count: group.members.length, counts, label, phase: groupPhase(counts), kind: kinds.size === 1 ? [...kinds][0]! : "mixed", critical: criticalNodes.has(id) },
+      });
+      continue;
+    }
+    const view = statuses[id];
     nodes.push({
-      id: step,
+      id,
       type: "step",
-      position: layout.positions.get(step) ?? { x: 0, y: 0 },
+      position,
       width: STEP_NODE_WIDTH,
       height: STEP_NODE_HEIGHT,
-      data: { step, phase, progress: stepProgress(view), kind: s.jobTemplate ? s.jobTemplate.kind : `→ ${s.externalRef?.name ?? "workflow"}`, selected: step === selected },
+      data: { step: id, phase: view?.phase ?? "Pending", progress: stepProgress(view), kind: stepKind(spec.steps[id]), selected: id === selected, critical: criticalNodes.has(id) },
     });
   }
+  // A group's edge is satisfied (green) when all its members are, animated when any runs.
+  const phasesOf = (id: string): StepPhase[] => display.groups.get(id)?.members.map(phaseOf) ?? [phaseOf(id)];
   const edges: Edge[] = layout.edges.map((e) => {
-    const from = statuses[e.source]?.phase ?? "Pending";
     // An edge is "live" once its source ended and let the dependent start.
-    const satisfied = from === "Succeeded" || from === "Skipped";
-    return { ...e, type: "smoothstep", animated: statuses[e.target]?.phase === "Running" && satisfied, style: { stroke: satisfied ? "#10b981" : "#cbd5e1", strokeWidth: 1.5 } };
+    const satisfied = phasesOf(e.source).every((p) => p === "Succeeded" || p === "Skipped");
+    const running = phasesOf(e.target).some((p) => p === "Running");
+    const critical = criticalEdges.has(e.id);
+    return {
+      ...e,
+      type: "smoothstep",
+      animated: running && satisfied,
+      ...(critical ? { className: "critical", zIndex: 1 } : {}),
+      style: critical ? { stroke: CRITICAL_COLOR, strokeWidth: 3 } : { stroke: satisfied ? "#10b981" : "#cbd5e1", strokeWidth: 1.5 },
+    };
   });
   return { nodes, edges };
 }

@@ -1,72 +1,223 @@
 "use client";
 
 import "@xyflow/react/dist/style.css";
-import { useEffect, useMemo } from "react";
-import { Controls, MiniMap, ReactFlow, ReactFlowProvider, useReactFlow, useStore, type NodeTypes } from "@xyflow/react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { Controls, MiniMap, ReactFlow, ReactFlowProvider, useReactFlow, useStore, type Edge, type NodeTypes } from "@xyflow/react";
 import type { WorkflowObject } from "@/server/workflows/workflows";
-import { layoutKey, layoutRunGraph, runGraph, stepPhaseStyle, type StepNode } from "./run-graph";
-import { StepNodeView } from "./step-node";
+import { Button } from "../ui/button";
+import { layoutKey, runGraph, stepPhaseStyle, STEP_NODE_HEIGHT, STEP_NODE_WIDTH, type GraphLayout, type RunNode } from "./run-graph";
+import { defaultCollapsed, displayGraph, fanGroups } from "./collapse";
+import { criticalPath } from "./critical-path";
+import { useGraphLayout } from "./use-graph-layout";
+import { FanNodeView, StepNodeView } from "./step-node";
 
 // Module scope: React Flow re-mounts every node when this object changes identity.
-const nodeTypes = { step: StepNodeView } satisfies NodeTypes;
+const nodeTypes = { step: StepNodeView, fan: FanNodeView } satisfies NodeTypes;
 
 /** A small graph fits its box at a glance; past this many steps the minimap helps find one's way. */
 const MINIMAP_FROM_STEPS = 9;
 const FIT = { padding: 0.08, maxZoom: 1.1 } as const;
+/** Below this zoom step names are unreadable: a bigger graph opens at READABLE_ZOOM on its first steps instead of fitting the box. */
+const MIN_FIT_ZOOM = 0.3;
+const READABLE_ZOOM = 0.6;
 
-/** Keeps the whole graph in view when its box changes size (the step panel opens or closes). */
-function FitOnResize() {
-  const { fitView } = useReactFlow();
+/**
+ * The first view of a layout: the whole graph when it fits readably, else its left edge (the
+ * first steps) at a readable zoom, vertically centred on them. After a fan is expanded the
+ * view centres on it instead (`focus`).
+ */
+function InitialView({ layout, focus }: { layout: GraphLayout; focus: React.RefObject<string | null> }) {
+  const { fitView, setViewport, setCenter, getZoom } = useReactFlow();
   const width = useStore((s) => s.width);
   const height = useStore((s) => s.height);
   useEffect(() => {
-    if (width > 0 && height > 0) void fitView(FIT);
-  }, [width, height, fitView]);
+    if (width <= 0 || height <= 0) return;
+    const f = focus.current && layout.positions.get(focus.current);
+    focus.current = null;
+    if (f) {
+      void setCenter(f.x + STEP_NODE_WIDTH / 2, f.y + STEP_NODE_HEIGHT / 2, { zoom: Math.max(getZoom(), READABLE_ZOOM) });
+      return;
+    }
+    const fitZoom = Math.min(width / layout.width, height / layout.height) * (1 - 2 * FIT.padding);
+    if (fitZoom >= MIN_FIT_ZOOM) {
+      void fitView(FIT);
+      return;
+    }
+    let minX = Infinity;
+    for (const p of layout.positions.values()) minX = Math.min(minX, p.x);
+    let sum = 0;
+    let n = 0;
+    for (const p of layout.positions.values()) {
+      if (p.x !== minX) continue;
+      sum += p.y + STEP_NODE_HEIGHT / 2;
+      n++;
+    }
+    const midY = n ? sum / n : layout.height / 2;
+    void setViewport({ x: 24 - minX * READABLE_ZOOM, y: height / 2 - midY * READABLE_ZOOM, zoom: READABLE_ZOOM });
+  }, [layout, width, height, fitView, setViewport, setCenter, getZoom, focus]);
   return null;
 }
 
+/** Reuses the previous node and edge objects whose content did not change, so React Flow skips them on a live update. */
+function useStable<T extends { id: string }>(items: T[] | null, same: (a: T, b: T) => boolean): T[] | null {
+  const prev = useRef(new Map<string, T>());
+  return useMemo(() => {
+    if (!items) return null;
+    const next = new Map<string, T>();
+    const out = items.map((it) => {
+      const old = prev.current.get(it.id);
+      const keep = old && same(old, it) ? old : it;
+      next.set(it.id, keep);
+      return keep;
+    });
+    prev.current = next;
+    return out;
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- `same` is a module-level function
+  }, [items]);
+}
+
+function shallowEqual(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  return ka.every((k) => Object.is(a[k], b[k]) || (Array.isArray(a[k]) && JSON.stringify(a[k]) === JSON.stringify(b[k])));
+}
+const sameNode = (a: RunNode, b: RunNode) => a.type === b.type && a.position === b.position && shallowEqual(a.data, b.data);
+const sameEdge = (a: Edge, b: Edge) => a.source === b.source && a.target === b.target && a.animated === b.animated && a.className === b.className && a.style?.stroke === b.style?.stroke;
+
 /**
- * The run view's canvas: the spec's DAG laid out once per shape of the graph (steps and
- * dependencies), recoloured on every status change. Only visible nodes are rendered, so a
- * graph of thousands of steps stays usable when zoomed in.
+ * The run view's canvas: the spec's DAG laid out once per drawn shape (steps, dependencies,
+ * which fans are collapsed; in a worker for big graphs), recoloured on every status change.
+ * Fans of many alike steps can fold into one counted node (collapsed at first in a big graph),
+ * the critical path can be shown, and only visible nodes are rendered, so a graph of thousands
+ * of steps stays usable.
  */
 export function RunView({ workflow, selected, onSelect }: { workflow: WorkflowObject; selected: string | null; onSelect: (step: string | null) => void }) {
   const spec = workflow.spec;
+  const statuses = workflow.status.statuses;
   const key = layoutKey(spec);
-  // eslint-disable-next-line react-hooks/exhaustive-deps -- laid out again only when the graph's shape changes, not on every refetch
-  const layout = useMemo(() => layoutRunGraph(spec), [key]);
-  const graph = useMemo(() => runGraph(spec, layout, workflow.status.statuses, selected), [spec, layout, workflow.status.statuses, selected]);
-  const height = Math.round(Math.min(560, Math.max(220, layout.height + 60)));
+  const stepCount = Object.keys(spec.steps).length;
+  // eslint-disable-next-line react-hooks/exhaustive-deps -- the fans depend on the graph's shape only
+  const groups = useMemo(() => fanGroups(spec), [key]);
+  const groupOfStep = useMemo(() => new Map(groups.flatMap((g) => g.members.map((m) => [m, g.id] as const))), [groups]);
+  // Fans the operator flipped from their default (collapsed in a big graph, expanded in a small one).
+  const [flipped, setFlipped] = useState<ReadonlySet<string>>(() => new Set());
+  const collapsed = useMemo(() => {
+    const c = defaultCollapsed(stepCount, groups);
+    for (const id of flipped) if (!c.delete(id)) c.add(id);
+    return c;
+  }, [stepCount, groups, flipped]);
+  const focus = useRef<string | null>(null);
+  const flip = useCallback((id: string) => setFlipped((prev) => {
+    const next = new Set(prev);
+    if (!next.delete(id)) next.add(id);
+    return next;
+  }), []);
+  const setAllCollapsed = (all: boolean) => {
+    const d = defaultCollapsed(stepCount, groups);
+    setFlipped(new Set(groups.filter((g) => d.has(g.id) !== all).map((g) => g.id)));
+  };
+  // A step chosen elsewhere (the step table) inside a collapsed fan: expand the fan to show it.
+  const hiddenIn = selected ? groupOfStep.get(selected) : undefined;
+  if (hiddenIn && collapsed.has(hiddenIn)) {
+    focus.current = selected;
+    flip(hiddenIn);
+  }
+  // eslint-disable-next-line react-hooks/exhaustive-deps -- the drawn shape: the spec's graph and the collapsed fans
+  const display = useMemo(() => displayGraph(spec, groups, collapsed), [key, groups, collapsed]);
+  const { layout, graph: laidOut, pending } = useGraphLayout(display);
+
+  const [showCritical, setShowCritical] = useState(false);
+  // eslint-disable-next-line react-hooks/exhaustive-deps -- the path depends on the shape and the statuses (durations)
+  const critical = useMemo(() => (showCritical ? criticalPath(spec, statuses) : null), [showCritical, key, statuses]);
+  const graph = useMemo(
+    () => (layout && laidOut ? runGraph(spec, layout, statuses, selected, { display: laidOut, critical }) : null),
+    [spec, layout, laidOut, statuses, selected, critical],
+  );
+  const nodes = useStable(graph?.nodes ?? null, sameNode);
+  const edges = useStable(graph?.edges ?? null, sameEdge);
+  const height = layout ? Math.round(Math.min(560, Math.max(220, layout.height + 60))) : stepCount > 20 ? 560 : 220;
+  const collapsedCount = collapsed.size;
 
   return (
-    <div style={{ height }} className="w-full" data-testid="run-view" role="figure" aria-label={`Steps of workflow ${workflow.metadata.name} and their dependencies`}>
-      <ReactFlowProvider>
-        <ReactFlow<StepNode>
-          nodes={graph.nodes}
-          edges={graph.edges}
-          nodeTypes={nodeTypes}
-          nodesDraggable={false}
-          nodesConnectable={false}
-          edgesFocusable={false}
-          elementsSelectable={false}
-          onlyRenderVisibleElements
-          onNodeClick={(_e, node) => onSelect(node.id === selected ? null : node.id)}
-          onPaneClick={() => onSelect(null)}
-          zoomOnScroll={false}
-          preventScrolling={false}
-          panOnDrag
-          minZoom={0.05}
-          maxZoom={2}
-          fitView
-          fitViewOptions={FIT}
-        >
-          <FitOnResize />
-          <Controls showInteractive={false} />
-          {graph.nodes.length >= MINIMAP_FROM_STEPS && (
-            <MiniMap<StepNode> pannable zoomable style={{ width: 160, height: 100 }} nodeColor={(n) => stepPhaseStyle[n.data.phase].color} />
+    <div className="w-full">
+      <div className="flex flex-wrap items-center justify-between gap-2 border-b border-slate-100 px-4 py-2 text-xs text-slate-500">
+        <span data-testid="run-view-summary" aria-live="polite">
+          {pending ? (
+            <span data-testid="run-view-layout-pending">Laying out {display.nodes.length.toLocaleString("en-US")} {display.nodes.length === stepCount ? "steps" : "nodes"}…</span>
+          ) : (
+            <>
+              {stepCount.toLocaleString("en-US")} steps
+              {collapsedCount > 0 && `, ${collapsedCount} fan${collapsedCount === 1 ? "" : "s"} collapsed (click one to expand)`}
+            </>
           )}
-        </ReactFlow>
-      </ReactFlowProvider>
+          {critical && (
+            <span className="ml-2 text-violet-700" data-testid="run-view-critical-summary">
+              · critical path: {critical.steps.length} step{critical.steps.length === 1 ? "" : "s"}
+              {critical.by === "duration" ? ` by duration (≈ ${Math.round(critical.length / 1000)} s)` : " (longest chain)"}
+            </span>
+          )}
+        </span>
+        <span className="flex items-center gap-2">
+          {groups.length > 0 && (
+            <Button
+              variant="secondary"
+              size="sm"
+              data-testid={collapsedCount > 0 ? "run-view-expand-all" : "run-view-collapse-all"}
+              onClick={() => setAllCollapsed(collapsedCount === 0)}
+            >
+              {collapsedCount > 0 ? "Expand fans" : "Collapse fans"}
+            </Button>
+          )}
+          <Button variant={showCritical ? "primary" : "secondary"} size="sm" aria-pressed={showCritical} data-testid="run-view-critical-toggle" onClick={() => setShowCritical((v) => !v)}>
+            Critical path
+          </Button>
+        </span>
+      </div>
+      <div
+        style={{ height }}
+        className="relative w-full"
+        data-testid="run-view"
+        data-layout={pending ? "pending" : "ready"}
+        data-nodes={nodes?.length ?? 0}
+        role="figure"
+        aria-label={`Steps of workflow ${workflow.metadata.name} and their dependencies`}
+      >
+        {nodes && edges && layout ? (
+          <ReactFlowProvider>
+            <ReactFlow<RunNode>
+              nodes={nodes}
+              edges={edges}
+              nodeTypes={nodeTypes}
+              nodesDraggable={false}
+              nodesConnectable={false}
+              edgesFocusable={false}
+              elementsSelectable={false}
+              onlyRenderVisibleElements
+              onNodeClick={(_e, node) => {
+                if (node.type === "fan") {
+                  focus.current = (laidOut?.groups.get(node.id)?.members[0]) ?? null;
+                  flip(node.id);
+                } else onSelect(node.id === selected ? null : node.id);
+              }}
+              onPaneClick={() => onSelect(null)}
+              zoomOnScroll={false}
+              preventScrolling={false}
+              panOnDrag
+              minZoom={0.05}
+              maxZoom={2}
+            >
+              <InitialView layout={layout} focus={focus} />
+              <Controls showInteractive={false} fitViewOptions={FIT} />
+              {nodes.length >= MINIMAP_FROM_STEPS && (
+                <MiniMap<RunNode> pannable zoomable style={{ width: 160, height: 100 }} nodeColor={(n) => stepPhaseStyle[n.data.phase].color} />
+              )}
+            </ReactFlow>
+          </ReactFlowProvider>
+        ) : (
+          <div className="flex h-full items-center justify-center text-sm text-slate-500">Laying out {stepCount.toLocaleString("en-US")} steps…</div>
+        )}
+        {pending && nodes && <div className="pointer-events-none absolute inset-0 bg-white/40" aria-hidden />}
+      </div>
     </div>
   );
 }

@@ -3,23 +3,30 @@
 import { memo } from "react";
 import { Handle, Position, type NodeProps } from "@xyflow/react";
 import { cx } from "../ui/cx";
-import { stepPhaseStyle, type StepNode } from "./run-graph";
+import { stepPhaseStyle, type FanNode, type StepNode } from "./run-graph";
 
 // Edges attach to handles; nothing is connected by hand in the run view.
 const hidden = "!size-1 !min-w-0 !border-0 !bg-transparent opacity-0";
+// The critical path's ring (violet, CRITICAL_COLOR); the selection ring sits outside it.
+const criticalRing = "outline-3 outline-offset-1 outline-violet-600";
 
-/** One step of the run view: its name, phase and progress in its phase's colours. */
+/**
+ * One step of the run view: its name, phase and progress in its phase's colours. Memoized and
+ * fed only its own data (no store subscription): a live update re-renders the steps that moved.
+ */
 export const StepNodeView = memo(function StepNodeView({ data }: NodeProps<StepNode>) {
   const style = stepPhaseStyle[data.phase];
   return (
     <div
       data-testid={`step-node-${data.step}`}
       data-phase={data.phase}
+      data-critical={data.critical || undefined}
       title={`${data.step}: ${data.phase}${data.progress ? `\n${data.progress}` : ""}`}
       className={cx(
         "flex h-full w-full cursor-pointer flex-col justify-center rounded-lg border-2 px-2.5 text-left transition-colors duration-300",
         style.node,
         data.selected && "ring-4 ring-brand-500/30",
+        data.critical && criticalRing,
         data.phase === "Running" && "shadow-md shadow-sky-500/20",
       )}
     >
@@ -34,6 +41,40 @@ export const StepNodeView = memo(function StepNodeView({ data }: NodeProps<StepN
       <div className="truncate font-mono text-[10px] opacity-70">{data.kind}</div>
       <div className="truncate text-[11px] tabular-nums opacity-90" data-testid={`step-node-progress-${data.step}`}>
         {data.progress || "\u00a0"}
+      </div>
+    </div>
+  );
+});
+
+/** A collapsed fan-out: a stack of cards with the count, a bar of its members' phases, and the counts; a click expands it. */
+export const FanNodeView = memo(function FanNodeView({ data }: NodeProps<FanNode>) {
+  const style = stepPhaseStyle[data.phase];
+  return (
+    <div
+      data-testid={`fan-node-${data.group}`}
+      data-phase={data.phase}
+      data-count={data.count}
+      data-critical={data.critical || undefined}
+      title={`${data.label}\nClick to expand`}
+      className={cx(
+        "flex h-full w-full cursor-pointer flex-col justify-center gap-0.5 rounded-lg border-2 px-2.5 text-left shadow-[3px_3px_0_-1px_white,3px_3px_0_0_#cbd5e1,6px_6px_0_-1px_white,6px_6px_0_0_#cbd5e1]",
+        style.node,
+        data.critical && criticalRing,
+      )}
+    >
+      <Handle type="target" position={Position.Left} className={hidden} isConnectable={false} />
+      <Handle type="source" position={Position.Right} className={hidden} isConnectable={false} />
+      <div className="flex items-center justify-between gap-2">
+        <span className="truncate text-[13px] font-semibold">{data.count.toLocaleString("en-US")} steps</span>
+        <span className="shrink-0 font-mono text-[10px] opacity-70">{data.kind}</span>
+      </div>
+      <div className="flex h-1.5 w-full overflow-hidden rounded-full bg-slate-200" aria-hidden>
+        {data.counts.map(([p, c]) => (
+          <div key={p} style={{ width: `${(c / data.count) * 100}%`, background: stepPhaseStyle[p].color }} />
+        ))}
+      </div>
+      <div className="truncate text-[11px] tabular-nums opacity-90" data-testid={`fan-node-counts-${data.group}`}>
+        {data.counts.map(([p, c]) => `${c.toLocaleString("en-US")} ${p}`).join(", ")}
       </div>
     </div>
   );
