@@ -1,5 +1,6 @@
 import { test, expect } from "@playwright/test";
-import { signIn } from "./support";
+import { E2E_ADMIN_PASSWORD } from "../playwright.config";
+import { approveByApi, deviceName, signIn, simulate, tokenFor, uniquePrefix } from "./support";
 
 test("an unknown address answers 404 and keeps the console's navigation", async ({ page }) => {
   await signIn(page);
@@ -8,4 +9,46 @@ test("an unknown address answers 404 and keeps the console's navigation", async 
   await expect(page.getByTestId("not-found")).toBeVisible();
   await page.getByRole("link", { name: "Devices" }).click();
   await expect(page).toHaveURL(/\/devices$/);
+});
+
+test("the enrollments bulk bar and select-all show only where pending requests are listed", async ({ page }) => {
+  await signIn(page);
+  await page.goto("/enrollments");
+  for (const tab of ["Approved", "Denied"]) {
+    await page.getByTestId(`status-tab-${tab}`).click();
+    await expect(page.getByTestId(`status-tab-${tab}`)).toHaveAttribute("aria-selected", "true");
+    await expect(page.getByTestId("select-all")).toHaveCount(0);
+    await expect(page.getByTestId("approve-selected")).toHaveCount(0);
+    await expect(page.getByTestId("deny-all-pending")).toHaveCount(0);
+  }
+  await page.getByTestId("status-tab-Pending").click();
+  await expect(page.getByTestId("approve-selected")).toBeVisible();
+});
+
+test("the first tab stop skips the navigation to the page", async ({ page }) => {
+  await signIn(page);
+  await page.goto("/devices");
+  await page.keyboard.press("Tab");
+  const skip = page.getByTestId("skip-link");
+  await expect(skip).toBeFocused();
+  await expect(skip).toBeVisible();
+  await page.keyboard.press("Enter");
+  await expect(page.locator("main#main")).toBeFocused();
+});
+
+test("a device row is one tab stop: its name", async ({ page }) => {
+  const prefix = uniquePrefix("tabs");
+  const name = deviceName(prefix, 1);
+  const sim = simulate(prefix, 1);
+  try {
+    await approveByApi(await tokenFor("admin", E2E_ADMIN_PASSWORD), [name]);
+    await signIn(page);
+    await page.goto(`/devices?labelSelector=${encodeURIComponent(`e2e=${prefix}`)}`);
+    const row = page.getByTestId(`device-row-${name}`);
+    await expect(row).toBeVisible({ timeout: 15_000 });
+    const stops = await row.evaluate((r) => [...r.querySelectorAll<HTMLElement>("a,button,input,select,textarea,[tabindex]")].filter((el) => el.tabIndex >= 0).map((el) => el.textContent));
+    expect(stops).toEqual([name]);
+  } finally {
+    await sim.stop();
+  }
 });

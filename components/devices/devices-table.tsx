@@ -53,7 +53,7 @@ export function DevicesTable({
                 </td>
                 <td className="px-3 py-2.5" data-testid={`device-fleet-${d.name}`}>
                   {d.fleet ? (
-                    <Link prefetch={false} href={`/fleets/${encodeURIComponent(d.fleet)}`} className="text-brand-700 hover:underline">
+                    <Link prefetch={false} tabIndex={-1} href={`/fleets/${encodeURIComponent(d.fleet)}`} className="text-brand-700 hover:underline">
                       {d.fleet}
                     </Link>
                   ) : (
@@ -72,7 +72,7 @@ export function DevicesTable({
                   <StatusBadge table={lifecycleTone} state={d.lifecycle} />
                 </td>
                 <td className="max-w-80 px-3 py-2.5">
-                  <LabelChips labels={d.labels} max={4} onSelect={onLabelClick} />
+                  <LabelChips labels={d.labels} max={4} onSelect={onLabelClick} tabbable={false} />
                 </td>
                 <td className="px-3 py-2.5 text-slate-600">
                   <RelativeTime value={d.lastSeen} />

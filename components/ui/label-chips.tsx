@@ -1,6 +1,10 @@
 import { cx } from "./cx";
 
-export function LabelChips({ labels, max, onSelect }: { labels: Record<string, string>; max?: number; onSelect?: (key: string, value: string) => void }) {
+/**
+ * `tabbable: false` keeps clickable chips out of the tab order: in a list row the row's own link
+ * is the one stop (issue 10), and the label selector input does the same by keyboard.
+ */
+export function LabelChips({ labels, max, onSelect, tabbable = true }: { labels: Record<string, string>; max?: number; onSelect?: (key: string, value: string) => void; tabbable?: boolean }) {
   const entries = Object.entries(labels).sort(([a], [b]) => a.localeCompare(b));
   if (entries.length === 0) return <span className="text-xs text-slate-400">no labels</span>;
   const shown = max === undefined ? entries : entries.slice(0, max);
@@ -10,8 +14,8 @@ export function LabelChips({ labels, max, onSelect }: { labels: Record<string, s
       {shown.map(([k, v]) => {
         const text = (
           <>
-            <span className="text-slate-500">{k}</span>
-            <span className="text-slate-400">=</span>
+            <span className="text-slate-600">{k}</span>
+            <span className="text-slate-600">=</span>
             <span className="font-medium text-slate-700">{v}</span>
           </>
         );
@@ -20,6 +24,7 @@ export function LabelChips({ labels, max, onSelect }: { labels: Record<string, s
           <button
             key={k}
             type="button"
+            tabIndex={tabbable ? undefined : -1}
             title={`Filter by ${k}=${v}`}
             onClick={(e) => {
               e.stopPropagation();
