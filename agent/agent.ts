@@ -373,6 +373,8 @@ export class Agent {
           await sleep(delayMs, signal);
           continue;
         }
+        // Pending (again, if an operator reopened a denial): a later denial starts its backoff afresh.
+        deniedBackoff.reset();
         // Pending after the wait. A fast Pending means the server is not holding: slow down.
         if (this.now() - started < this.timing.fastAnswerMs) await sleep(retry.next(), signal);
       } catch (error) {

@@ -59,3 +59,23 @@ test("the Enrollments page shows client addresses, denies selected rows, then al
   for (const n of names) expect(denied.find((e) => e.deviceName === n)?.status).toBe("Denied");
   expect(denied.find((e) => e.deviceName === names[3])?.reason).toBe("flood from one address");
 });
+
+test("a mistaken denial is reopened from the Denied tab and approved", async ({ page }) => {
+  const name = `${uniquePrefix("oops")}-1`;
+  const id = await ask(name);
+  const admin = await tokenFor("admin", E2E_ADMIN_PASSWORD);
+  expect((await api("POST", `/enrollments/${id}/deny`, admin, { reason: "misread the name" })).status).toBe(200);
+
+  await signIn(page);
+  await page.goto("/enrollments?status=Denied");
+  await expect(page.getByTestId(`enrollment-status-${name}`)).toHaveText(/Denied/);
+  await page.getByTestId(`reopen-${name}`).click();
+  await expect(page.getByTestId("enrollment-notice")).toContainText(`Reopened ${name}`);
+  await expect(page.getByTestId(`enrollment-row-${name}`)).toBeHidden();
+
+  await page.getByTestId("status-tab-Pending").click();
+  await page.getByTestId(`approve-${name}`).click();
+  await expect(page.getByTestId(`enrollment-row-${name}`)).toBeHidden();
+  const row = (await api<{ items: Enrollment[] }>("GET", "/enrollments?status=Approved&limit=1000", admin)).body.items.find((e) => e.deviceName === name);
+  expect(row?.status).toBe("Approved");
+});

@@ -4,8 +4,8 @@ import { EXIT } from "../http";
 import type { Action, Enrollment } from "../types";
 
 type Resource = "actions" | "enrollments";
-type Verb = "approve" | "reject" | "deny";
-const PAST: Record<Verb, string> = { approve: "approved", reject: "rejected", deny: "denied" };
+type Verb = "approve" | "reject" | "deny" | "reopen";
+const PAST: Record<Verb, string> = { approve: "approved", reject: "rejected", deny: "denied", reopen: "reopened: Pending again" };
 
 /**
  * One id → POST /{resource}/{id}/{verb}; several → the bulk route, all or nothing (one
@@ -42,6 +42,9 @@ export function registerDecisions(program: Command): void {
 
   const reject = program.command("reject").description("reject actions waiting for approval");
   decision(reject, "reject", "actions", "reject PENDING_APPROVE actions (they end CANCELLED)");
+
+  const reopen = program.command("reopen").description("revert a denial: enrollment requests go back to Pending");
+  decision(reopen, "reopen", "enrollments", "reopen Denied enrollment requests (Pending again; the agent keeps its request and finds it so within 5 minutes)");
 
   const deny = program.command("deny").description("deny enrollment requests");
   deny

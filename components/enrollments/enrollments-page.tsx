@@ -102,7 +102,13 @@ export function EnrollmentsPage() {
       onSettled: () => refresh(),
     }),
   );
-  const busy = approve.isPending || deny.isPending || denyAll.isPending;
+  const reopen = useMutation(
+    trpc.enrollments.reopen.mutationOptions({
+      onSuccess: (rows) => setNotice(`Reopened ${rows[0]?.deviceName ?? "the request"}: it is Pending again; its agent finds it so within 5 minutes.`),
+      onSettled: () => refresh(),
+    }),
+  );
+  const busy = approve.isPending || deny.isPending || denyAll.isPending || reopen.isPending;
 
   function setStatus(next: StatusFilter) {
     const params = new URLSearchParams(sp.toString());
@@ -184,6 +190,11 @@ export function EnrollmentsPage() {
           <InlineError>Denying failed: {errorMessage(denyAll.error)}</InlineError>
         </div>
       )}
+      {reopen.isError && (
+        <div className="mb-3">
+          <InlineError>Reopening failed: {errorMessage(reopen.error)}</InlineError>
+        </div>
+      )}
       {approve.isError && (
         <div className="mb-3">
           <InlineError>Approval failed: {errorMessage(approve.error)}</InlineError>
@@ -241,6 +252,10 @@ export function EnrollmentsPage() {
             onToggle={(id) => setSelected((prev) => toggled(prev, id))}
             onToggleAll={(ids, select) => setSelected(select ? new Set(ids) : new Set())}
             onApprove={(e) => doApprove([e])}
+            onReopen={(e) => {
+              setNotice(null);
+              reopen.mutate({ ids: [e.id] });
+            }}
             onDeny={(e) => {
               deny.reset();
               setDenyTargets([e]);

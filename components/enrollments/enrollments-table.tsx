@@ -23,6 +23,7 @@ export function EnrollmentsTable({
   onToggleAll,
   onApprove,
   onDeny,
+  onReopen,
   addressHref,
   empty,
 }: {
@@ -36,6 +37,8 @@ export function EnrollmentsTable({
   onToggleAll: (ids: string[], select: boolean) => void;
   onApprove: (e: Enrollment) => void;
   onDeny: (e: Enrollment) => void;
+  /** Revert a denial: the request is Pending again. */
+  onReopen: (e: Enrollment) => void;
   /** Where clicking a client address goes: the list narrowed to that address. */
   addressHref: (address: string) => string;
   empty: ReactNode;
@@ -122,6 +125,11 @@ export function EnrollmentsTable({
                             Deny
                           </Button>
                         </span>
+                      )}
+                      {e.status === "Denied" && (
+                        <Button size="sm" data-testid={`reopen-${e.deviceName}`} disabled={busy} onClick={() => onReopen(e)} title="Revert the denial: the request is Pending again">
+                          Reopen
+                        </Button>
                       )}
                     </td>
                   )}

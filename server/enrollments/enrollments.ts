@@ -197,6 +197,41 @@ export async function denyEnrollments(
 }
 
 /**
+ * Reverts denials (issue 10: a mistaken Deny could not be undone): the given Denied requests go
+ * back to Pending, all or nothing (404 / 409 naming the first that is not Denied). The agent
+ * keeps the same request and looks at it again (at most every 5 minutes while denied, at once
+ * if it is waiting), so it finds it Pending and waits for the operator's approval as before.
+ * An operator's deliberate act: the inbox limits do not apply.
+ */
+export async function reopenEnrollments(ctx: ServerContext, ids: string[], actor: string, reason?: string): Promise<EnrollmentView[]> {
+  if (ids.length === 0) throw invalid("ids: at least one enrollment id");
+  assertTransition(enrollmentMachine, "Denied", "Pending");
+  const unique = [...new Set(ids)];
+  const { rows, events } = await ctx.db.$transaction(async (tx) => {
+    const found = await inChunks(unique, (chunk) => tx.enrollmentRequest.findMany({ where: { id: { in: chunk } }, select: { id: true, deviceName: true, status: true } }));
+    const missing = unique.filter((id) => !found.some((f) => f.id === id));
+    if (missing.length) throw notFound(`enrollment request ${missing.join(", ")}`);
+    const notDenied = found.find((f) => f.status !== "Denied");
+    if (notDenied) throw conflict(`enrollment request for "${notDenied.deviceName}" is ${notDenied.status}: only a Denied request can be reopened`);
+    await inChunks(unique, async (chunk) => {
+      const { count } = await tx.enrollmentRequest.updateMany({
+        where: { id: { in: chunk }, status: "Denied" },
+        data: { status: "Pending", decidedBy: null, decidedAt: null, reason: null },
+      });
+      if (count !== chunk.length) throw conflict("an enrollment request was decided concurrently; nothing was reopened");
+      return [];
+    });
+    const newEvents: NewEvent[] = found.map((f) => ({ objectKind: "EnrollmentRequest", objectName: f.deviceName, type: "EnrollmentReopened", reason: "Pending", message: reason ?? "", actor }));
+    const events = await inChunks(newEvents, (chunk) => recordEvents(tx, chunk), 100);
+    const rows = await inChunks(unique, (chunk) => tx.enrollmentRequest.findMany({ where: { id: { in: chunk } }, select: enrollmentSelect }));
+    return { rows, events };
+  });
+  publishEvents(ctx, events);
+  for (const id of unique) ctx.bus.publish(topics.enrollment(id));
+  return rows.map(presentEnrollment);
+}
+
+/**
  * A device approved joins the fleet its labels select, in the approval's transaction: it gets
  * its fleet's spec before its agent first asks for work.
  */

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { router, viewerProcedure, operatorProcedure } from "../trpc/init";
 import { EnrollmentStatus } from "../../lib/protocol";
-import { decideEnrollments, denyEnrollments, listEnrollments, type DenyManyInput } from "./enrollments";
+import { decideEnrollments, denyEnrollments, listEnrollments, reopenEnrollments, type DenyManyInput } from "./enrollments";
 
 const Ids = z.object({ ids: z.array(z.string().min(1)).min(1).max(1000) });
 const Reason = z.string().max(1024).optional();
@@ -38,6 +38,8 @@ export const enrollmentsRouter = router({
   deny: operatorProcedure
     .input(Ids.extend({ reason: Reason }))
     .mutation(({ ctx, input }) => decideEnrollments(ctx.server, input.ids, "Denied", ctx.actor, input.reason)),
+  /** Revert denials: Denied → Pending (REST `POST /enrollments/{id}/reopen`). */
+  reopen: operatorProcedure.input(Ids.extend({ reason: Reason })).mutation(({ ctx, input }) => reopenEnrollments(ctx.server, input.ids, ctx.actor, input.reason)),
   /** Clear the inbox in bulk (REST `POST /enrollments/deny`). */
   denyMany: operatorProcedure.input(DenyMany).mutation(({ ctx, input }) => {
     const target: DenyManyInput = input.ids ? { ids: input.ids } : { allPending: true, clientAddress: input.clientAddress };

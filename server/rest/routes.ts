@@ -38,7 +38,7 @@ function queryBoolean(name: string, value: string): boolean {
 
 const items = (result: unknown) => ({ items: result });
 
-const WORKFLOW_BODY = "a Workflow object {metadata: {name}, spec: {steps, failFast?, activeDeadlineSeconds?}} as JSON or YAML (Content-Type: application/yaml); unknown fields are refused naming the field";
+const WORKFLOW_BODY = "a Workflow object {metadata: {name}, spec: {steps, failFast?, activeDeadlineSeconds?, schedule?: {cron, timezone?, suspend?}}} as JSON or YAML (Content-Type: application/yaml); unknown fields are refused naming the field";
 
 const FLEET_BODY = "a Fleet object {metadata, spec} as JSON or YAML (Content-Type: application/yaml); unknown fields are refused naming the field";
 
@@ -123,6 +123,14 @@ export const restRoutes: RestRoute[] = [
   },
   {
     method: "POST",
+    path: "/enrollments/reopen",
+    procedure: "enrollments.reopen",
+    summary: "Revert many denials at once (all or nothing): the Denied requests are Pending again",
+    input: ({ body }) => body,
+    output: items,
+  },
+  {
+    method: "POST",
     path: "/enrollments/{id}/approve",
     procedure: "enrollments.approve",
     summary: "Approve one Pending request",
@@ -134,6 +142,14 @@ export const restRoutes: RestRoute[] = [
     path: "/enrollments/{id}/deny",
     procedure: "enrollments.deny",
     summary: "Deny one Pending request",
+    input: ({ params, body }) => ({ ids: [params.id], reason: body.reason }),
+    output: (r) => (r as unknown[])[0],
+  },
+  {
+    method: "POST",
+    path: "/enrollments/{id}/reopen",
+    procedure: "enrollments.reopen",
+    summary: "Revert a denial: the Denied request is Pending again, for an operator to decide (the agent finds it so within 5 minutes)",
     input: ({ params, body }) => ({ ids: [params.id], reason: body.reason }),
     output: (r) => (r as unknown[])[0],
   },
@@ -302,9 +318,9 @@ export const restRoutes: RestRoute[] = [
     method: "POST",
     path: "/workflows",
     procedure: "workflows.create",
-    summary: `Create a workflow and start it: ${WORKFLOW_BODY}. Refused with 400 naming the culprit: a cycle (its path), an unknown dependency, a step with both or neither of jobTemplate and externalRef, an unknown or cyclic reference to another workflow. The first steps start in this request; with ?start=false it is saved as a draft (Pending, run 0, nothing runs) that POST /workflows/{name}/start starts`,
+    summary: `Create a workflow and start it: ${WORKFLOW_BODY}. Refused with 400 naming the culprit: a cycle (its path), an unknown dependency, a step with both or neither of jobTemplate and externalRef, an unknown or cyclic reference to another workflow. A bad spec.schedule.cron or timezone is 400 naming it. The first steps start in this request; with ?start=false it is saved as a draft (Pending, run 0, nothing runs) that POST /workflows/{name}/start starts. A workflow with spec.schedule is not started by create (unless ?start=true): its schedule starts runs (startedBy schedule), one at a time`,
     input: ({ query, body }) => ({ workflow: body, ...(query.start !== undefined ? { start: queryBoolean("start", query.start) } : {}) }),
-    query: [{ name: "start", description: "false: save as a draft without starting a run (default true)", schema: { type: "boolean" } }],
+    query: [{ name: "start", description: "false: save as a draft without starting a run; true: start now even with a schedule (default: true without spec.schedule, false with one)", schema: { type: "boolean" } }],
     status: 201,
     yaml: true,
     body: WorkflowInput,
@@ -321,7 +337,7 @@ export const restRoutes: RestRoute[] = [
     path: "/workflows/{name}",
     procedure: "workflows.get",
     summary:
-      "One workflow {metadata, spec, status}: status.phase, conditions Complete/Failed with reason (StepFailed, DeadlineExceeded, Cancelled) and message, startTime, completionTime, statuses: {step: {phase, complete, attempts, actions, workflow, waitingFor, message}}, runs",
+      "One workflow {metadata, spec, status}: status.phase, conditions Complete/Failed with reason (StepFailed, DeadlineExceeded, Cancelled) and message, startTime, completionTime, statuses: {step: {phase, complete, attempts, actions, workflow, waitingFor, message}}, runs (the last 20: run, phase, startedBy, times), schedule ({cron, timezone, suspend, nextRunTime, lastScheduleTime} or null)",
     input: ({ params }) => params,
   },
   {

@@ -1,0 +1,94 @@
+/**
+ * A mistaken Deny can be undone (issue 10, finding 3): an operator reopens a Denied request,
+ * it is Pending again with its history kept, and the same agent, which kept its request and
+ * looks at it again while denied, is approved and enrolls without touching its state folder.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "./helpers/server";
+import { enrollmentBody, expectError, newSecret, uniqueName } from "./helpers/devices";
+import { tokenFor } from "./helpers/actions";
+import { startSimulation, type SimulationHandle } from "../agent/simulate";
+
+interface Enrollment {
+  id: string;
+  deviceName: string;
+  status: string;
+  decidedBy: string | null;
+}
+
+let s: TestServer;
+const simulations: SimulationHandle[] = [];
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => {
+  await Promise.all(simulations.map((h) => h.stop()));
+  await s?.close();
+});
+
+async function deniedRequest(): Promise<{ id: string; name: string; secret: string }> {
+  const name = uniqueName("reopen");
+  const secret = newSecret();
+  const created = await s.agent<{ enrollmentId: string }>("POST", "/enrollments", enrollmentBody(name, secret));
+  expect(created.status).toBe(201);
+  const id = created.body.enrollmentId;
+  expect((await s.api("POST", `/enrollments/${id}/deny`, { reason: "looked wrong" })).status).toBe(200);
+  return { id, name, secret };
+}
+
+const events = async (name: string) =>
+  (await s.api<{ items: { type: string; actor: string; message: string }[] }>("GET", `/events?kind=EnrollmentRequest&name=${name}&limit=20`)).body.items.map((e) => e.type).reverse();
+
+describe("reopen a denied enrollment request", () => {
+  it("Denied → Pending with an event; the agent's next look says Pending; approving then issues its token", async () => {
+    const r = await deniedRequest();
+    const reopened = await s.api<Enrollment>("POST", `/enrollments/${r.id}/reopen`, { reason: "denied by mistake" });
+    expect(reopened.status, JSON.stringify(reopened.body)).toBe(200);
+    expect(reopened.body).toMatchObject({ id: r.id, status: "Pending", decidedBy: null });
+    expect(await events(r.name)).toEqual(["EnrollmentRequested", "EnrollmentDenied", "EnrollmentReopened"]);
+
+    const look = await s.agent<{ status: string }>("GET", `/enrollments/${r.id}?wait=0`, undefined, { "x-enrollment-secret": r.secret });
+    expect(look.body).toEqual({ status: "Pending" });
+    expect((await s.api("POST", `/enrollments/${r.id}/approve`, {})).status).toBe(200);
+    const approved = await s.agent<{ status: string; token?: string }>("GET", `/enrollments/${r.id}?wait=0`, undefined, { "x-enrollment-secret": r.secret });
+    expect(approved.body.status).toBe("Approved");
+    expect(approved.body.token).toBeTruthy();
+  });
+
+  it("only a Denied request: a Pending or Approved one is 409, an unknown one 404, a viewer 403; nothing changes", async () => {
+    const name = uniqueName("reopen");
+    const created = await s.agent<{ enrollmentId: string }>("POST", "/enrollments", enrollmentBody(name, newSecret()));
+    const id = created.body.enrollmentId;
+    expectError(await s.api("POST", `/enrollments/${id}/reopen`, {}), 409, "CONFLICT", /is Pending: only a Denied request can be reopened/);
+    expect((await s.api("POST", `/enrollments/${id}/approve`, {})).status).toBe(200);
+    expectError(await s.api("POST", `/enrollments/${id}/reopen`, {}), 409, "CONFLICT", /is Approved/);
+    expectError(await s.api("POST", "/enrollments/no-such-id/reopen", {}), 404, "NOT_FOUND");
+
+    const denied = await deniedRequest();
+    const viewer = await tokenFor(s, "viewer");
+    expectError(await s.api("POST", `/enrollments/${denied.id}/reopen`, {}, viewer.token), 403, "FORBIDDEN");
+    const row = await s.ctx.db.enrollmentRequest.findUniqueOrThrow({ where: { id: denied.id }, select: { status: true } });
+    expect(row.status).toBe("Denied");
+    expect(await events(denied.name)).toEqual(["EnrollmentRequested", "EnrollmentDenied"]);
+  });
+
+  it("a real agent that was denied enrolls once reopened and approved, with the same request", async () => {
+    const prefix = uniqueName("reagent");
+    const sim = startSimulation({ server: s.url, agents: 1, prefix, labels: { test: "reopen" }, degraded: 0, error: 0, restarts: 0, flap: 0, silent: 0, seed: 3 });
+    simulations.push(sim);
+    const pending = async () => (await s.api<{ items: Enrollment[] }>("GET", "/enrollments?limit=1000")).body.items.find((e) => e.deviceName.startsWith(prefix));
+    await expect.poll(async () => (await pending())?.status, { timeout: 15_000 }).toBe("Pending");
+    const request = (await pending())!;
+    expect((await s.api("POST", `/enrollments/${request.id}/deny`, {})).status).toBe(200);
+    // The agent is told Denied and backs off (5 s at first); then the operator changes their mind.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect((await s.api("POST", `/enrollments/${request.id}/reopen`, {})).status).toBe(200);
+    expect((await s.api("POST", `/enrollments/${request.id}/approve`, {})).status).toBe(200);
+    await expect
+      .poll(async () => (await s.api<{ summary: string }>("GET", `/devices/${request.deviceName}`)).body.summary, { timeout: 20_000, interval: 500 })
+      .toBe("Online");
+    // The same request all along: no second one was made.
+    const all = (await s.api<{ items: Enrollment[] }>("GET", "/enrollments?limit=1000")).body.items.filter((e) => e.deviceName.startsWith(prefix));
+    expect(all.map((e) => e.id)).toEqual([request.id]);
+  }, 40_000);
+});
