@@ -1,6 +1,7 @@
 /**
- * Workflows as text (issue 9): the `drover get workflows` table (and its wide form), and the
- * `drover describe workflow` page: the run's phase, reason and times, then each step in
+ * Workflows as text (issue 9): the `drover get workflows` table (and its wide form; a NEXT-RUN
+ * column once a listed workflow has a schedule), and the `drover describe workflow` page: the
+ * run's phase, reason and times, its schedule, then each step in
  * topological order (dependencies first, the server's status.order) with its phase, attempts,
  * each dependency with its phase and whether the step still waits for it, its targets,
  * message and action ids. Pure: the server's shapes (server/workflows/workflows.ts) in, text out.
@@ -43,9 +44,27 @@ export const workflowColumns: Column<WorkflowSummary>[] = [
   { header: "AGE", cell: (w, now) => (w.createdAt ? formatAge(w.createdAt, now) : "-") },
 ];
 
-/** `-o wide`: steps by phase, who created it, the spec's generation, and the message (last: it is long). */
+/** `in 5m`, `suspended` (a schedule that starts nothing), `-` (no schedule). */
+export function nextRunCell(w: Pick<WorkflowSummary, "schedule" | "nextRunTime">, now: Date): string {
+  if (w.nextRunTime) {
+    const at = Date.parse(w.nextRunTime);
+    return at > now.getTime() ? `in ${formatAge(now.toISOString(), new Date(at))}` : "due";
+  }
+  return w.schedule ? "suspended" : "-";
+}
+
+const nextRunColumn: Column<WorkflowSummary> = { header: "NEXT-RUN", cell: (w, now) => nextRunCell(w, now) };
+
+/** The table's columns for these rows: NEXT-RUN only once one of them has a schedule. */
+export function workflowColumnsFor(rows: readonly WorkflowSummary[]): Column<WorkflowSummary>[] {
+  return rows.some((w) => w.schedule) ? [...workflowColumns, nextRunColumn] : workflowColumns;
+}
+
+/** `-o wide`: the schedule, steps by phase, who created it, the spec's generation, and the message (last: it is long). */
 export const workflowWideColumns: Column<WorkflowSummary>[] = [
   ...workflowColumns,
+  { header: "SCHEDULE", cell: (w) => w.schedule ?? "-" },
+  nextRunColumn,
   { header: "COMPLETED", cell: (w, now) => (w.completionTime ? formatAge(w.completionTime, now) : "-") },
   { header: "STEP-PHASES", cell: (w) => formatStepCounts(w.counts) || "-" },
   { header: "CREATED-BY", cell: (w) => w.createdBy },
@@ -77,7 +96,17 @@ export function summaryOfWorkflow(w: WorkflowObject): WorkflowSummary {
     createdBy: w.metadata.createdBy,
     createdAt: w.metadata.creationTimestamp,
     generation: w.metadata.generation,
+    schedule: w.status.schedule?.cron ?? null,
+    nextRunTime: w.status.schedule?.nextRunTime ?? null,
   };
+}
+
+/** `"0 3 * * *" (Europe/Paris), next run 2026-…Z (in 5h), last tick 2026-…Z (19h ago)`, or suspended. */
+export function formatSchedule(sc: NonNullable<WorkflowObject["status"]["schedule"]>, now: Date): string {
+  const parts = [`"${sc.cron}" (${sc.timezone})`];
+  parts.push(sc.suspend ? "suspended" : sc.nextRunTime ? `next run ${formatTime(sc.nextRunTime, now)}` : "no next run");
+  if (sc.lastScheduleTime) parts.push(`last tick ${formatTime(sc.lastScheduleTime, now)}`);
+  return parts.join(", ");
 }
 
 function oneLine(text: string): string {
@@ -177,6 +206,7 @@ export function describeWorkflow(w: WorkflowObject, now = new Date()): string {
     ["Cancelled by", s.cancelRequestedBy],
     ["Fail fast", w.spec.failFast === false ? "no: other steps go on after a failure" : "yes"],
     ["Deadline", w.spec.activeDeadlineSeconds ? `${w.spec.activeDeadlineSeconds}s after the run's start` : null],
+    ["Schedule", s.schedule ? formatSchedule(s.schedule, now) : null],
     ["Created", `${formatTime(w.metadata.creationTimestamp, now)} by ${w.metadata.createdBy}`],
     ["Generation", `${w.metadata.generation}${w.metadata.updatedBy !== w.metadata.createdBy ? ` (last changed by ${w.metadata.updatedBy})` : ""}`],
     ["Steps", `${total}${total ? `: ${formatStepCounts(counts)}` : ""}`],

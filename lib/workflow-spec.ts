@@ -12,6 +12,7 @@
 import { z } from "zod";
 import { ActionKind, jsonRecord } from "./protocol";
 import { Duration, LabelSelectorObject } from "./fleet-spec";
+import { cronProblem, timezoneProblem } from "./workflow-schedule";
 
 export const WORKFLOW_API_VERSION = "drover/v1";
 /** Argo's limit per DAG is 200 (CEL); Drover's console must stay usable at 10,000 (issue 9). */
@@ -75,7 +76,39 @@ export const WorkflowStep = z
   .refine((s) => (s.jobTemplate === undefined) !== (s.externalRef === undefined), "a step is exactly one of jobTemplate or externalRef");
 export type WorkflowStep = z.infer<typeof WorkflowStep>;
 
+/**
+ * A recurring schedule (DESIGN.md §6, Argo's CronWorkflow): each time `cron` falls (in
+ * `timezone`, an IANA name, default UTC) the server starts a run (startedBy "schedule"), unless
+ * `suspend`. One run at a time: a tick while a run is in progress is skipped (Argo's
+ * concurrencyPolicy Forbid); ticks missed while the server was down make one catch-up run.
+ */
+export const WorkflowSchedule = z.strictObject({
+  cron: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .superRefine((cron, ctx) => {
+      const problem = cronProblem(cron);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    }),
+  timezone: z
+    .string()
+    .min(1)
+    .max(64)
+    .superRefine((tz, ctx) => {
+      const problem = timezoneProblem(tz);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .optional(),
+  /** True: no tick starts a run (a start by hand still does). */
+  suspend: z.boolean().optional(),
+});
+export type WorkflowSchedule = z.infer<typeof WorkflowSchedule>;
+
 export const WorkflowSpec = z.strictObject({
+  /** Runs it by itself at these times; without one a workflow runs when created (unless a draft) and on each start/rerun. */
+  schedule: WorkflowSchedule.optional(),
   /** From the run's start; past it the workflow is Failed (DeadlineExceeded) and its running actions are cancelled. */
   activeDeadlineSeconds: z.number().int().min(1).max(31 * 24 * 3600).optional(),
   /** Default true: once a step fails, no new step starts; running ones finish; then the workflow is Failed. */

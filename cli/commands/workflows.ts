@@ -15,7 +15,7 @@ import { CliError, EXIT, type Api } from "../http";
 import { formatData, formatTable } from "../output";
 import { stdinIsTty, withPrompter } from "../prompt";
 import { untilCtrlC, watchUntil } from "../watch";
-import { describeWorkflow, formatSteps, phaseCell, summaryOfWorkflow, WORKFLOW_FORMATS, workflowColumns, workflowWideColumns, type WorkflowFormat, type WorkflowObject, type WorkflowSummary } from "../workflow-output";
+import { describeWorkflow, formatSteps, phaseCell, summaryOfWorkflow, WORKFLOW_FORMATS, workflowColumnsFor, workflowWideColumns, type WorkflowFormat, type WorkflowObject, type WorkflowSummary } from "../workflow-output";
 import { fetchList, parseLimit } from "./get";
 
 export const workflowOutputOption = () => new Option("-o, --output <format>", "output format").choices(WORKFLOW_FORMATS).default("table");
@@ -43,7 +43,7 @@ interface ListOptions {
 }
 
 function printRows(rows: WorkflowSummary[], format: "table" | "wide"): void {
-  write(formatTable(format === "wide" ? workflowWideColumns : workflowColumns, rows));
+  write(formatTable(format === "wide" ? workflowWideColumns : workflowColumnsFor(rows), rows));
 }
 
 /** `drover get workflows` and `drover get workflow NAME`. */

@@ -21,6 +21,7 @@ import { StepDetails } from "./step-details";
 import { StepTable } from "./step-table";
 import { stepSegments } from "./run-graph";
 import { WorkflowControls } from "./workflow-controls";
+import { RunHistory, ScheduleLine } from "./run-history";
 import { workflowPhaseTone } from "./tones";
 
 const breadcrumb = (
@@ -81,6 +82,7 @@ function WorkflowBody({ workflow, canOperate }: { workflow: WorkflowObject; canO
               )}{" "}
               · created by <Actor actor={workflow.metadata.createdBy} />, generation {workflow.metadata.generation}
             </span>
+            {s.schedule && <ScheduleLine schedule={s.schedule} />}
           </>
         }
         actions={canOperate && <WorkflowControls workflow={workflow} />}
@@ -101,6 +103,10 @@ function WorkflowBody({ workflow, canOperate }: { workflow: WorkflowObject; canO
       <Card className="mt-4">
         <CardHeader title="Steps" description="In topological order: dependencies first." />
         <StepTable workflow={workflow} selected={step} onSelect={setSelected} />
+      </Card>
+      <Card className="mt-4">
+        <CardHeader title="Runs" description="The last 20 runs, newest first: who started each (an operator, its schedule, or a workflow referencing it) and how long it took." />
+        <RunHistory workflow={workflow} />
       </Card>
       <div className="mt-4">
         <ObjectEventsCard kind="Workflow" name={name} description="The latest changes of this workflow and its steps, newest first." events={events} emptyTitle="No events for this workflow yet" />

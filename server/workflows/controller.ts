@@ -27,6 +27,13 @@
  * deadline (timers, so neither waits for the tick); POST /nudge {kind: Workflow}. A pass that
  * would change nothing is found outside any transaction first. Passes run one at a time per
  * server.
+ *
+ * Schedules (`spec.schedule`, Argo's CronWorkflow): `Workflow.nextScheduleTime` holds the next
+ * time the cron falls; when it has come (a timer at that time, armed again at start-up from the
+ * database; the tick as a safety net) a tick starts a run (startedBy "schedule",
+ * WorkflowScheduled) or, while a run is in progress, is skipped (WorkflowScheduleSkipped: one
+ * run at a time, Argo's concurrencyPolicy Forbid). The next time is always computed from now,
+ * so ticks missed while no server ran make one catch-up run, not one per missed tick.
  */
 import { randomUUID } from "node:crypto";
 import type { ServerContext } from "../context";
@@ -39,6 +46,7 @@ import { watchEndedActions } from "../actions/ended-watch";
 import { afterCancel, cancelActionInTx, needsApproval, type CancelOutcome } from "../actions/actions";
 import { selectorRequirements } from "../../lib/fleet-spec";
 import { WorkflowSpec } from "../../lib/workflow-spec";
+import { DEFAULT_SCHEDULE_TIMEZONE, nextScheduleTime, nextScheduleTimes } from "../../lib/workflow-schedule";
 import { assertTransition } from "../../lib/state-machine";
 import { workflowMachine, isEndedStep, type StepPhase, type WorkflowPhase } from "../../lib/workflow-status";
 import { decideWorkflow, type AttemptOutcome, type EngineStep, type WorkflowDecision } from "../../lib/workflow";
@@ -89,7 +97,7 @@ export function afterPass(ctx: ServerContext, effects: PassEffects): void {
 
 const timers = new WeakMap<ServerContext, Map<string, NodeJS.Timeout>>();
 
-function schedule(ctx: ServerContext, name: string, at: Date): void {
+export function schedule(ctx: ServerContext, name: string, at: Date): void {
   const delay = Math.max(0, at.getTime() - ctx.now().getTime()) + 5;
   // Beyond the tick's reach nothing is gained; setTimeout also caps at 2^31-1 ms.
   if (delay > 24 * 3600 * 1000) return;
@@ -419,6 +427,86 @@ export async function passInTx(tx: Tx, ctx: ServerContext, name: string, now: Da
 }
 
 // ---------------------------------------------------------------------------------------
+// Schedules: a tick starts a run, or is skipped while one is in progress
+
+/** Who starts a scheduled run (WorkflowRun.startedBy, the events' actor). */
+export const SCHEDULE_ACTOR = "schedule";
+
+/** When the schedule next falls after `now`: null without a schedule, or while it is suspended. */
+export function nextTickOf(spec: Pick<WorkflowSpec, "schedule">, now: Date): Date | null {
+  const s = spec.schedule;
+  if (!s || s.suspend) return null;
+  return nextScheduleTime(s, now);
+}
+
+export function describeSchedule(spec: Pick<WorkflowSpec, "schedule">): string {
+  const s = spec.schedule;
+  return s ? `"${s.cron}" (${s.timezone ?? DEFAULT_SCHEDULE_TIMEZONE})${s.suspend ? ", suspended" : ""}` : "";
+}
+
+/**
+ * One tick of a workflow whose next scheduled time has come, in its own transaction: the time
+ * moves to the next one after now (whatever was missed: one catch-up run); then a run starts,
+ * or the tick is skipped while one is in progress. Null when it was not due after all.
+ */
+async function scheduleTickInTx(tx: Tx, ctx: ServerContext, name: string, now: Date): Promise<PassEffects | null> {
+  const wf = await tx.workflow.findUnique({ where: { name }, select: { phase: true, run: true, spec: true, nextScheduleTime: true } });
+  const due = wf?.nextScheduleTime;
+  if (!wf || !due || due > now) return null;
+  const spec = WorkflowSpec.parse(JSON.parse(wf.spec));
+  const next = nextTickOf(spec, now);
+  // Guarded on the time read, so a PUT that moved it in between wins.
+  const { count } = await tx.workflow.updateMany({ where: { name, nextScheduleTime: due }, data: { nextScheduleTime: next } });
+  if (count !== 1 || !spec.schedule || spec.schedule.suspend) return null;
+  const effects = emptyEffects();
+  if (next) effects.timers.push({ name, at: next });
+  const nextText = next ? `; next at ${next.toISOString()}` : "";
+  // Ticks that fell between the due one and now were missed (the server was down): at most a few counted.
+  const missed = nextScheduleTimes(spec.schedule, due, 100).filter((t) => t <= now).length;
+  const missedText = missed > 0 ? ` (${missed === 100 ? "100 or more" : missed} later tick(s) missed while no server ran: one catch-up run)` : "";
+  if (wf.phase === "Running") {
+    const skipped = workflowEvent(name, "WorkflowScheduleSkipped", "Running", `tick at ${due.toISOString()} skipped: run ${wf.run} is still Running (one run at a time, concurrencyPolicy Forbid)${nextText}`, SCHEDULE_ACTOR);
+    effects.events.push(...(await recordEvents(tx, [skipped])));
+    return effects;
+  }
+  await tx.workflow.update({ where: { name }, data: { lastScheduleTime: due } });
+  const started = await startRunInTx(tx, name, SCHEDULE_ACTOR, now);
+  const scheduled = workflowEvent(name, "WorkflowScheduled", "Running", `tick at ${due.toISOString()}${missedText}: starting run ${started.run}${nextText}`, SCHEDULE_ACTOR);
+  effects.events.push(...(await recordEvents(tx, [scheduled, ...started.events])));
+  effects.timers.push(...started.timers);
+  return merge(effects, await passInTx(tx, ctx, name, now));
+}
+
+/** Ticks every due schedule (or those of the named workflows), and arms a timer for those not due yet. */
+async function runSchedules(ctx: ServerContext, names: string[] | undefined): Promise<void> {
+  const now = ctx.now();
+  const rows = await ctx.db.workflow.findMany({
+    where: names ? { name: { in: names }, nextScheduleTime: { not: null } } : { nextScheduleTime: { lte: now } },
+    select: { name: true, nextScheduleTime: true },
+    orderBy: { nextScheduleTime: "asc" },
+  });
+  for (const row of rows) {
+    if (row.nextScheduleTime! > now) {
+      // A timer that fired a little early, or a name passed before its time: armed again.
+      schedule(ctx, row.name, row.nextScheduleTime!);
+      continue;
+    }
+    try {
+      const effects = await ctx.db.$transaction((tx) => scheduleTickInTx(tx, ctx, row.name, ctx.now()), TX);
+      if (effects) afterPass(ctx, effects);
+    } catch (err) {
+      ctx.log.error({ err, workflow: row.name }, "workflow schedule failed");
+    }
+  }
+}
+
+/** At start-up: a timer for every armed schedule, from the database (a time already past fires at once: the catch-up). */
+async function armSchedules(ctx: ServerContext): Promise<void> {
+  const rows = await ctx.db.workflow.findMany({ where: { nextScheduleTime: { not: null } }, select: { name: true, nextScheduleTime: true } });
+  for (const r of rows) schedule(ctx, r.name, r.nextScheduleTime!);
+}
+
+// ---------------------------------------------------------------------------------------
 // Running by itself: the tick, the watcher, the timers
 
 const serial = new WeakMap<ServerContext, Promise<void>>();
@@ -433,6 +521,7 @@ export function runWorkflows(ctx: ServerContext, names?: string[], options: { lo
 
 async function runOnce(ctx: ServerContext, names: string[] | undefined, look: boolean): Promise<void> {
   if (names && names.length === 0) return;
+  await runSchedules(ctx, names);
   const open = await ctx.db.workflow.findMany({ where: { phase: "Running", ...(names ? { name: { in: names } } : {}) }, select: { name: true }, orderBy: { createdAt: "asc" } });
   for (const { name } of open) {
     try {
@@ -459,6 +548,7 @@ export function watchWorkflows(ctx: ServerContext, delayMs = 100): { stop(): voi
     },
     delayMs,
   );
+  armSchedules(ctx).catch((err: unknown) => ctx.log.error({ err }, "workflow schedules not armed"));
   return {
     stop() {
       watch.stop();

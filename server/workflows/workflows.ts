@@ -1,6 +1,7 @@
 /**
  * Workflows, the operator side (issue 9, DESIGN.md §6, seed 001, OPERATOR_API.md "Workflow"):
- * create (which starts the first run, unless `start: false` saves a draft), read, replace the
+ * create (which starts the first run, unless `start: false` saves a draft or a schedule will
+ * start it: controller.ts runs schedules), read, replace the
  * spec (only steps that have not started), delete, start/rerun (a draft or a finished
  * workflow), cancel. Operators save definitions and ask; the workflow controller
  * (controller.ts) is the one writer of the run's status, and its first pass runs inside each
@@ -21,7 +22,8 @@ import { findReferenceCycle, stepReferences, topologicalOrder, validateWorkflowG
 import { isEndedStep, type StepPhase, type WorkflowPhase } from "../../lib/workflow-status";
 import { waitingFor } from "../../lib/workflow";
 import { FINAL_ACTION_STATES } from "../../lib/action-status";
-import { afterPass, passInTx, startRunInTx, workflowEvent, WORKFLOW_CONTROLLER, type PassEffects } from "./controller";
+import { afterPass, describeSchedule, nextTickOf, passInTx, startRunInTx, workflowEvent, WORKFLOW_CONTROLLER, type PassEffects } from "./controller";
+import { DEFAULT_SCHEDULE_TIMEZONE } from "../../lib/workflow-schedule";
 
 export { WORKFLOW_CONTROLLER };
 
@@ -64,21 +66,27 @@ async function validateAgainstSaved(tx: Tx, name: string, spec: WorkflowSpec): P
 
 const noEffects = (): PassEffects => ({ events: [], wake: [], cancels: [], followers: [], timers: [] });
 
-/** A draft's message: what it waits for and how to start it. */
-const draftMessage = (name: string) => `draft: not started (POST /workflows/${name}/start, or drover workflow rerun ${name}, starts it)`;
+/** A workflow that has never run: what it waits for (its schedule, or someone to start the draft). */
+function notStartedMessage(name: string, spec: WorkflowSpec, next: Date | null): string {
+  if (next) return `waits for its schedule: next run at ${next.toISOString()} (POST /workflows/${name}/start runs it now)`;
+  if (spec.schedule) return `schedule suspended: not started (POST /workflows/${name}/start runs it)`;
+  return `draft: not started (POST /workflows/${name}/start, or drover workflow rerun ${name}, starts it)`;
+}
 
 /**
- * Saves a workflow and, unless `options.start` is false, starts its first run in the same
- * transaction. A draft (`start: false`) is Pending, run 0, with no step rows: nothing runs
- * until a start (or rerun), and PUT may change anything in it.
+ * Saves a workflow and starts its first run in the same transaction, unless `options.start` is
+ * false or, when not given, the workflow has a schedule (its runs start at its times; a start
+ * by hand runs it now). Not started, it is Pending, run 0, with no step rows: nothing runs until
+ * a start (or rerun) or its schedule, and PUT may change anything in it.
  */
 export async function createWorkflow(ctx: ServerContext, input: WorkflowInput, actor: string, options: { start?: boolean | undefined } = {}): Promise<WorkflowObject> {
   const name = input.metadata.name;
-  const start = options.start ?? true;
+  const start = options.start ?? input.spec.schedule === undefined;
   const effects = await ctx.db.$transaction(async (tx) => {
     if (await tx.workflow.findUnique({ where: { name }, select: { name: true } })) throw conflict(`workflow "${name}" already exists: PUT /workflows/${name} replaces its spec`);
     await validateAgainstSaved(tx, name, input.spec);
     const now = ctx.now();
+    const next = nextTickOf(input.spec, now);
     await tx.workflow.create({
       data: {
         name,
@@ -88,16 +96,20 @@ export async function createWorkflow(ctx: ServerContext, input: WorkflowInput, a
         activeDeadlineSeconds: input.spec.activeDeadlineSeconds ?? null,
         phase: "Pending",
         run: 0,
-        message: start ? "" : draftMessage(name),
+        message: start ? "" : notStartedMessage(name, input.spec, next),
+        nextScheduleTime: next,
         createdBy: actor,
         updatedBy: actor,
         createdAt: now,
       },
     });
     const n = Object.keys(input.spec.steps).length;
-    const created = workflowEvent(name, "WorkflowCreated", "Pending", `${n} step(s)${start ? "" : ", saved as a draft (not started)"}`, actor);
-    if (!start) return { ...noEffects(), events: await recordEvents(tx, [created]) };
-    return startAndPass(tx, ctx, name, actor, now, [created]);
+    const scheduled = input.spec.schedule ? `; schedule ${describeSchedule(input.spec)}${next ? `, next run at ${next.toISOString()}` : ""}` : "";
+    const created = workflowEvent(name, "WorkflowCreated", "Pending", `${n} step(s)${scheduled}${start || input.spec.schedule ? "" : "; saved as a draft (not started)"}`, actor);
+    const timers = next ? [{ name, at: next }] : [];
+    if (!start) return { ...noEffects(), events: await recordEvents(tx, [created]), timers };
+    const effects = await startAndPass(tx, ctx, name, actor, now, [created]);
+    return { ...effects, timers: [...effects.timers, ...timers] };
   }, TX);
   afterPass(ctx, effects);
   return getWorkflow(ctx, name);
@@ -163,6 +175,9 @@ export async function updateWorkflow(ctx: ServerContext, name: string, input: Wo
     await validateAgainstSaved(tx, name, input.spec);
     const now = ctx.now();
     const running = wf.phase === "Running";
+    // A schedule changed (or added, removed, suspended, resumed) counts from now.
+    const scheduleChanged = stableJson(old.schedule ?? null) !== stableJson(input.spec.schedule ?? null);
+    const next = scheduleChanged ? nextTickOf(input.spec, now) : wf.nextScheduleTime;
     if (running) {
       for (const row of wf.steps) {
         if (row.phase === "Pending") continue;
@@ -180,6 +195,9 @@ export async function updateWorkflow(ctx: ServerContext, name: string, input: Wo
         activeDeadlineSeconds: input.spec.activeDeadlineSeconds ?? null,
         generation: { increment: 1 },
         updatedBy: actor,
+        ...(scheduleChanged ? { nextScheduleTime: next } : {}),
+        // Never run: its message says what it waits for, which the new schedule may have changed.
+        ...(scheduleChanged && wf.run === 0 ? { message: notStartedMessage(name, input.spec, next) } : {}),
       },
     });
     const added = Object.keys(input.spec.steps).filter((s) => !(s in old.steps));
@@ -189,10 +207,12 @@ export async function updateWorkflow(ctx: ServerContext, name: string, input: Wo
       if (removed.length) await tx.workflowStepStatus.deleteMany({ where: { workflowName: name, step: { in: removed } } });
       if (added.length) await tx.workflowStepStatus.createMany({ data: added.map((step) => ({ workflowName: name, step, phase: "Pending", updatedAt: now })) });
     }
-    const parts = [added.length ? `added ${added.join(", ")}` : "", changed.length ? `changed ${changed.join(", ")}` : "", removed.length ? `removed ${removed.join(", ")}` : ""].filter(Boolean);
+    const scheduleText = !scheduleChanged ? "" : input.spec.schedule ? `schedule ${describeSchedule(input.spec)}${next ? `, next run at ${next.toISOString()}` : ""}` : "schedule removed";
+    const parts = [added.length ? `added ${added.join(", ")}` : "", changed.length ? `changed ${changed.join(", ")}` : "", removed.length ? `removed ${removed.join(", ")}` : "", scheduleText].filter(Boolean);
     const events = await recordEvents(tx, [workflowEvent(name, "WorkflowUpdated", wf.phase, `generation ${wf.generation + 1}${parts.length ? `: ${parts.join("; ")}` : ""}`, actor)]);
     const pass = running ? await passInTx(tx, ctx, name, now) : null;
-    return { events: [...events, ...(pass?.events ?? [])], wake: pass?.wake ?? [], cancels: pass?.cancels ?? [], followers: pass?.followers ?? [], timers: pass?.timers ?? [] };
+    const timers = scheduleChanged && next ? [{ name, at: next }] : [];
+    return { events: [...events, ...(pass?.events ?? [])], wake: pass?.wake ?? [], cancels: pass?.cancels ?? [], followers: pass?.followers ?? [], timers: [...(pass?.timers ?? []), ...timers] };
   }, TX);
   if (effects) afterPass(ctx, effects);
   return getWorkflow(ctx, name);
@@ -273,8 +293,19 @@ export interface WorkflowObject {
     /** In topological order (dependencies first), as `drover describe workflow` lists them. */
     order: string[];
     statuses: Record<string, WorkflowStepView>;
+    /** The last 20 runs, newest first; startedBy: an operator, "schedule", or workflow:<name> (a reference). */
     runs: { run: number; phase: string; reason: string | null; startedBy: string; startTime: string; completionTime: string | null }[];
+    /** spec.schedule as the server runs it (null without one): nextRunTime null while suspended; lastScheduleTime, the tick that last started a run. Optional for clients of an older server. */
+    schedule?: WorkflowScheduleStatus | null;
   };
+}
+
+export interface WorkflowScheduleStatus {
+  cron: string;
+  timezone: string;
+  suspend: boolean;
+  nextRunTime: string | null;
+  lastScheduleTime: string | null;
 }
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
@@ -356,6 +387,9 @@ export async function getWorkflow(ctx: ServerContext, name: string): Promise<Wor
       order: topologicalOrder(spec.steps),
       statuses,
       runs: wf.runs.map((r) => ({ run: r.run, phase: r.phase, reason: r.reason, startedBy: r.startedBy, startTime: r.startTime.toISOString(), completionTime: iso(r.completionTime) })),
+      schedule: spec.schedule
+        ? { cron: spec.schedule.cron, timezone: spec.schedule.timezone ?? DEFAULT_SCHEDULE_TIMEZONE, suspend: spec.schedule.suspend === true, nextRunTime: iso(wf.nextScheduleTime), lastScheduleTime: iso(wf.lastScheduleTime) }
+        : null,
     },
   };
 }
@@ -373,6 +407,9 @@ export interface WorkflowSummary {
   createdBy: string;
   createdAt: string;
   generation: number;
+  /** spec.schedule's cron (null: none) and when it next starts a run (null: none, or suspended). Optional for clients of an older server. */
+  schedule?: string | null;
+  nextRunTime?: string | null;
 }
 
 /** Workflows by name, a page at a time (cursor: the last name of the previous page). */
@@ -394,11 +431,13 @@ export async function listWorkflows(ctx: ServerContext, filter: { phase?: Workfl
       counts[g.phase as StepPhase] = g._count._all;
       steps += g._count._all;
     }
-    // A draft has no step rows yet: its steps are all Pending.
-    if (steps === 0 && w.run === 0) {
-      steps = Object.keys((JSON.parse(w.spec) as { steps: object }).steps).length;
+    // Parsed only when needed (a spec may hold 10,000 steps): a workflow that never ran has no step rows, all its steps are Pending.
+    const spec = steps === 0 && w.run === 0 ? (JSON.parse(w.spec) as WorkflowSpec) : null;
+    if (spec) {
+      steps = Object.keys(spec.steps).length;
       counts.Pending = steps;
     }
+    const schedule = w.spec.includes('"schedule"') ? ((spec ?? (JSON.parse(w.spec) as WorkflowSpec)).schedule?.cron ?? null) : null;
     return {
       name: w.name,
       phase: w.phase as WorkflowPhase,
@@ -412,6 +451,8 @@ export async function listWorkflows(ctx: ServerContext, filter: { phase?: Workfl
       createdBy: w.createdBy,
       createdAt: w.createdAt.toISOString(),
       generation: w.generation,
+      schedule,
+      nextRunTime: iso(w.nextScheduleTime),
     };
   });
   return { items, total, nextCursor: rows.length > page.limit ? (items[items.length - 1]?.name ?? null) : null };
