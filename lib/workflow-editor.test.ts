@@ -15,6 +15,7 @@ import {
   draftProblems,
   edgesOf,
   emptyDoc,
+  freeSpot,
   freshName,
   fromYaml,
   historyOf,
@@ -138,6 +139,12 @@ describe("steps", () => {
     expect(ref.doc.steps[ref.name]).toEqual({ externalRef: { kind: "Workflow", name: "2fa-rotate" } });
     expect(draftProblems(ref.doc).byStep.get("noop")?.map((p) => p.message)).toEqual(["jobTemplate.targets: give exactly one of devices or selector"]);
     expect(freshName("a-2", new Set(["a-2", "a-3"]))).toBe("a-4");
+  });
+
+  it("a clicked palette item lands on a free spot, below the steps in its way", () => {
+    const size = { width: 100, height: 50 };
+    expect(freeSpot({}, { x: 5, y: 5 }, size)).toEqual({ x: 5, y: 5 });
+    expect(freeSpot({ a: { x: 0, y: 0 }, b: { x: 10, y: 66 }, far: { x: 500, y: 0 } }, { x: 5, y: 5 }, size)).toEqual({ x: 5, y: 132 });
   });
 });
 

@@ -60,9 +60,19 @@ export function toInput(doc: EditorDoc): { apiVersion: string; kind: "Workflow";
     spec: {
       ...(doc.activeDeadlineSeconds !== undefined ? { activeDeadlineSeconds: doc.activeDeadlineSeconds } : {}),
       failFast: doc.failFast,
-      steps: doc.steps,
+      steps: Object.fromEntries(Object.entries(doc.steps).map(([name, step]) => [name, ordered(step)])),
     },
   };
+}
+
+const STEP_KEYS = ["dependencies", "when", "jobTemplate", "externalRef", "retryStrategy"];
+
+/** A step's fields in one order (what it waits for first, then what it does), however it was built: the YAML reads the same after any edit. */
+function ordered(step: StepDraft): StepDraft {
+  const out: Record<string, unknown> = {};
+  for (const k of STEP_KEYS) if (k in step) out[k] = step[k as keyof StepDraft];
+  for (const [k, v] of Object.entries(step)) if (!(k in out)) out[k] = v;
+  return out as StepDraft;
 }
 
 /** A Workflow object (the server's, or parsed YAML) as a document; positions of the steps `previous` knows are kept. */
@@ -219,6 +229,18 @@ export function addStep(doc: EditorDoc, what: NewStep, position: XY): { doc: Edi
   const { base, step } = newStepDraft(what);
   const name = freshName(base, new Set(Object.keys(doc.steps)));
   return { name, doc: { ...doc, steps: { ...doc.steps, [name]: step }, positions: { ...doc.positions, [name]: position } } };
+}
+
+/** The first spot from `start` downwards where a node of `size` overlaps none of `positions` (a clicked palette item lands in view, not on another step). */
+export function freeSpot(positions: Readonly<Record<string, XY>>, start: XY, size: { width: number; height: number }, gap = 16): XY {
+  const all = Object.values(positions);
+  const at = { ...start };
+  for (let i = 0; i < 1000; i++) {
+    const hit = all.find((p) => Math.abs(p.x - at.x) < size.width + gap && Math.abs(p.y - at.y) < size.height + gap);
+    if (!hit) return at;
+    at.y = hit.y + size.height + gap;
+  }
+  return at;
 }
 
 export function updateStep(doc: EditorDoc, name: string, step: StepDraft, locked: Locked = NONE): Outcome {

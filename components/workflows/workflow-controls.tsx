@@ -1,5 +1,6 @@
 "use client";
 
+import Link from "next/link";
 import { useState } from "react";
 import { useRouter } from "next/navigation";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
@@ -62,6 +63,14 @@ export function WorkflowControls({ workflow }: { workflow: WorkflowObject }) {
   return (
     <div className="flex flex-col items-end gap-2">
       <div className="flex flex-wrap items-center gap-2" data-testid="workflow-controls">
+        <Link
+          href={`/workflows/${encodeURIComponent(name)}/edit`}
+          data-testid="workflow-edit"
+          title={phase === "Running" ? "Steps that have not started can still change" : "Change the definition of the next run"}
+          className="inline-flex h-9 items-center rounded-md bg-white px-3.5 text-sm font-medium text-slate-700 shadow-sm ring-1 ring-slate-300 ring-inset hover:bg-slate-50"
+        >
+          Edit
+        </Link>
         {finished && (
           <Button variant="primary" onClick={() => rerun.mutate({ name })} disabled={busy} data-testid="workflow-rerun" title={`Start run ${workflow.status.run + 1} from the saved spec`}>
             {rerun.isPending ? "Starting…" : "Rerun"}

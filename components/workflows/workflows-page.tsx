@@ -1,5 +1,6 @@
 "use client";
 
+import Link from "next/link";
 import { useState } from "react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { WORKFLOW_PHASES, type WorkflowPhase } from "@/lib/workflow-status";
@@ -39,6 +40,17 @@ export function WorkflowsPage() {
             ? `${total.toLocaleString()} workflow${total === 1 ? "" : "s"}${filtered ? " in these phases" : ""}: DAGs of jobs on devices and references to other workflows, by name.`
             : "DAGs of jobs on devices and references to other workflows, by name."
         }
+        actions={
+          canOperate && (
+            <Link
+              href="/workflows/new"
+              data-testid="new-workflow"
+              className="inline-flex h-9 items-center rounded-md bg-brand-600 px-3.5 text-sm font-medium text-white shadow-sm hover:bg-brand-700 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-brand-500"
+            >
+              New workflow
+            </Link>
+          )
+        }
       />
       <div className="mb-4 flex flex-wrap items-center gap-2">
         <MultiSelect
@@ -67,7 +79,7 @@ export function WorkflowsPage() {
                   {filtered ? (
                     <EmptyState title="No workflows in these phases">Choose other phases, or clear the filter.</EmptyState>
                   ) : (
-                    <EmptyState title="No workflows yet">{canOperate ? "Create one with drover apply -f or POST /api/v1/workflows." : "Operators create workflows with drover apply -f."}</EmptyState>
+                    <EmptyState title="No workflows yet">{canOperate ? "Draw one with New workflow, or apply one with drover apply -f." : "Operators create workflows with drover apply -f."}</EmptyState>
                   )}
                 </ListEmptyState>
               }
