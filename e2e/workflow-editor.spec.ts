@@ -200,6 +200,26 @@ test("editing a running workflow: a started step is locked, new steps can be add
     await page.keyboard.press("Delete");
     await expect(page.getByTestId("editor-node-sleep-2")).toHaveCount(0);
 
+    // The YAML tab: a valid edit redraws the canvas; an invalid one shows its problem at its
+    // line and leaves the canvas as it was; undo goes back and the YAML follows the canvas again.
+    await page.getByTestId("editor-tab-yaml").click();
+    const text = await page.getByTestId("editor-yaml").inputValue();
+    const withStep = text.replace("  steps:\n", `  steps:\n    from-yaml:\n      dependencies: [B]\n      jobTemplate: {kind: noop, targets: {devices: [${device}]}}\n`);
+    expect(withStep).not.toBe(text);
+    await page.getByTestId("editor-yaml").fill(withStep);
+    await expect(page.getByTestId("editor-yaml-valid")).toBeVisible();
+    await page.getByTestId("editor-yaml").fill(`${withStep}    broken: [\n`);
+    await expect(page.getByTestId("editor-yaml-problems").locator("li").first()).toHaveAttribute("data-line", /^\d+$/);
+    await page.getByTestId("editor-tab-canvas").click();
+    await expect(page.getByTestId("editor-node-from-yaml")).toBeVisible();
+    await expect(page.getByTestId("editor-node-sleep")).toBeVisible();
+    await expect(page.getByTestId("editor-yaml-invalid")).toBeVisible();
+    await expect(page.getByTestId("editor-save")).toBeDisabled();
+    await page.getByTestId("editor-undo").click();
+    await expect(page.getByTestId("editor-node-from-yaml")).toHaveCount(0);
+    await expect(page.getByTestId("editor-yaml-invalid")).toHaveCount(0);
+    await expect(page.getByTestId("editor-save")).toBeEnabled();
+
     // Save: the running run picks the new step up.
     await page.getByTestId("editor-save").click();
     await expect(page.getByTestId("editor-saved")).toContainText("Saved");

@@ -24,6 +24,8 @@ import {
   pushHistory,
   redo,
   renameStep,
+  sameStep,
+  sameWorkflow,
   replacePresent,
   selectorObject,
   selectorText,
@@ -203,6 +205,7 @@ describe("YAML", () => {
     kind: "Workflow",
     metadata: { name: "nightly", labels: { team: "ops" } },
     spec: {
+      schedule: { cron: "0 3 * * *", timezone: "Europe/Rome", suspend: true },
       activeDeadlineSeconds: 3600,
       failFast: false,
       steps: {
@@ -217,7 +220,7 @@ describe("YAML", () => {
     },
   };
 
-  it("round-trips losslessly: when, retryStrategy, selector, externalRef", () => {
+  it("round-trips losslessly: when, retryStrategy, selector, externalRef, schedule", () => {
     const first = fromYaml(YAML.stringify(full));
     expect(first.problems).toEqual([]);
     expect(toInput(first.doc!)).toEqual(full);
@@ -267,6 +270,19 @@ describe("problems", () => {
     const p = draftProblems(changed, { locked: new Set(["a", "b"]), original });
     expect(p.byStep.get("a")?.map((x) => x.message)).toEqual(['step "a" has started: it must stay as saved (undo the change)']);
     expect(p.workflow.map((x) => x.message)).toEqual(['step "b" has started: it cannot be removed']);
+  });
+});
+
+describe("sameness", () => {
+  it("a step or a workflow is the same once the schema's defaults are in, whatever the key order", () => {
+    const written: StepDraft = { jobTemplate: { kind: "noop", targets: { devices: ["d1"] } }, retryStrategy: { limit: 1, backoff: { duration: "5s" } } };
+    const stored: StepDraft = { retryStrategy: { backoff: { factor: 2, duration: "5s" }, limit: 1 }, jobTemplate: { args: {}, kind: "noop", targets: { devices: ["d1"] } } };
+    expect(sameStep(written, stored)).toBe(true);
+    expect(sameStep(written, { ...stored, when: "true" })).toBe(false);
+    expect(sameWorkflow(doc({ a: written }), { ...doc({ a: stored }), failFast: true })).toBe(true);
+    expect(sameWorkflow(doc({ a: written }), { ...doc({ a: stored }), failFast: false })).toBe(false);
+    // A locked step written without its defaults is not a change.
+    expect(draftProblems(doc({ a: written }), { locked: new Set(["a"]), original: { a: stored } }).all).toEqual([]);
   });
 });
 

@@ -14,7 +14,7 @@
 import YAML from "yaml";
 import type { z } from "zod";
 import { parseYamlWith, type YamlProblem } from "./yaml-problems";
-import { findCycle, StepName, validateWorkflowGraph, WORKFLOW_API_VERSION, WorkflowInput, type WorkflowProblem, WorkflowStep } from "./workflow-spec";
+import { findCycle, StepName, validateWorkflowGraph, WORKFLOW_API_VERSION, WorkflowInput, type WorkflowProblem, WorkflowSchedule, WorkflowStep } from "./workflow-spec";
 import { formatSelector, parseSelector, SelectorError } from "./label-selector";
 import { selectorRequirements, type LabelSelectorObject } from "./fleet-spec";
 
@@ -26,11 +26,15 @@ export interface XY {
   y: number;
 }
 
+export type ScheduleDraft = z.input<typeof WorkflowSchedule>;
+
 export interface EditorDoc {
   name: string;
   labels?: Record<string, string>;
   failFast: boolean;
   activeDeadlineSeconds?: number;
+  /** A cron schedule (the server starts a run at each tick). */
+  schedule?: ScheduleDraft;
   /** In the order they were added (the YAML's order). */
   steps: Record<string, StepDraft>;
   /** Top-left corner of each step's node on the canvas. */
@@ -58,6 +62,7 @@ export function toInput(doc: EditorDoc): { apiVersion: string; kind: "Workflow";
     kind: "Workflow",
     metadata: { name: doc.name, ...(doc.labels ? { labels: doc.labels } : {}) },
     spec: {
+      ...(doc.schedule ? { schedule: doc.schedule } : {}),
       ...(doc.activeDeadlineSeconds !== undefined ? { activeDeadlineSeconds: doc.activeDeadlineSeconds } : {}),
       failFast: doc.failFast,
       steps: Object.fromEntries(Object.entries(doc.steps).map(([name, step]) => [name, ordered(step)])),
@@ -76,7 +81,10 @@ function ordered(step: StepDraft): StepDraft {
 }
 
 /** A Workflow object (the server's, or parsed YAML) as a document; positions of the steps `previous` knows are kept. */
-export function fromInput(value: { metadata: { name: string; labels?: Record<string, string> | undefined }; spec: { failFast?: boolean | undefined; activeDeadlineSeconds?: number | undefined; steps: Record<string, StepDraft> } }, previous?: Pick<EditorDoc, "positions">): EditorDoc {
+export function fromInput(
+  value: { metadata: { name: string; labels?: Record<string, string> | undefined }; spec: { schedule?: ScheduleDraft | undefined; failFast?: boolean | undefined; activeDeadlineSeconds?: number | undefined; steps: Record<string, StepDraft> } },
+  previous?: Pick<EditorDoc, "positions">,
+): EditorDoc {
   const steps = structuredClone(value.spec.steps);
   const positions: Record<string, XY> = {};
   for (const name of Object.keys(steps)) {
@@ -88,6 +96,7 @@ export function fromInput(value: { metadata: { name: string; labels?: Record<str
     ...(value.metadata.labels ? { labels: { ...value.metadata.labels } } : {}),
     failFast: value.spec.failFast ?? true,
     ...(value.spec.activeDeadlineSeconds !== undefined ? { activeDeadlineSeconds: value.spec.activeDeadlineSeconds } : {}),
+    ...(value.spec.schedule ? { schedule: { ...value.spec.schedule } } : {}),
     steps,
     positions,
   };
@@ -446,7 +455,7 @@ export function draftProblems(doc: EditorDoc, context: { locked?: Locked; origin
   for (const p of validateWorkflowGraph(doc.steps)) add(p);
   for (const [name, s] of Object.entries(doc.steps)) {
     if (s.externalRef && s.externalRef.name === doc.name) add({ step: name, path: `spec.steps.${name}.externalRef`, message: `step "${name}" references its own workflow` });
-    if (context.locked?.has(name) && context.original && JSON.stringify(context.original[name]) !== JSON.stringify(s)) {
+    if (context.locked?.has(name) && context.original && !sameStep(context.original[name], s)) {
       add({ step: name, path: `spec.steps.${name}`, message: `step "${name}" has started: it must stay as saved (undo the change)` });
     }
   }
@@ -456,6 +465,29 @@ export function draftProblems(doc: EditorDoc, context: { locked?: Locked; origin
   const byStep = new Map<string, WorkflowProblem[]>();
   for (const p of all) if (p.step !== null) (byStep.get(p.step) ?? byStep.set(p.step, []).get(p.step)!).push(p);
   return { all: [...all.filter((p) => p.step === null), ...all.filter((p) => p.step !== null)], workflow: all.filter((p) => p.step === null), byStep };
+}
+
+/** JSON with sorted keys: two values are the same when this is. */
+export function stableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v));
+}
+
+/** The same step once the schema's defaults are in (as the server compares a started step before it refuses a change with 409). */
+export function sameStep(a: StepDraft | undefined, b: StepDraft | undefined): boolean {
+  const norm = (s: StepDraft | undefined) => {
+    const r = WorkflowStep.safeParse(s);
+    return stableJson(r.success ? r.data : s);
+  };
+  return norm(a) === norm(b);
+}
+
+/** The same Workflow object once the schema's defaults are in: nothing to save. */
+export function sameWorkflow(a: EditorDoc, b: EditorDoc): boolean {
+  const norm = (d: EditorDoc) => {
+    const r = WorkflowInput.safeParse(toInput(d));
+    return stableJson(r.success ? { metadata: r.data.metadata, spec: r.data.spec } : toInput(d));
+  };
+  return norm(a) === norm(b);
 }
 
 // ---------------------------------------------------------------------------------------

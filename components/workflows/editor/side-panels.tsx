@@ -7,9 +7,41 @@ import { cx } from "../../ui/cx";
 import { YamlProblems, YamlTextarea } from "../../ui/yaml-input";
 import type { YamlProblem } from "@/lib/yaml-problems";
 import { input, Labelled, okRing, useDraftText } from "./fields";
+import type { WorkflowPatch } from "./use-editor";
 
 /** The workflow's own fields (shown while no step is selected). The name is fixed once saved: it is the workflow's id. */
-export function WorkflowPanel({ doc, creating, onChange }: { doc: EditorDoc; creating: boolean; onChange: (patch: Partial<Pick<EditorDoc, "name" | "failFast" | "activeDeadlineSeconds">>) => void }) {
+function ScheduleFields({ schedule, onChange }: { schedule: EditorDoc["schedule"]; onChange: (s: EditorDoc["schedule"]) => void }) {
+  const set = (patch: Partial<NonNullable<EditorDoc["schedule"]>>) => {
+    const next = { ...(schedule ?? { cron: "" }), ...patch };
+    if (next.timezone === undefined || next.timezone === "") delete next.timezone;
+    if (!next.suspend) delete next.suspend;
+    onChange(next);
+  };
+  return (
+    <fieldset className="space-y-2 rounded-md p-2.5 ring-1 ring-slate-200 ring-inset">
+      <label className="flex items-center gap-2 text-xs font-medium text-slate-600">
+        <input type="checkbox" checked={schedule !== undefined} onChange={(e) => onChange(e.target.checked ? { cron: "0 3 * * *" } : undefined)} data-testid="workflow-scheduled" />
+        Run on a schedule (cron)
+      </label>
+      {schedule && (
+        <>
+          <Labelled label="Cron" hint="minute hour day month weekday, e.g. 0 3 * * 1-5">
+            <input value={schedule.cron} onChange={(e) => set({ cron: e.target.value })} spellCheck={false} data-testid="workflow-cron" className={cx(input, okRing, "font-mono")} />
+          </Labelled>
+          <Labelled label="Time zone" hint="An IANA name; empty: UTC.">
+            <input value={schedule.timezone ?? ""} onChange={(e) => set({ timezone: e.target.value.trim() })} placeholder="UTC" spellCheck={false} data-testid="workflow-timezone" className={cx(input, okRing, "font-mono")} />
+          </Labelled>
+          <label className="flex items-center gap-2 text-xs text-slate-600">
+            <input type="checkbox" checked={schedule.suspend === true} onChange={(e) => set({ suspend: e.target.checked })} data-testid="workflow-suspend" />
+            Suspended: no tick starts a run
+          </label>
+        </>
+      )}
+    </fieldset>
+  );
+}
+
+export function WorkflowPanel({ doc, creating, onChange }: { doc: EditorDoc; creating: boolean; onChange: (patch: WorkflowPatch) => void }) {
   const [deadline, setDeadline] = useDraftText(doc.activeDeadlineSeconds === undefined ? "" : String(doc.activeDeadlineSeconds));
   const [deadlineError, setDeadlineError] = useState<string | null>(null);
   return (
@@ -56,6 +88,7 @@ export function WorkflowPanel({ doc, creating, onChange }: { doc: EditorDoc; cre
           className={cx(input, okRing, "font-mono")}
         />
       </Labelled>
+      <ScheduleFields schedule={doc.schedule} onChange={(schedule) => onChange({ schedule })} />
       <p className="mt-auto text-[11px] leading-4 text-slate-400">Select a step to edit it. Shift-click or Shift-drag selects several.</p>
     </aside>
   );

@@ -33,6 +33,8 @@ import type { WorkflowSpec } from "@/lib/workflow-spec";
 import type { YamlProblem } from "@/lib/yaml-problems";
 import { layoutRunGraph } from "../run-graph";
 
+export type WorkflowPatch = Partial<Pick<EditorDoc, "name" | "failFast" | "activeDeadlineSeconds" | "schedule">>;
+
 export interface Selection {
   nodes: string[];
   edges: string[];
@@ -98,9 +100,10 @@ export function useEditor(initial: EditorDoc, locked: Locked, original: Record<s
         if (ok) setSelection((s) => ({ ...s, nodes: s.nodes.map((n) => (n === from ? to : n)) }));
         return ok;
       },
-      setWorkflow: (patch: Partial<Pick<EditorDoc, "name" | "failFast" | "activeDeadlineSeconds">>) => {
+      setWorkflow: (patch: WorkflowPatch) => {
         const next: EditorDoc = { ...latest.current.doc, ...patch };
         if ("activeDeadlineSeconds" in patch && patch.activeDeadlineSeconds === undefined) delete next.activeDeadlineSeconds;
+        if ("schedule" in patch && patch.schedule === undefined) delete next.schedule;
         commit(next);
       },
       /** Node drags: the first move of a drag is an undo entry, the rest replace it. */

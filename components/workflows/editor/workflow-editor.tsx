@@ -2,7 +2,7 @@
 
 import { useEffect, useMemo, useRef, useState } from "react";
 import { ReactFlowProvider, useReactFlow } from "@xyflow/react";
-import { freeSpot, fromInput, toInput, type EditorDoc, type NewStep, type StepDraft } from "@/lib/workflow-editor";
+import { freeSpot, fromInput, sameWorkflow, type EditorDoc, type NewStep, type StepDraft } from "@/lib/workflow-editor";
 import type { StepPhase } from "@/lib/workflow-status";
 import type { WorkflowObject } from "@/server/workflows/workflows";
 import { Button } from "../../ui/button";
@@ -62,7 +62,7 @@ function EditorBody({ workflow }: { workflow: WorkflowObject | undefined }) {
 
   const selectedStep = selection.nodes.length === 1 ? selection.nodes[0]! : null;
   const step: StepDraft | undefined = selectedStep ? doc.steps[selectedStep] : undefined;
-  const dirty = saved ? JSON.stringify(toInput(doc)) !== JSON.stringify(toInput(saved)) : Object.keys(doc.steps).length > 0;
+  const dirty = saved ? !sameWorkflow(doc, saved) : Object.keys(doc.steps).length > 0;
 
   // A clicked palette item lands in the middle of what is in view, below any step in the way.
   const canvasBox = useRef<HTMLDivElement>(null);
