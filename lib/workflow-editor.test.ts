@@ -264,6 +264,7 @@ describe("problems", () => {
 
   it("an empty workflow, a self-reference, and a locked step changed or removed", () => {
     expect(draftProblems(emptyDoc("w")).all.map((x) => x.message)).toEqual(["steps: at least one step"]);
+    expect(draftProblems(doc({ a: job() }, "")).workflow.map((x) => x.message)).toEqual(["name: give the workflow a name"]);
     expect(draftProblems(doc({ a: { externalRef: { kind: "Workflow", name: "w" } } })).byStep.get("a")?.map((x) => x.message)).toEqual(['step "a" references its own workflow']);
     const original = { a: job(), b: job(["a"]) };
     const changed = doc({ a: job(undefined, { when: "true" }) });

@@ -438,10 +438,12 @@ export function draftProblems(doc: EditorDoc, context: { locked?: Locked; origin
     seen.add(key);
     all.push(p);
   };
+  if (doc.name === "") add({ step: null, path: "metadata.name", message: "name: give the workflow a name" });
   const r = WorkflowInput.safeParse(toInput(doc));
   if (!r.success) {
     for (const issue of r.error.issues) {
       const path = issue.path.map(String);
+      if (doc.name === "" && path.join(".") === "metadata.name") continue;
       const keys = issue.code === "unrecognized_keys" ? ` (${issue.keys.join(", ")})` : "";
       if (path[0] === "spec" && path[1] === "steps" && path[2] !== undefined) {
         const within = path.slice(3).join(".");

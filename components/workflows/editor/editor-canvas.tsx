@@ -163,6 +163,7 @@ export function EditorCanvas({ editor, phases, locked, minimap }: { editor: Edit
         onConnectEnd={onConnectEnd}
         isValidConnection={isValidConnection}
         onPaneClick={() => setSelection({ nodes: [], edges: [] })}
+        onlyRenderVisibleElements
         deleteKeyCode={null}
         multiSelectionKeyCode={["Shift", "Meta", "Control"]}
         selectionKeyCode="Shift"

@@ -9,7 +9,7 @@ import type { WorkflowProblem } from "@/lib/workflow-spec";
 import { useTRPC } from "../../trpc";
 import { Button } from "../../ui/button";
 import { cx } from "../../ui/cx";
-import { parseArgs } from "../../actions/format";
+import { ARGS_EXAMPLES, parseArgs } from "../../actions/format";
 import { badRing, input, Labelled, okRing, Toggle, useDraftText } from "./fields";
 import { TargetsField } from "./targets-field";
 
@@ -51,7 +51,7 @@ function RetryFields({ retry, onChange, disabled }: { retry: Retry | undefined; 
   );
 }
 
-function ArgsField({ args, onChange, disabled }: { args: Record<string, unknown>; onChange: (a: Record<string, unknown>) => void; disabled: boolean }) {
+function ArgsField({ kind, args, onChange, disabled }: { kind: string; args: Record<string, unknown>; onChange: (a: Record<string, unknown>) => void; disabled: boolean }) {
   const external = Object.keys(args).length ? JSON.stringify(args, null, 2) : "";
   const [text, setText] = useDraftText(external);
   const parsed = parseArgs(text);
@@ -62,7 +62,7 @@ function ArgsField({ args, onChange, disabled }: { args: Record<string, unknown>
         disabled={disabled}
         rows={Math.min(8, Math.max(2, text.split("\n").length))}
         spellCheck={false}
-        placeholder='{"seconds": 5}'
+        placeholder={ARGS_EXAMPLES[kind] ?? "{}"}
         data-testid="step-args"
         onChange={(e) => {
           const t = e.target.value;
@@ -184,7 +184,7 @@ export function StepPanel({
                 ))}
               </datalist>
             </Labelled>
-            <ArgsField args={job.args ?? {}} disabled={locked} onChange={(args) => set({ jobTemplate: { ...job, args } })} />
+            <ArgsField kind={job.kind} args={job.args ?? {}} disabled={locked} onChange={(args) => set({ jobTemplate: { ...job, args } })} />
             <TargetsField targets={job.targets} disabled={locked} onChange={(targets) => set({ jobTemplate: { ...job, targets } })} />
             <label className="flex items-center gap-2 text-xs font-medium text-slate-600">
               <input
@@ -202,7 +202,15 @@ export function StepPanel({
             </label>
           </>
         ) : (
-          <Labelled label="Workflow to run" hint="Not owned: deleting this workflow leaves it.">
+          <Labelled
+            label="Workflow to run"
+            hint="Not owned: deleting this workflow leaves it."
+            error={
+              step.externalRef?.name && workflows.data && workflows.data.items.length >= (workflows.data.total ?? 0) && !workflows.data.items.some((w) => w.name === step.externalRef?.name)
+                ? `No saved workflow named "${step.externalRef.name}": the server refuses it.`
+                : null
+            }
+          >
             <input
               list="editor-workflows"
               value={step.externalRef?.name ?? ""}

@@ -52,7 +52,7 @@ export function layoutSteps(steps: Record<string, StepDraft>): ReadonlyMap<strin
  * (why a connection or a change was not made) and the YAML as typed. Every rule is
  * lib/workflow-editor's; this only keeps the state and says which change is an undo entry.
  */
-export function useEditor(initial: EditorDoc, locked: Locked, original: Record<string, StepDraft> | undefined) {
+export function useEditor(initial: EditorDoc, locked: Locked, original: Record<string, StepDraft> | undefined, yamlShown: boolean) {
   const [history, setHistory] = useState(() => historyOf(placeMissing(initial, layoutSteps)));
   const [selection, setSelection] = useState<Selection>(NOTHING);
   const [refusal, setRefusal] = useState<string | null>(null);
@@ -168,11 +168,13 @@ export function useEditor(initial: EditorDoc, locked: Locked, original: Record<s
   );
 
   const problems = useMemo(() => draftProblems(doc, { locked, ...(original ? { original } : {}) }), [doc, locked, original]);
+  // Written (and its problems found at their lines) only while the YAML tab shows: a big graph's canvas edits stay cheap.
   const generated = useMemo(() => {
+    if (!yamlShown) return { text: "", problems: [] as YamlProblem[] };
     const text = toYaml(doc);
     // The canvas's own YAML has the draft's problems, at their lines.
     return { text, problems: problems.all.length ? fromYaml(text).problems : [] };
-  }, [doc, problems]);
+  }, [doc, problems, yamlShown]);
   // The text as typed while it belongs to this document; a canvas change (or undo) writes it anew.
   const yaml = typed && typed.forDoc === doc ? { text: typed.text, problems: typed.problems, typedInvalid: typed.problems.length > 0 } : { ...generated, typedInvalid: false };
 

@@ -46,10 +46,10 @@ function EditorBody({ workflow }: { workflow: WorkflowObject | undefined }) {
   const original = saved?.steps;
 
   const [initial] = useState<EditorDoc>(() => (saved ? { ...saved, positions: loadPositions(saved.name, saved.steps) } : { name: "", failFast: true, steps: {}, positions: {} }));
-  const editor = useEditor(initial, locked, original);
+  const [tab, setTab] = useState<"canvas" | "yaml">("canvas");
+  const editor = useEditor(initial, locked, original, tab === "yaml");
   const { doc, selection, problems, actions, refusal, yaml } = editor;
   const { fitView, screenToFlowPosition } = useReactFlow();
-  const [tab, setTab] = useState<"canvas" | "yaml">("canvas");
   const [minimapChoice, setMinimapChoice] = useState<boolean | null>(null);
   const minimap = minimapChoice ?? Object.keys(doc.steps).length >= MINIMAP_FROM_STEPS;
   useEditorKeys(actions, tab === "canvas");
