@@ -89,7 +89,8 @@ export function EditorCanvas({ editor, phases, locked, minimap }: { editor: Edit
       for (const c of changes) {
         if (c.type === "position") {
           if (c.position) moves[c.id] = c.position;
-          if (c.dragging === false) done = true;
+          // A drag's end, or a move that is whole at once (arrow keys): the undo entry is complete.
+          if (c.dragging !== true) done = true;
         } else if (c.type === "select") (select ??= new Map()).set(c.id, c.selected);
       }
       if (Object.keys(moves).length || done) actions.move(moves, done);
