@@ -1,6 +1,9 @@
 /**
  * `npm run bench`: Drover's capacity on this machine, loopback only, bounded in count and time.
  *
+ *   0. the workflow run view (issue 9, bench/workflow-graph.ts), first while the machine is
+ *      quiet: in Chromium, a 2,000-step workflow from navigation to drawn, and a 10,000-step
+ *      one's first draw, frame times while panning and zooming, a click on a step.
  *   1. held polls: N simulated agents (separate process) enroll, get auto-approved and
  *      long-poll; server RSS before and with them held → MB per 1,000 held polls.
  *   2. wake latency: with them held, the bench's own devices each hold a poll; time from the
@@ -22,7 +25,8 @@
  *
  * Options (env): BENCH_AGENTS (10000), BENCH_WAKE_SAMPLES (200), BENCH_ACTION_AGENTS (1000),
  * BENCH_ACTION_ROUNDS (5), BENCH_PLAN_CONCURRENT (100), BENCH_HEARTBEAT_SECONDS (10), BENCH_PORT (3290),
- * BENCH_DEADLINE_SECONDS (1200).
+ * BENCH_DEADLINE_SECONDS (1200), BENCH_GRAPH (1; 0 skips step 0), BENCH_GRAPH_STEPS (2000),
+ * BENCH_GRAPH_BIG_STEPS (10000).
  */
 import { spawn, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -30,6 +34,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { client, cpuMs, logger, node, percentile, probeRetries, root, rssMb, runScope, sleep, startServerProcess } from "./lib";
+import { benchWorkflowGraph, type GraphBenchReport } from "./workflow-graph";
 
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 10_000);
 const WAKE_SAMPLES = Number(process.env.BENCH_WAKE_SAMPLES ?? 200);
@@ -71,6 +76,16 @@ async function main() {
 
   const token = (await json<{ token: string }>("POST", "/api/v1/auth/token", { username: "admin", password: ADMIN_PASSWORD })).body.token;
   const op = { authorization: `Bearer ${token}` };
+
+  // 0. The workflow run view in Chromium, before the agents load the machine (at most 5 minutes).
+  let workflowGraph: GraphBenchReport | { skipped: string } = { skipped: "BENCH_GRAPH=0" };
+  if (process.env.BENCH_GRAPH !== "0") {
+    log("workflow run view: 2,000 and 10,000 steps in Chromium");
+    workflowGraph = await benchWorkflowGraph({
+      url: URL_, adminPassword: ADMIN_PASSWORD, log, deadline: Math.min(DEADLINE, Date.now() + 300_000),
+      steps: Number(process.env.BENCH_GRAPH_STEPS ?? 2000), bigSteps: Number(process.env.BENCH_GRAPH_BIG_STEPS ?? 10_000),
+    });
+  }
 
   // 1. Held polls.
   log(`starting ${AGENTS} simulated agents`);
@@ -363,8 +378,9 @@ async function main() {
       everyMemberUpToDateMs: Math.round(allAppliedMs),
     },
     heartbeatsPerSecond: Math.round((after - before) / seconds),
+    workflowGraph,
     heartbeatLoad: client,
-    targets: { fleetEveryPollAnsweredMsUnder: 10_000, rssMbUnder: 500, wakeP99MsUnder: 100, heartbeatsPerSecondAtLeast: 2000, approveP99MsUnder: 100, actionsPerSecondAtLeast: 1000 },
+    targets: { workflowGraph2000DrawnMsUnder: 1000, fleetEveryPollAnsweredMsUnder: 10_000, rssMbUnder: 500, wakeP99MsUnder: 100, heartbeatsPerSecondAtLeast: 2000, approveP99MsUnder: 100, actionsPerSecondAtLeast: 1000 },
   };
   process.stdout.write(JSON.stringify(report, null, 2) + "\n");
 }

@@ -7,7 +7,7 @@
  * drawn shape only, the colours on the status: a live update (a step moved) recolours the nodes
  * without laying 10,000 steps out again.
  */
-import type { Edge, Node } from "@xyflow/react";
+import { Position, type Edge, type Node, type NodeHandle } from "@xyflow/react";
 import type { StepPhase } from "@/lib/workflow-status";
 import type { WorkflowSpec } from "@/lib/workflow-spec";
 import type { WorkflowStepView } from "@/server/workflows/workflows";
@@ -111,6 +111,18 @@ export interface FanNodeData extends Record<string, unknown> {
 export type FanNode = Node<FanNodeData, "fan">;
 export type RunNode = StepNode | FanNode;
 
+/**
+ * Size and handles given up front: React Flow counts a node it has not measured yet as visible,
+ * so without them the first draw renders every node of a big graph (2,000 on the first frame)
+ * before culling to the visible ones; and edges to a node off screen (never rendered, never
+ * measured) have their ends without it.
+ */
+const MEASURED = { width: STEP_NODE_WIDTH, height: STEP_NODE_HEIGHT } as const;
+const HANDLES: NodeHandle[] = [
+  { type: "target", position: Position.Left, x: -2, y: STEP_NODE_HEIGHT / 2 - 2, width: 4, height: 4 },
+  { type: "source", position: Position.Right, x: STEP_NODE_WIDTH - 2, y: STEP_NODE_HEIGHT / 2 - 2, width: 4, height: 4 },
+];
+
 function stepKind(s: WorkflowSpec["steps"][string] | undefined): string {
   return s?.jobTemplate ? s.jobTemplate.kind : `→ ${s?.externalRef?.name ?? "workflow"}`;
 }
@@ -150,6 +162,8 @@ export function runGraph(
         position,
         width: STEP_NODE_WIDTH,
         height: STEP_NODE_HEIGHT,
+        measured: MEASURED,
+        handles: HANDLES,
         data: { group: id, count: group.members.length, counts, label, phase: groupPhase(counts), kind: kinds.size === 1 ? [...kinds][0]! : "mixed", critical: criticalNodes.has(id) },
       });
       continue;
@@ -161,6 +175,8 @@ export function runGraph(
       position,
       width: STEP_NODE_WIDTH,
       height: STEP_NODE_HEIGHT,
+      measured: MEASURED,
+      handles: HANDLES,
       data: { step: id, phase: view?.phase ?? "Pending", progress: stepProgress(view), kind: stepKind(spec.steps[id]), selected: id === selected, critical: criticalNodes.has(id) },
     });
   }

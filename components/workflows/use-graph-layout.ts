@@ -49,6 +49,9 @@ function layoutWorker(): Worker | null {
   return worker;
 }
 
+// Started with the page's code, so it has loaded and compiled by the time the workflow's spec arrives.
+if (typeof window !== "undefined") layoutWorker();
+
 function onPage(graph: LayoutGraph): LayoutResponse {
   const t0 = performance.now();
   const l = layoutGraph(graph);
