@@ -263,6 +263,16 @@ describe("enrollment decisions", () => {
     expect(list).toEqual(expect.arrayContaining([a.id, b.id]));
   });
 
+  it("reopen enrollment: a denial reverted, Pending again; reopening a Pending one is CONFLICT", async () => {
+    const p = await pendingEnrollment();
+    await ok(["deny", "enrollment", p.id]);
+    expect(await ok(["reopen", "enrollment", p.id])).toContain(`enrollment/${p.id} reopened: Pending again (device ${p.name})`);
+    expect((await s.api<Enrollment>("GET", `/enrollments?status=Pending&limit=1000`)).status).toBe(200);
+    const again = await drover(["reopen", "enrollment", p.id]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^error: CONFLICT: .*only a Denied request can be reopened/);
+  });
+
   it("deny enrollments --all-pending --address: only that address's; then --all-pending: the rest", async () => {
     // This server trusts no proxy: every request here comes from 127.0.0.1.
     const [a, b] = [await pendingEnrollment(), await pendingEnrollment()];
@@ -384,6 +394,15 @@ describe("actions", () => {
     const none = await drover(["create", "action", "-l", `suite=${suite},ring=none`, "--kind", "reboot"]);
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(/error: INVALID_REQUEST: .*matches no Enrolled device/);
+  });
+
+  it("create --expires-in: the action carries its expiry; a bad duration is a usage error (2)", async () => {
+    const created = json<{ items: (Action & { expiresAt: string; createdAt: string })[] }>(await ok(["create", "action", "--device", device, "--kind", "noop", "--expires-in", "10m", "-o", "json"]));
+    const a = created.items[0]!;
+    expect(new Date(a.expiresAt).getTime() - new Date(a.createdAt).getTime()).toBe(600_000);
+    const bad = await drover(["create", "action", "--device", device, "--kind", "noop", "--expires-in", "soon"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/not a duration/);
   });
 
   it("get actions filters by device, state and selector", async () => {
@@ -530,6 +549,8 @@ describe("--help", () => {
     ["reject", "action"],
     ["deny"],
     ["deny", "enrollment"],
+    ["reopen"],
+    ["reopen", "enrollment"],
     ["create"],
     ["create", "action"],
     ["cancel"],
@@ -559,6 +580,7 @@ describe("--help", () => {
     ["get", "workflows"],
     ["describe", "workflow"],
     ["workflow"],
+    ["workflow", "start"],
     ["workflow", "rerun"],
     ["workflow", "cancel"],
     ["workflow", "delete"],

@@ -1,6 +1,6 @@
 import { test, expect } from "@playwright/test";
 import { E2E_ADMIN_PASSWORD } from "../playwright.config";
-import { approveByApi, deviceName, signIn, simulate, tokenFor, uniquePrefix } from "./support";
+import { api, approveByApi, deviceName, signIn, simulate, tokenFor, uniquePrefix } from "./support";
 
 test("an action created in the browser waits in the inbox, is approved with a reason, and its DONE output appears live", async ({ page }) => {
   const prefix = uniquePrefix("act");
@@ -47,4 +47,36 @@ test("an action created in the browser waits in the inbox, is approved with a re
   } finally {
     await sim.stop();
   }
+});
+
+test("a waiting action says why, live, and is cancelled when its expiry passes", async ({ page }) => {
+  const prefix = uniquePrefix("wait");
+  const name = deviceName(prefix, 1);
+  const admin = await tokenFor("admin", E2E_ADMIN_PASSWORD);
+  const sim = simulate(prefix, 1);
+  try {
+    await approveByApi(admin, [name]);
+    await signIn(page);
+    await page.goto(`/devices/${name}`);
+    await expect(page.getByTestId("device-summary")).toHaveText(/Online/, { timeout: 15_000 });
+  } finally {
+    await sim.stop();
+  }
+  // The agent is gone; the server marks the device Offline after the 6 s disconnection timeout.
+  await expect(page.getByTestId("device-summary")).toHaveText(/Offline/, { timeout: 20_000 });
+  const created = await api<{ items: { id: string }[] }>("POST", "/actions", admin, { device: name, kind: "noop", args: {}, expiresInSeconds: 8 });
+  expect(created.status).toBe(201);
+  const id = created.body.items[0]!.id;
+
+  await page.goto(`/actions/${id}`);
+  const waiting = page.getByTestId("action-waiting");
+  await expect(waiting).toHaveAttribute("data-reason", "DeviceNotOnline");
+  await expect(waiting).toContainText(`device ${name} is Offline: actions are offered to Online devices only`);
+  await expect(waiting).toContainText("cancelled if not started by");
+  await expect(page.getByTestId("action-expires")).toBeVisible();
+
+  // The expiry passes: CANCELLED by the server, with the reason, and no longer waiting.
+  await expect(page.getByTestId("action-state")).toHaveText(/CANCELLED/, { timeout: 20_000 });
+  await expect(waiting).toHaveCount(0);
+  await expect(page.getByText("expired: not started within 8s of its creation").first()).toBeVisible();
 });

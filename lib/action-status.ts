@@ -20,9 +20,9 @@ export const actionMachine = defineStateMachine({
   },
   transitions: [
     { from: "PENDING_APPROVE", to: "PENDING_SCHEDULE", label: "approve", by: "operator" },
-    { from: "PENDING_APPROVE", to: "CANCELLED", label: "reject / cancel", by: "operator" },
+    { from: "PENDING_APPROVE", to: "CANCELLED", label: "reject / cancel / expiry", by: "operator" },
     { from: "PENDING_SCHEDULE", to: "NEW", label: "agent confirms", by: "agent" },
-    { from: "PENDING_SCHEDULE", to: "CANCELLED", label: "cancel", by: "operator" },
+    { from: "PENDING_SCHEDULE", to: "CANCELLED", label: "cancel / expiry", by: "operator" },
     { from: "NEW", to: "RUNNING", label: "agent starts", by: "agent" },
     { from: "NEW", to: "CANCELLED", label: "agent cancels", by: "agent" },
     { from: "NEW", to: "LOST", label: "missing from heartbeat", by: "server" },

@@ -1,5 +1,5 @@
 /**
- * The controllers' clock: the safety sweep (DESIGN.md §1), the action reconcile (offering
+ * The controllers' clock: the safety sweep (DESIGN.md §1), action expiry, the action reconcile (offering
  * is retried for devices with waiting actions), the rollout controller (every open rollout:
  * canary durations and timeouts move with time alone), the plan controller (deadlines,
  * devices that came Online or stopped qualifying), the fleet controller's recount and the
@@ -11,6 +11,7 @@ import type { ServerContext } from "./context";
 import { sweepDisconnected } from "./devices/sweep";
 import { deviceCounts } from "./devices/queries";
 import { wakeDevicesWithPendingActions } from "./actions/scheduling";
+import { expireActions } from "./actions/expiry";
 import { refreshFleetStatus, watchFleetStatus } from "./fleets/controller";
 import { runRollouts, watchRollouts } from "./rollouts/controller";
 import { runPlans, watchPlans } from "./plans/controller";
@@ -24,6 +25,7 @@ export function startControllers(ctx: ServerContext): { stop(): void } {
     running = true;
     try {
       await sweepDisconnected(ctx);
+      await expireActions(ctx);
       await wakeDevicesWithPendingActions(ctx);
       // Rollouts before the recount: what they render shows in the counts.
       await runRollouts(ctx);

@@ -3,6 +3,15 @@ import { apiFor, outputOption, write, type Format } from "../context";
 import { EXIT } from "../http";
 import { actionColumns, formatData, formatTable } from "../output";
 import type { Action } from "../types";
+import { parseDuration } from "../../lib/fleet-spec";
+
+function parseExpiry(value: string): number {
+  try {
+    return Math.max(1, Math.round(parseDuration(value) / 1000));
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+}
 
 function parseArgs(value: string): Record<string, unknown> {
   let parsed: unknown;
@@ -21,6 +30,7 @@ interface CreateOptions {
   kind: string;
   args?: Record<string, unknown>;
   requireApproval?: boolean;
+  expiresIn?: number;
   output: Format;
 }
 
@@ -36,6 +46,7 @@ export function registerActions(program: Command): void {
     .requiredOption("--kind <kind>", "the action kind, e.g. exec or reboot")
     .option("--args <json>", "arguments as a JSON object", parseArgs)
     .option("--require-approval", "wait for an operator's approval before running")
+    .option("--expires-in <duration>", "cancel it if it has not started within this long (30s, 10m, 24h)", parseExpiry)
     .addOption(outputOption())
     .addHelpText("after", `\nExamples:\n  drover create action --device edge-1 --kind exec --args '{"command":"uptime"}'\n  drover create action -l site=lab --kind reboot --require-approval`)
     .action(async (opts: CreateOptions, cmd: Command) => {
@@ -47,6 +58,7 @@ export function registerActions(program: Command): void {
         kind: opts.kind,
         args: opts.args ?? {},
         ...(opts.requireApproval ? { requireApproval: true } : {}),
+        ...(opts.expiresIn ? { expiresInSeconds: opts.expiresIn } : {}),
       });
       write(opts.output === "table" ? formatTable(actionColumns, created.items) : formatData(created, opts.output));
     });

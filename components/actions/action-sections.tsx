@@ -62,6 +62,13 @@ export function ActionInfo({ action }: { action: ActionDetail }) {
         <Field label="Last change">
           <When value={action.updatedAt} />
         </Field>
+        {action.expiresAt && (
+          <Field label="Expires">
+            <span data-testid="action-expires">
+              <When value={action.expiresAt} />
+            </span>
+          </Field>
+        )}
         {action.cancelRequestedAt && (
           <Field label="Cancel requested">
             <RelativeTime value={action.cancelRequestedAt} /> by {actorName(action.cancelRequestedBy)}
@@ -182,5 +189,16 @@ finished ? "As reported by the agent when the action ended." : "The agent report
         {output || <span className="text-slate-500">{finished ? "(no output)" : "(nothing yet)"}</span>}
       </pre>
     </Card>
+  );
+}
+
+/** Why the action has not moved on yet (lib/action-wait.ts, computed by the server when read); nothing once it runs or ends. */
+export function WaitingBanner({ waiting }: { waiting: ActionDetail["waiting"] }) {
+  if (!waiting) return null;
+  return (
+    <div className="mb-4 rounded-lg bg-amber-50 px-4 py-3 text-sm text-amber-900 ring-1 ring-amber-600/20 ring-inset" role="status" data-testid="action-waiting" data-reason={waiting.reason}>
+      <span className="font-semibold">Waiting: </span>
+      {waiting.message}
+    </div>
   );
 }

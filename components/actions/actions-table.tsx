@@ -66,6 +66,11 @@ export function ActionsTable({
                   )}
                   <td className="px-3 py-2.5">
                     <StatusBadge table={actionStateTone} state={a.state} data-testid={`action-state-${a.id}`} />
+                    {a.waiting && a.waiting.reason !== "Cancelling" && (
+                      <div className="mt-0.5 max-w-64 truncate text-xs text-slate-600" title={a.waiting.message} data-testid={`action-waiting-${a.id}`}>
+                        {a.waiting.message}
+                      </div>
+                    )}
                     {a.cancelRequestedAt && (a.state === "NEW" || a.state === "RUNNING") && <div className="mt-0.5 text-xs text-amber-700">cancel requested</div>}
                   </td>
                   <td className="px-3 py-2.5 text-slate-600">{a.origin}</td>

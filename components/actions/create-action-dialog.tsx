@@ -59,6 +59,7 @@ function CreateActionDialog({ open, onClose, device }: { open: boolean; onClose:
   const [customKind, setCustomKind] = useState("");
   const [argsText, setArgsText] = useState("");
   const [requireApproval, setRequireApproval] = useState(false);
+  const [expiresIn, setExpiresIn] = useState(0);
   const [argsTouched, setArgsTouched] = useState(false);
 
   const kind = kindChoice === OTHER ? customKind.trim() : kindChoice;
@@ -127,6 +128,7 @@ function CreateActionDialog({ open, onClose, device }: { open: boolean; onClose:
       kind,
       args: args.value,
       ...(requireApproval ? { requireApproval: true } : {}),
+      ...(expiresIn ? { expiresInSeconds: expiresIn } : {}),
     });
   }
 
@@ -309,6 +311,18 @@ function CreateActionDialog({ open, onClose, device }: { open: boolean; onClose:
           )}
         </div>
 
+        <label className="block">
+          <span className="font-medium text-slate-800">Expires</span>
+          <span className="block text-xs text-slate-500">Not started by then (a device that stays offline, an approval that never comes), the action is cancelled.</span>
+          <select data-testid="expires-in" value={expiresIn} onChange={(e) => setExpiresIn(Number(e.target.value))} className={cx(field, ok, "mt-1")}>
+            {EXPIRY_CHOICES.map(([label, seconds]) => (
+              <option key={seconds} value={seconds}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+
         {create.isError && <InlineError>Could not create: {errorMessage(create.error)}</InlineError>}
         {/* Enter in a text field submits. */}
         <button type="submit" hidden />
@@ -316,6 +330,14 @@ function CreateActionDialog({ open, onClose, device }: { open: boolean; onClose:
     </Dialog>
   );
 }
+
+const EXPIRY_CHOICES: [label: string, seconds: number][] = [
+  ["Never", 0],
+  ["in 10 minutes", 600],
+  ["in 1 hour", 3600],
+  ["in 24 hours", 86_400],
+  ["in 7 days", 7 * 86_400],
+];
 
 /** Whether a cached preview query was for the same device or selector as `input` (kinds may differ). */
 function sameTarget(queryKey: readonly unknown[] | undefined, input: { device?: string; labelSelector?: string }): boolean {

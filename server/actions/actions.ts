@@ -15,6 +15,8 @@ import { topics } from "../bus";
 import { selectorWhere } from "../devices/queries";
 import { inChunks } from "../lib/chunks";
 import { wakeDevicesWithPendingActions } from "./scheduling";
+import { waitsOf } from "./waits";
+import type { ActionWait } from "../../lib/action-wait";
 import type { NewActionRow } from "../devices/fast-path";
 
 export const actionSelect = {
@@ -35,17 +37,25 @@ export const actionSelect = {
   startedAt: true,
   finishedAt: true,
   error: true,
+  expiresAt: true,
   createdAt: true,
   updatedAt: true,
+  deviceId: true,
   device: { select: { name: true, summary: true } },
 } satisfies Prisma.ActionSelect;
 type ActionRow = Prisma.ActionGetPayload<{ select: typeof actionSelect }>;
 
-export function presentAction(row: ActionRow & { output?: string | null }) {
-  const { device, args, ...rest } = row;
-  return { ...rest, state: row.state as ActionState, args: JSON.parse(args) as Record<string, unknown>, device: device.name, deviceSummary: device.summary };
+export function presentAction(row: ActionRow & { output?: string | null }, waiting: ActionWait | null = null) {
+  const { device, args, deviceId: _, ...rest } = row;
+  return { ...rest, state: row.state as ActionState, args: JSON.parse(args) as Record<string, unknown>, device: device.name, deviceSummary: device.summary, waiting };
 }
 export type ActionView = ReturnType<typeof presentAction>;
+
+/** The rows as views, each unfinished one with why it waits (waits.ts). */
+export async function presentActions(ctx: ServerContext, rows: (ActionRow & { output?: string | null })[]): Promise<ActionView[]> {
+  const waits = await waitsOf(ctx, rows);
+  return rows.map((r) => presentAction(r, waits.get(r.id) ?? null));
+}
 
 export interface CreateActionInput {
   device?: string | undefined;
@@ -53,6 +63,8 @@ export interface CreateActionInput {
   kind: string;
   args: Record<string, unknown>;
   requireApproval?: boolean | undefined;
+  /** Not started (RUNNING) within this many seconds: cancelled by the server. */
+  expiresInSeconds?: number | undefined;
 }
 
 /** The devices an action request targets: one by name, or every Enrolled device a selector matches. */
@@ -85,6 +97,7 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
   const state: ActionState = approval ? "PENDING_APPROVE" : "PENDING_SCHEDULE";
   const now = ctx.now();
   const args = JSON.stringify(input.args);
+  const expiresAt = input.expiresInSeconds ? new Date(now.getTime() + input.expiresInSeconds * 1000) : null;
   const rows: NewActionRow[] = targets.map((d, i) => ({
     id: randomUUID(),
     deviceId: d.id,
@@ -96,13 +109,14 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
     createdBy: actor,
     // Distinct, ordered creation times keep "oldest createdAt first" well defined.
     createdAt: new Date(now.getTime() + i),
+    expiresAt,
   }));
   const newEvents: NewEvent[] = rows.map((r, i) => ({
     objectKind: "Action",
     objectName: r.id,
     type: "ActionCreated",
     reason: state,
-    message: `${input.kind} on ${targets[i]!.name}${approval ? ", waiting for approval" : ""}`,
+    message: `${input.kind} on ${targets[i]!.name}${approval ? ", waiting for approval" : ""}${expiresAt ? `, expires ${expiresAt.toISOString()}` : ""}`,
     actor,
   }));
   // SQLite: prepared inserts in one group commit (1,000 actions ≈ 20 ms; through Prisma ≈ 500 ms).
@@ -115,9 +129,11 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
   publishEvents(ctx, events);
   if (!approval) for (const d of targets) ctx.bus.publish(topics.device(d.id), { at: Date.now() });
   // The rows as written: nothing else has touched them yet that the answer should show.
-  return rows.map(({ deviceId: _, ...r }, i) =>
-    presentAction({
+  return presentActions(
+    ctx,
+    rows.map((r, i) => ({
       ...r,
+      expiresAt: r.expiresAt ?? null,
       decision: null,
       decidedBy: null,
       decidedAt: null,
@@ -130,7 +146,7 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
       error: null,
       updatedAt: now,
       device: { name: targets[i]!.name, summary: targets[i]!.summary },
-    }),
+    })),
   );
 }
 
@@ -172,7 +188,7 @@ export async function decideActions(ctx: ServerContext, ids: string[], decision:
   publishEvents(ctx, events);
   if (decision === "Approved") for (const id of new Set(deviceIds)) ctx.bus.publish(topics.device(id), { at: Date.now() });
   const rows = await inChunks(unique, (chunk) => ctx.db.action.findMany({ where: { id: { in: chunk } }, select: actionSelect, orderBy: { createdAt: "asc" } }));
-  return rows.map(presentAction);
+  return presentActions(ctx, rows);
 }
 
 /**
@@ -239,7 +255,7 @@ export function afterCancel(ctx: ServerContext, outcomes: Pick<CancelOutcome, "e
 export async function getAction(ctx: ServerContext, id: string) {
   const row = await ctx.db.action.findUnique({ where: { id }, select: { ...actionSelect, output: true } });
   if (!row) throw notFound(`action "${id}"`);
-  return presentAction(row);
+  return (await presentActions(ctx, [row]))[0]!;
 }
 
 export interface ActionFilter {
@@ -273,7 +289,7 @@ export async function listActions(ctx: ServerContext, filter: ActionFilter, page
     }),
     ctx.db.action.count({ where }),
   ]);
-  const items = rows.slice(0, page.limit).map(presentAction);
+  const items = await presentActions(ctx, rows.slice(0, page.limit));
   return { items, total, nextCursor: rows.length > page.limit ? (items[items.length - 1]?.id ?? null) : null };
 }
 

@@ -16,6 +16,8 @@ export const CreateActionInput = Target.extend({
   kind: ActionKind,
   args: jsonRecord(z.unknown()).default({}),
   requireApproval: z.boolean().optional(),
+  /** Not started (RUNNING) within this many seconds (at most 30 days): the server cancels it, error "expired". */
+  expiresInSeconds: z.number().int().min(1).max(30 * 24 * 3600).optional(),
 });
 
 export const ActionListInput = z.object({

@@ -25,16 +25,48 @@ async function policiesOf(ctx: ServerContext, deviceId: string): Promise<Policy[
   return policies.filter((p) => matchesSelector(p.requirements, labelsOf(device)));
 }
 
-/** Whether every one of `mine` has a free slot, counting the other devices busy now. */
-async function slotsFree(ctx: ServerContext, deviceId: string, mine: Policy[]): Promise<boolean> {
-  const busy = await ctx.db.device.findMany({
+/** The devices busy now (an action NEW, RUNNING, or offered and unconfirmed), but `except`: what the policies count. */
+function busyDevices(ctx: ServerContext, except?: string) {
+  return ctx.db.device.findMany({
     where: {
-      id: { not: deviceId },
+      ...(except ? { id: { not: except } } : {}),
       actions: { some: { OR: [{ state: { in: ["NEW", "RUNNING"] } }, { state: "PENDING_SCHEDULE", offeredAt: { not: null } }] } },
     },
-    select: { role: true, labels: { select: { key: true, value: true } } },
+    select: { id: true, name: true, role: true, labels: { select: { key: true, value: true } } },
   });
+}
+
+/** Whether every one of `mine` has a free slot, counting the other devices busy now. */
+async function slotsFree(ctx: ServerContext, deviceId: string, mine: Policy[]): Promise<boolean> {
+  const busy = await busyDevices(ctx, deviceId);
   return mine.every((p) => busy.filter((d) => matchesSelector(p.requirements, labelsOf(d))).length < p.max);
+}
+
+export interface FullPolicy {
+  selector: string;
+  max: number;
+  /** The devices keeping it full, by name. */
+  busy: string[];
+}
+
+/**
+ * For each of these devices, the policies covering it that have no free slot for it now (the
+ * check the offer makes, for many devices at once): why its actions wait. Empty without policies.
+ */
+export async function fullPoliciesOf(ctx: ServerContext, devices: { id: string; role: string; labels: { key: string; value: string }[] }[]): Promise<Map<string, FullPolicy[]>> {
+  const out = new Map<string, FullPolicy[]>();
+  const policies = ctx.env.DROVER_ACTION_CONCURRENCY;
+  if (policies.length === 0 || devices.length === 0) return out;
+  const busy = await busyDevices(ctx);
+  for (const d of devices) {
+    const full = policies
+      .filter((p) => matchesSelector(p.requirements, labelsOf(d)))
+      .map((p) => ({ p, holders: busy.filter((b) => b.id !== d.id && matchesSelector(p.requirements, labelsOf(b))) }))
+      .filter(({ p, holders }) => holders.length >= p.max)
+      .map(({ p, holders }) => ({ selector: p.text, max: p.max, busy: holders.map((h) => h.name) }));
+    if (full.length) out.set(d.id, full);
+  }
+  return out;
 }
 
 /** One check-and-offer at a time per server, for devices under a policy. */

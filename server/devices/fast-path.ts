@@ -43,6 +43,8 @@ export interface NewActionRow {
   requireApproval: boolean;
   createdBy: string;
   createdAt: Date;
+  /** Not started by then: cancelled (issue 10). */
+  expiresAt?: Date | null;
 }
 
 /** Prisma's SQLite DateTime text format, so raw writes compare and parse like Prisma's. */
@@ -123,7 +125,7 @@ export class FastPath {
   private readonly specStmt: Database.Statement<[string], { spec: string }>;
   private readonly specCache = new Map<string, Record<string, unknown>>();
   private readonly actionStmt: Database.Statement<[string], StoredAction>;
-  private readonly offerStmt: Database.Statement<[string], { id: string; kind: string; args: string; createdAt: string }>;
+  private readonly offerStmt: Database.Statement<[string, string], { id: string; kind: string; args: string; createdAt: string }>;
   private readonly offeredStmt: Database.Statement<[string, string]>;
   private readonly cancelStmt: Database.Statement<[string], { id: string }>;
   private readonly activeStmt: Database.Statement<[string, string], { id: string; state: string }>;
@@ -222,7 +224,8 @@ export class FastPath {
     this.specStmt = this.db.prepare(`SELECT spec FROM "TemplateVersion" WHERE "id" = ?`);
     this.actionStmt = this.db.prepare(`SELECT id, deviceId, kind, args, origin, state, offeredAt FROM "Action" WHERE "id" = ?`);
     this.offerStmt = this.db.prepare(
-      `SELECT id, kind, args, createdAt FROM "Action" WHERE "deviceId" = ? AND "state" = 'PENDING_SCHEDULE' ORDER BY "createdAt", "id"`,
+      // An expired action is never offered, even in the moment before the tick cancels it.
+      `SELECT id, kind, args, createdAt FROM "Action" WHERE "deviceId" = ? AND "state" = 'PENDING_SCHEDULE' AND ("expiresAt" IS NULL OR "expiresAt" > ?) ORDER BY "createdAt", "id"`,
     );
     this.offeredStmt = this.db.prepare(`UPDATE "Action" SET "offeredAt" = ? WHERE "id" = ? AND "offeredAt" IS NULL`);
     this.cancelStmt = this.db.prepare(
@@ -341,7 +344,7 @@ export class FastPath {
     if (!offer) return { actions: [], cancel: this.cancelStmt.all(deviceId).map((c) => c.id) };
     return this.commit(() => {
       const at = sqliteDate(now);
-      const actions = this.offerStmt.all(deviceId).map((a) => {
+      const actions = this.offerStmt.all(deviceId, at).map((a) => {
         this.offeredStmt.run(at, a.id);
         return { id: a.id, kind: a.kind, args: JSON.parse(a.args) as Record<string, unknown>, createdAt: new Date(a.createdAt).toISOString() };
       });
@@ -353,11 +356,11 @@ export class FastPath {
   insertActions(rows: NewActionRow[], events: NewEvent[], now: Date): Promise<EventRow[]> {
     return this.commit(() => {
       const insert = this.stmt(
-        `INSERT INTO "Action" ("id", "deviceId", "kind", "args", "origin", "state", "requireApproval", "createdBy", "createdAt", "updatedAt")
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO "Action" ("id", "deviceId", "kind", "args", "origin", "state", "requireApproval", "createdBy", "createdAt", "updatedAt", "expiresAt")
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       const at = sqliteDate(now);
-      for (const r of rows) insert.run(r.id, r.deviceId, r.kind, r.args, r.origin, r.state, r.requireApproval ? 1 : 0, r.createdBy, sqliteDate(r.createdAt), at);
+      for (const r of rows) insert.run(r.id, r.deviceId, r.kind, r.args, r.origin, r.state, r.requireApproval ? 1 : 0, r.createdBy, sqliteDate(r.createdAt), at, r.expiresAt ? sqliteDate(r.expiresAt) : null);
       return events.map((e) => this.insertEvent(e, now));
     });
   }

@@ -34,6 +34,9 @@ export interface ActionView {
   updatedAt: string;
   device: string;
   deviceSummary: string;
+  expiresAt?: string | null;
+  /** Why it waits (lib/action-wait.ts), null when it does not. */
+  waiting?: { reason: string; message: string } | null;
 }
 
 export interface ActionEvent {
@@ -103,6 +106,7 @@ export interface CreateBody {
   kind?: unknown;
   args?: unknown;
   requireApproval?: unknown;
+  expiresInSeconds?: unknown;
 }
 
 export function postActions(s: TestServer, body: CreateBody, token?: string) {

@@ -1,0 +1,70 @@
+/**
+ * Why each unfinished action waits (issue 10), for a page of actions at once: the facts the
+ * scheduler uses (the device's summary and lifecycle, the concurrency policies, what the agent
+ * holds before it) gathered in three queries, then `explainWait` (lib/action-wait.ts) per row.
+ * Computed when read, never stored: the reason changes with the device, not with the action.
+ */
+import type { ServerContext } from "../context";
+import { inChunks } from "../lib/chunks";
+import { explainWait, type ActionWait } from "../../lib/action-wait";
+import type { ActionState } from "../../lib/action-status";
+import { fullPoliciesOf } from "./scheduling";
+
+export interface WaitRow {
+  id: string;
+  deviceId: string;
+  kind: string;
+  state: string;
+  offeredAt: Date | null;
+  cancelRequestedAt: Date | null;
+  expiresAt: Date | null;
+  createdAt: Date;
+}
+
+const WAITING = new Set(["PENDING_APPROVE", "PENDING_SCHEDULE", "NEW", "RUNNING"]);
+
+export async function waitsOf(ctx: ServerContext, rows: readonly WaitRow[]): Promise<Map<string, ActionWait>> {
+  const out = new Map<string, ActionWait>();
+  const open = rows.filter((r) => WAITING.has(r.state) && (r.state !== "RUNNING" || r.cancelRequestedAt !== null));
+  if (open.length === 0) return out;
+  const deviceIds = [...new Set(open.map((r) => r.deviceId))];
+  const devices = new Map(
+    (
+      await inChunks(deviceIds, (chunk) =>
+        ctx.db.device.findMany({
+          where: { id: { in: chunk } },
+          select: { id: true, name: true, summary: true, lifecycle: true, decommissionRequestedAt: true, role: true, labels: { select: { key: true, value: true } } },
+        }),
+      )
+    ).map((d) => [d.id, d]),
+  );
+  // What each agent holds, oldest first: a NEW action waits for the one the agent runs before it.
+  const holdingIds = [...new Set(open.filter((r) => r.state === "NEW").map((r) => r.deviceId))];
+  const held = await inChunks(holdingIds, (chunk) =>
+    ctx.db.action.findMany({
+      where: { deviceId: { in: chunk }, state: { in: ["NEW", "RUNNING"] } },
+      select: { id: true, deviceId: true, kind: true, state: true, createdAt: true },
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    }),
+  );
+  const schedulable = [...devices.values()].filter((d) => d.summary === "Online" && open.some((r) => r.deviceId === d.id && r.state === "PENDING_SCHEDULE" && !r.offeredAt));
+  const full = await fullPoliciesOf(ctx, schedulable);
+  for (const r of open) {
+    const d = devices.get(r.deviceId);
+    if (!d) continue;
+    const before = held.filter((h) => h.deviceId === r.deviceId && h.id !== r.id && h.createdAt <= r.createdAt);
+    const earlier = before.find((h) => h.state === "RUNNING") ?? before[0] ?? null;
+    const wait = explainWait({
+      state: r.state as ActionState,
+      kind: r.kind,
+      offeredAt: r.offeredAt,
+      cancelRequested: r.cancelRequestedAt !== null,
+      expiresAt: r.expiresAt,
+      device: { name: d.name, summary: d.summary, lifecycle: d.lifecycle, decommissionRequested: d.decommissionRequestedAt !== null },
+      earlier: earlier ? { id: earlier.id, kind: earlier.kind, state: earlier.state as ActionState } : null,
+      fullPolicies: full.get(d.id) ?? [],
+    });
+    if (wait) out.set(r.id, wait);
+  }
+  return out;
+}
