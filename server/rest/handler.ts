@@ -4,6 +4,8 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { TRPCError } from "@trpc/server";
+import { z } from "zod";
+import { describeZodError } from "../../lib/protocol";
 import type { ServerContext } from "../context";
 import type { Auth } from "../auth/auth";
 import { principalFromToken } from "../auth/auth";
@@ -39,6 +41,8 @@ function fromTrpc(error: unknown): unknown {
   if (error instanceof TRPCError) {
     const cause = error.cause;
     if (cause instanceof AppError) return cause;
+    // A procedure's input refused: its fields and reasons, not zod's JSON (the caller skips tRPC's error formatter).
+    if (cause instanceof z.ZodError) return new AppError("INVALID_REQUEST", describeZodError(cause));
     return new AppError(CODE_FROM_TRPC[error.code] ?? "INTERNAL", error.message);
   }
   return error;
