@@ -26,13 +26,16 @@ import { parseDuration } from "./fleet-spec";
 import { evaluateWhen, parseWhen, topologicalOrder, type StepResult, type WorkflowStep } from "./workflow-spec";
 import { isEndedStep, stepMachine, workflowMachine, type StepPhase, type WorkflowFailureReason, type WorkflowPhase } from "./workflow-status";
 
+/** A failed step's message names this many failed targets, then counts the rest. */
+export const FAILURES_NAMED = 5;
+
 export interface AttemptOutcome {
   /** Targets of the attempt (a job); 1 for a reference. */
   total: number;
   done: number;
   /** Ended other than DONE: FAILED, CANCELLED, LOST (a job); the reference Failed. */
   failed: number;
-  /** "db-1: FAILED: exit 1", "workflow weekly-report Failed: …" */
+  /** "db-1: FAILED: exit 1", "workflow weekly-report Failed: …": at least the first FAILURES_NAMED of `failed`. */
   failures: string[];
 }
 
@@ -138,7 +141,7 @@ export function decideWorkflow(wf: EngineWorkflow, input: EngineStep[], now: Dat
       move(s, "Succeeded", s.spec.jobTemplate ? `${o.done} of ${o.total} target(s) DONE` : "the referenced workflow Succeeded");
       continue;
     }
-    const failures = o.failures.slice(0, 5).join("; ") + (o.failures.length > 5 ? `; and ${o.failures.length - 5} more` : "");
+    const failures = o.failures.slice(0, FAILURES_NAMED).join("; ") + (o.failed > FAILURES_NAMED ? `; and ${o.failed - FAILURES_NAMED} more` : "");
     const limit = s.spec.retryStrategy?.limit ?? 0;
     if (s.attempts <= limit) {
       const delay = backoffMs(s, s.attempts);

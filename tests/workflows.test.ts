@@ -173,6 +173,15 @@ describe("failure", () => {
     expect(wf.status.phase).toBe("Failed");
     expect(wf.status.statuses.A!.message).toContain("no target");
   });
+
+  it("a job over 7 devices that do not exist: counted in the database, five failures named and the rest counted", async () => {
+    const devices = Array.from({ length: 7 }, (_, i) => `ghost-${i + 1}`);
+    await create({ metadata: { name: "ghosts" }, spec: { steps: { A: { jobTemplate: { kind: "noop", targets: { devices } } } } } });
+    await expect.poll(async () => (await s.api<WorkflowObject>("GET", "/workflows/ghosts")).body.status.phase, { timeout: 5_000 }).toBe("Failed");
+    const a = (await s.api<WorkflowObject>("GET", "/workflows/ghosts")).body.status.statuses.A!;
+    expect(a.targets).toEqual({ total: 7, done: 0, failed: 7 });
+    expect(a.message).toMatch(/^failed: ghost-1: .*; ghost-5: [^;]*; and 2 more$/);
+  });
 });
 
 describe("when", () => {
@@ -349,6 +358,12 @@ describe("validation writes nothing", () => {
     await bad({ metadata: { name: "both" }, spec: { steps: { A: { ...job(["x"]), externalRef: { kind: "Workflow", name: "cyc" } } } } }, /spec\.steps\.A: a step is exactly one of jobTemplate or externalRef/, "both");
     await bad({ metadata: { name: "unkref" }, spec: { steps: { A: { externalRef: { kind: "Workflow", name: "nowhere" } } } } }, /workflow "nowhere" does not exist/, "unkref");
     await bad({ metadata: { name: "extra" }, spec: { steps: { A: job(["x"]) }, surprise: 1 } }, /spec/, "extra");
+  });
+
+  it("refuses bad names: a step name with a dot, a workflow name in capitals, the reserved name new", async () => {
+    await bad({ metadata: { name: "dots" }, spec: { steps: { "a.b": job(["x"]) } } }, /step name "a\.b"/, "dots");
+    expectError(await s.api("POST", "/workflows", { metadata: { name: "Caps" }, spec: { steps: { A: job(["x"]) } } }), 400, "INVALID_REQUEST", /metadata\.name: lowercase letters/);
+    expectError(await s.api("POST", "/workflows", { metadata: { name: "new" }, spec: { steps: { A: job(["x"]) } } }), 400, "INVALID_REQUEST", /"new" is reserved/);
   });
 
   it("refuses a reference cycle across two saved workflows, naming the path", async () => {

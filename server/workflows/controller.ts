@@ -49,7 +49,7 @@ import { WorkflowSpec } from "../../lib/workflow-spec";
 import { DEFAULT_SCHEDULE_TIMEZONE, nextScheduleTime, nextScheduleTimes } from "../../lib/workflow-schedule";
 import { assertTransition } from "../../lib/state-machine";
 import { workflowMachine, isEndedStep, type StepPhase, type WorkflowPhase } from "../../lib/workflow-status";
-import { decideWorkflow, type AttemptOutcome, type EngineStep, type WorkflowDecision } from "../../lib/workflow";
+import { decideWorkflow, FAILURES_NAMED, type AttemptOutcome, type EngineStep, type WorkflowDecision } from "../../lib/workflow";
 import { FINAL_ACTION_STATES, type ActionState } from "../../lib/action-status";
 
 export const WORKFLOW_CONTROLLER = "workflow-controller";
@@ -156,32 +156,55 @@ export async function startRunInTx(tx: Tx, name: string, actor: string, now: Dat
 // ---------------------------------------------------------------------------------------
 // Reading what a pass needs
 
-interface TargetRow {
+interface FailedTarget {
   step: string;
   target: string;
-  actionId: string | null;
   targetError: string | null;
   state: string | null;
   error: string | null;
   cancelRequestedBy: string | null;
 }
 
-function targetFailure(r: TargetRow): string | null {
+function targetFailure(r: FailedTarget): string {
   if (r.targetError) return `${r.target}: ${r.targetError}`;
   if (r.state === null) return `${r.target}: its action is gone (the device was deleted)`;
-  if (r.state === "DONE" || !FINAL.has(r.state)) return null;
   if (r.state === "CANCELLED") return `${r.target}: CANCELLED${r.cancelRequestedBy ? ` by ${r.cancelRequestedBy}` : ""}${r.error ? `: ${r.error}` : ""}`;
   return `${r.target}: ${r.state}${r.error ? `: ${r.error}` : ""}`;
 }
 
-/** The targets of every running attempt of a workflow's current run, with their actions: one query. */
-export async function runningTargets(db: Db | Tx, name: string, run: number): Promise<TargetRow[]> {
-  return db.$queryRaw<TargetRow[]>(Prisma.sql`
-    SELECT sa."step", sa."target", sa."actionId", sa."error" AS "targetError", a."state", a."error", a."cancelRequestedBy"
+/** A target failed: it got no action, its action is gone, or it ended other than DONE. */
+const FAILED_TARGET = Prisma.sql`(sa."error" IS NOT NULL OR a."state" IS NULL OR a."state" IN ('FAILED', 'CANCELLED', 'LOST'))`;
+const RUNNING_ATTEMPTS = Prisma.sql`
     FROM "WorkflowStepAction" sa
     JOIN "WorkflowStepStatus" ss ON ss."workflowName" = sa."workflowName" AND ss."step" = sa."step" AND ss."attempts" = sa."attempt"
-    LEFT JOIN "Action" a ON a."id" = sa."actionId"
-    WHERE sa."workflowName" = ${name} AND sa."run" = ${run} AND ss."phase" = 'Running'`);
+    LEFT JOIN "Action" a ON a."id" = sa."actionId"`;
+
+/**
+ * Every running attempt's outcome in the current run, grouped in the database: per step the
+ * targets, those DONE and those failed, and the first few failures with why (the engine's
+ * message names five). Two queries however many targets: a pass over a 10,000-device step
+ * reads one row per step, not one per target.
+ */
+export async function runningOutcomes(db: Db | Tx, name: string, run: number): Promise<Map<string, AttemptOutcome>> {
+  const where = Prisma.sql`WHERE sa."workflowName" = ${name} AND sa."run" = ${run} AND ss."phase" = 'Running'`;
+  const [counts, failed] = await Promise.all([
+    db.$queryRaw<{ step: string; total: bigint | number; done: bigint | number; failed: bigint | number }[]>(Prisma.sql`
+      SELECT sa."step", COUNT(*) AS "total",
+        SUM(CASE WHEN NOT ${FAILED_TARGET} AND a."state" = 'DONE' THEN 1 ELSE 0 END) AS "done",
+        SUM(CASE WHEN ${FAILED_TARGET} THEN 1 ELSE 0 END) AS "failed"
+      ${RUNNING_ATTEMPTS} ${where}
+      GROUP BY sa."step"`),
+    db.$queryRaw<FailedTarget[]>(Prisma.sql`
+      SELECT "step", "target", "targetError", "state", "error", "cancelRequestedBy" FROM (
+        SELECT sa."step", sa."target", sa."error" AS "targetError", a."state", a."error", a."cancelRequestedBy",
+          ROW_NUMBER() OVER (PARTITION BY sa."step" ORDER BY sa."id") AS "n"
+        ${RUNNING_ATTEMPTS} ${where} AND ${FAILED_TARGET}
+      ) f WHERE "n" <= ${FAILURES_NAMED}`),
+  ]);
+  const out = new Map<string, AttemptOutcome>();
+  for (const c of counts) out.set(c.step, { total: Number(c.total), done: Number(c.done ?? 0), failed: Number(c.failed ?? 0), failures: [] });
+  for (const f of failed) out.get(f.step)?.failures.push(targetFailure(f));
+  return out;
 }
 
 type WorkflowRow = Prisma.WorkflowGetPayload<{ include: { steps: true } }>;
@@ -205,24 +228,14 @@ async function load(db: Db | Tx, name: string, now: Date): Promise<Loaded | null
   const spec = WorkflowSpec.parse(JSON.parse(wf.spec));
   const rows = wf.steps;
   const running = rows.filter((r) => r.phase === "Running");
-  const [targets, runs] = await Promise.all([
-    running.some((r) => spec.steps[r.step]?.jobTemplate) ? runningTargets(db, name, wf.run) : Promise.resolve([]),
+  const [grouped, runs] = await Promise.all([
+    running.some((r) => spec.steps[r.step]?.jobTemplate) ? runningOutcomes(db, name, wf.run) : Promise.resolve(new Map<string, AttemptOutcome>()),
     followedRuns(db, running),
   ]);
   const outcomes = new Map<string, AttemptOutcome>();
   for (const r of running) {
     const step = spec.steps[r.step];
-    if (step?.jobTemplate) outcomes.set(r.step, { total: 0, done: 0, failed: 0, failures: [] });
-  }
-  for (const t of targets) {
-    const o = outcomes.get(t.step);
-    if (!o) continue;
-    o.total++;
-    const failure = targetFailure(t);
-    if (failure) {
-      o.failed++;
-      o.failures.push(failure);
-    } else if (t.state === "DONE") o.done++;
+    if (step?.jobTemplate) outcomes.set(r.step, grouped.get(r.step) ?? { total: 0, done: 0, failed: 0, failures: [] });
   }
   for (const r of running) {
     if (!r.refWorkflow) continue;
