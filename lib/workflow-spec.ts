@@ -28,7 +28,9 @@ export const WorkflowName = z
   .string()
   .min(1)
   .max(63)
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "lowercase letters, digits and '-', starting and ending alphanumeric");
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "lowercase letters, digits and '-', starting and ending alphanumeric")
+  // The console's editor lives at /workflows/new: a workflow of that name could not be opened.
+  .refine((n) => n !== "new", '"new" is reserved (the console opens its editor at /workflows/new)');
 
 export const JobTargets = z
   .strictObject({
