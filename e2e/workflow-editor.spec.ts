@@ -232,3 +232,14 @@ test("editing a running workflow: a started step is locked, new steps can be add
     await sim.stop();
   }
 });
+
+test("leaving the editor with unsaved steps asks first", async ({ page }) => {
+  await signIn(page);
+  await page.goto("/workflows/new");
+  await page.getByTestId("palette-job-noop").click();
+  const asked = page.waitForEvent("dialog");
+  void page.close({ runBeforeUnload: true });
+  const dialog = await asked;
+  expect(dialog.type()).toBe("beforeunload");
+  await dialog.dismiss();
+});

@@ -45,6 +45,10 @@ test("a workflow page shows its schedule and the runs the schedule started; a dr
     await expect(page.getByTestId("workflow-message")).toContainText("draft: not started");
     await expect(page.getByTestId("run-history-empty")).toHaveText("Not run yet.");
     await expect(page.getByTestId("workflow-schedule")).toHaveCount(0);
+    // Start it from its page: its first run, by the operator.
+    await page.getByTestId("workflow-start").click();
+    await expect(page.getByTestId("run-row-by-1")).toHaveText("user:admin", { timeout: 10_000 });
+    await expect(page.getByTestId("workflow-start")).toHaveCount(0);
     await api("DELETE", `/workflows/${draft}`, admin);
   } finally {
     await api("DELETE", `/workflows/${prefix}`, admin);

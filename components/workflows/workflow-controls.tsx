@@ -71,9 +71,15 @@ export function WorkflowControls({ workflow }: { workflow: WorkflowObject }) {
         >
           Edit
         </Link>
-        {finished && (
-          <Button variant="primary" onClick={() => rerun.mutate({ name })} disabled={busy} data-testid="workflow-rerun" title={`Start run ${workflow.status.run + 1} from the saved spec`}>
-            {rerun.isPending ? "Starting…" : "Rerun"}
+        {(finished || phase === "Pending") && (
+          <Button
+            variant="primary"
+            onClick={() => rerun.mutate({ name })}
+            disabled={busy}
+            data-testid={finished ? "workflow-rerun" : "workflow-start"}
+            title={finished ? `Start run ${workflow.status.run + 1} from the saved spec` : workflow.status.schedule ? "Start one run now; the schedule stays as it is" : "Start the draft's first run"}
+          >
+            {rerun.isPending ? "Starting…" : finished ? "Rerun" : "Start"}
           </Button>
         )}
         {showCancel && (

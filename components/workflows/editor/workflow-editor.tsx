@@ -63,6 +63,13 @@ function EditorBody({ workflow }: { workflow: WorkflowObject | undefined }) {
   const selectedStep = selection.nodes.length === 1 ? selection.nodes[0]! : null;
   const step: StepDraft | undefined = selectedStep ? doc.steps[selectedStep] : undefined;
   const dirty = saved ? !sameWorkflow(doc, saved) : Object.keys(doc.steps).length > 0;
+  // Closing or reloading the tab with unsaved changes asks first (the browser's own prompt).
+  useEffect(() => {
+    if (!dirty) return;
+    const warn = (e: BeforeUnloadEvent) => e.preventDefault();
+    window.addEventListener("beforeunload", warn);
+    return () => window.removeEventListener("beforeunload", warn);
+  }, [dirty]);
 
   // A clicked palette item lands in the middle of what is in view, below any step in the way.
   const canvasBox = useRef<HTMLDivElement>(null);
