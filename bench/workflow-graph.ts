@@ -219,11 +219,24 @@ export async function benchWorkflowGraph(opts: { url: string; adminPassword: str
       for (let i = 0; i < 30; i++) await page.mouse.wheel(0, -40); // back in
       await page.keyboard.up("Control");
     });
-    // A click on a step opens its panel.
-    const step = page.locator('[data-testid="run-view"] .react-flow__node-step').first();
-    const stepId = await step.getAttribute("data-id");
+    // A click on a step opens its panel: the step nearest the middle of the pane (one at its
+    // edge may be clipped by it).
+    const target = (await page.evaluate(`(() => {
+      const pane = document.querySelector('[data-testid="run-view"] .react-flow__renderer').getBoundingClientRect();
+      const mx = pane.left + pane.width / 2, my = pane.top + pane.height / 2;
+      let best = null;
+      for (const n of document.querySelectorAll('[data-testid="run-view"] .react-flow__node-step')) {
+        const r = n.getBoundingClientRect();
+        const x = r.left + r.width / 2, y = r.top + r.height / 2;
+        const d = Math.hypot(x - mx, y - my);
+        if (r.left > pane.left && r.right < pane.right && r.top > pane.top && r.bottom < pane.bottom && (!best || d < best.d)) best = { id: n.dataset.id, x, y, d };
+      }
+      return best;
+    })()`)) as { id: string; x: number; y: number } | null;
+    if (!target) throw new Error("no step on screen to click");
+    const stepId = target.id;
     const t0 = Date.now();
-    await step.click();
+    await page.mouse.click(target.x, target.y);
     await page.getByTestId("step-details").and(page.locator(`[data-step="${stepId}"]`)).waitFor();
     const clickToPanelMs = Date.now() - t0;
     const steps10000 = {
@@ -249,7 +262,7 @@ export async function benchWorkflowGraph(opts: { url: string; adminPassword: str
 // Alone: its own server on a fresh database.
 if (import.meta.url === `file://${process.argv[1]}`) {
   const log = logger("bench-graph");
-  const port = Number(process.env.BENCH_PORT ?? 3291);
+  const port = Number(process.env.BENCH_PORT ?? 3292);
   const { deadline, children, dir } = runScope("bench-graph", Number(process.env.BENCH_DEADLINE_SECONDS ?? 600));
   const adminPassword = "bench-admin-password";
   void (async () => {

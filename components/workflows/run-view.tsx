@@ -2,7 +2,7 @@
 
 import "@xyflow/react/dist/style.css";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import { Controls, MiniMap, ReactFlow, ReactFlowProvider, useReactFlow, useStore, type Edge, type NodeTypes } from "@xyflow/react";
+import { Controls, MiniMap, Panel, ReactFlow, ReactFlowProvider, useReactFlow, useStore, type Edge, type NodeTypes, type Viewport } from "@xyflow/react";
 import type { WorkflowObject } from "@/server/workflows/workflows";
 import { Button } from "../ui/button";
 import { layoutKey, runGraph, stepPhaseStyle, STEP_NODE_HEIGHT, STEP_NODE_WIDTH, type GraphLayout, type RunNode } from "./run-graph";
@@ -30,9 +30,30 @@ const FIT_ALL_NODES = 200;
 const READABLE_ZOOM = 0.6;
 
 /**
- * The first view of a layout: the whole graph when it fits readably, else its left edge (the
- * first steps) at a readable zoom, vertically centred on them. After a fan is expanded the
- * view centres on it instead (`focus`).
+ * The first view of a layout in a box of `width` × `height`: the whole graph (null: fitView)
+ * when it fits readably or is small, else its left edge (the first steps) at a readable zoom,
+ * vertically centred on them.
+ */
+function firstView(layout: GraphLayout, width: number, height: number): Viewport | null {
+  const fitZoom = Math.min(width / layout.width, height / layout.height) * (1 - 2 * FIT.padding);
+  if (fitZoom >= MIN_FIT_ZOOM || layout.positions.size <= FIT_ALL_NODES) return null;
+  let minX = Infinity;
+  for (const p of layout.positions.values()) minX = Math.min(minX, p.x);
+  let sum = 0;
+  let n = 0;
+  for (const p of layout.positions.values()) {
+    if (p.x !== minX) continue;
+    sum += p.y + STEP_NODE_HEIGHT / 2;
+    n++;
+  }
+  const midY = n ? sum / n : layout.height / 2;
+  return { x: 24 - minX * READABLE_ZOOM, y: height / 2 - midY * READABLE_ZOOM, zoom: READABLE_ZOOM };
+}
+
+/**
+ * Sets the view of each new layout (firstView; the first one is already React Flow's
+ * defaultViewport, so nothing is drawn twice) and when the box changes size. After a fan is
+ * expanded the view centres on it instead (`focus`).
  */
 function InitialView({ layout, focus, onApplied }: { layout: GraphLayout; focus: React.RefObject<string | null>; onApplied: () => void }) {
   const { fitView, setViewport, setCenter, getZoom } = useReactFlow();
@@ -46,22 +67,8 @@ function InitialView({ layout, focus, onApplied }: { layout: GraphLayout; focus:
       void setCenter(f.x + STEP_NODE_WIDTH / 2, f.y + STEP_NODE_HEIGHT / 2, { zoom: Math.max(getZoom(), READABLE_ZOOM) }).then(onApplied);
       return;
     }
-    const fitZoom = Math.min(width / layout.width, height / layout.height) * (1 - 2 * FIT.padding);
-    if (fitZoom >= MIN_FIT_ZOOM || layout.positions.size <= FIT_ALL_NODES) {
-      void fitView(FIT).then(onApplied);
-      return;
-    }
-    let minX = Infinity;
-    for (const p of layout.positions.values()) minX = Math.min(minX, p.x);
-    let sum = 0;
-    let n = 0;
-    for (const p of layout.positions.values()) {
-      if (p.x !== minX) continue;
-      sum += p.y + STEP_NODE_HEIGHT / 2;
-      n++;
-    }
-    const midY = n ? sum / n : layout.height / 2;
-    void setViewport({ x: 24 - minX * READABLE_ZOOM, y: height / 2 - midY * READABLE_ZOOM, zoom: READABLE_ZOOM }).then(onApplied);
+    const view = firstView(layout, width, height);
+    void (view ? setViewport(view) : fitView(FIT)).then(onApplied);
   }, [layout, width, height, fitView, setViewport, setCenter, getZoom, focus, onApplied]);
   return null;
 }
@@ -91,6 +98,71 @@ function shallowEqual(a: Record<string, unknown>, b: Record<string, unknown>): b
 }
 const sameNode = (a: RunNode, b: RunNode) => a.type === b.type && a.position === b.position && shallowEqual(a.data, b.data);
 const sameEdge = (a: Edge, b: Edge) => a.source === b.source && a.target === b.target && a.animated === b.animated && a.className === b.className && a.style?.stroke === b.style?.stroke;
+
+/**
+ * Below this zoom a node's text is unreadable: the canvas gets the `rv-far` class and nodes
+ * show only their phase's colour (CSS in step-node.tsx). A class, not another node type or
+ * new node data: React Flow re-measures every node whose type changes, one store update each.
+ */
+const FAR_ZOOM = 0.3;
+/**
+ * Zoomed far out with more edges than this, only the critical path's edges are drawn: each edge
+ * is a component and an SVG path, and 3,300 of them in view cost ≈ 6 s to draw on this machine
+ * (2,000 steps fitted in view: 1.6 s without them).
+ */
+const FAR_EDGES_MAX = 1000;
+
+/** React Flow with the run view's settings; inside the provider, so it can follow the zoom (one subscription for all nodes). */
+function RunCanvas({ nodes, edges, layout, initial, focus, onApplied, onNodeClick, onPaneClick }: {
+  nodes: RunNode[];
+  edges: Edge[];
+  layout: GraphLayout;
+  initial: Viewport | null;
+  focus: React.RefObject<string | null>;
+  onApplied: () => void;
+  onNodeClick: (node: RunNode) => void;
+  onPaneClick: () => void;
+}) {
+  const far = useStore((s) => s.transform[2] < FAR_ZOOM);
+  const thinned = far && edges.length > FAR_EDGES_MAX;
+  const drawnEdges = useMemo(() => (thinned ? edges.filter((e) => e.className === "critical") : edges), [thinned, edges]);
+  return (
+    <ReactFlow<RunNode>
+      className={far ? "rv-far" : undefined}
+      nodes={nodes}
+      edges={drawnEdges}
+      nodeTypes={nodeTypes}
+      nodesDraggable={false}
+      nodesConnectable={false}
+      edgesFocusable={false}
+      elementsSelectable={false}
+      onlyRenderVisibleElements
+      onNodeClick={(_e, node) => onNodeClick(node)}
+      onPaneClick={onPaneClick}
+      zoomOnScroll={false}
+      preventScrolling={false}
+      panOnDrag
+      minZoom={0.05}
+      maxZoom={2}
+      defaultViewport={initial ?? undefined}
+      fitView={!initial}
+      fitViewOptions={FIT}
+    >
+      <InitialView layout={layout} focus={focus} onApplied={onApplied} />
+      {thinned && (
+        <Panel position="top-left" className="rounded bg-white/90 px-2 py-1 text-xs text-slate-500 shadow-sm" data-testid="run-view-edges-hidden">
+          Zoom in to see the dependencies
+        </Panel>
+      )}
+      <Controls showInteractive={false} fitViewOptions={FIT} />
+      {nodes.length >= CANVAS_MINIMAP_FROM ? (
+        <CanvasMiniMap nodes={nodes} layout={layout} />
+      ) : (
+        nodes.length >= MINIMAP_FROM_STEPS && <MiniMap<RunNode> pannable zoomable style={{ width: 160, height: 100 }} nodeColor={(n) => stepPhaseStyle[n.data.phase].color} />
+      )}
+    </ReactFlow>
+  );
+}
 
 /**
  * The run view's canvas: the spec's DAG laid out once per drawn shape (steps, dependencies,
@@ -148,6 +220,15 @@ export function RunView({ workflow, selected, onSelect }: { workflow: WorkflowOb
   // Marks the box once a layout's first view is set (the bench waits for it; no re-render).
   const box = useRef<HTMLDivElement>(null);
   const viewApplied = useCallback(() => box.current?.setAttribute("data-view", "ready"), []);
+  // The box's width, known before the canvas mounts, so its first view is set from the start.
+  const [boxWidth, setBoxWidth] = useState(0);
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const ro = new ResizeObserver(() => setBoxWidth(el.clientWidth));
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, []);
 
   return (
     <div className="w-full">
@@ -194,43 +275,26 @@ export function RunView({ workflow, selected, onSelect }: { workflow: WorkflowOb
         role="figure"
         aria-label={`Steps of workflow ${workflow.metadata.name} and their dependencies`}
       >
-        {nodes && edges && layout ? (
+        {nodes && edges && layout && boxWidth > 0 ? (
           <ReactFlowProvider>
-            <ReactFlow<RunNode>
+            <RunCanvas
               nodes={nodes}
               edges={edges}
-              nodeTypes={nodeTypes}
-              nodesDraggable={false}
-              nodesConnectable={false}
-              edgesFocusable={false}
-              elementsSelectable={false}
-              onlyRenderVisibleElements
-              onNodeClick={(_e, node) => {
+              layout={layout}
+              initial={firstView(layout, boxWidth, height)}
+              focus={focus}
+              onApplied={viewApplied}
+              onNodeClick={(node) => {
                 if (node.type === "fan") {
                   focus.current = (laidOut?.groups.get(node.id)?.members[0]) ?? null;
                   flip(node.id);
                 } else onSelect(node.id === selected ? null : node.id);
               }}
               onPaneClick={() => onSelect(null)}
-              zoomOnScroll={false}
-              preventScrolling={false}
-              panOnDrag
-              minZoom={0.05}
-              maxZoom={2}
-            >
-              <InitialView layout={layout} focus={focus} onApplied={viewApplied} />
-              <Controls showInteractive={false} fitViewOptions={FIT} />
-              {nodes.length >= CANVAS_MINIMAP_FROM ? (
-                <CanvasMiniMap nodes={nodes} layout={layout} />
-              ) : (
-                nodes.length >= MINIMAP_FROM_STEPS && (
-                  <MiniMap<RunNode> pannable zoomable style={{ width: 160, height: 100 }} nodeColor={(n) => stepPhaseStyle[n.data.phase].color} />
-                )
-              )}
-            </ReactFlow>
+            />
           </ReactFlowProvider>
         ) : (
-          <div className="flex h-full items-center justify-center text-sm text-slate-500">Laying out {stepCount.toLocaleString("en-US")} steps…</div>
+          <div className="flex h-full items-center justify-center text-sm text-slate-500">{!layout && `Laying out ${stepCount.toLocaleString("en-US")} steps…`}</div>
         )}
         {pending && nodes && <div className="pointer-events-none absolute inset-0 bg-white/40" aria-hidden />}
       </div>

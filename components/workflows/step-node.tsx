@@ -1,18 +1,38 @@
 "use client";
 
 import { memo } from "react";
-import { Handle, Position, type NodeProps } from "@xyflow/react";
+import type { NodeProps } from "@xyflow/react";
 import { cx } from "../ui/cx";
 import { stepPhaseStyle, type FanNode, type StepNode } from "./run-graph";
 
-// Edges attach to handles; nothing is connected by hand in the run view.
-const hidden = "!size-1 !min-w-0 !border-0 !bg-transparent opacity-0";
+/**
+ * Where edges attach, as React Flow measures them (elements of class `source` / `target` with
+ * `data-handlepos`, its getHandleBounds) without its <Handle> component: each of those
+ * subscribes to the store, two per node, run on every frame of a pan. Nothing is connected by
+ * hand in the run view.
+ */
+function Anchors() {
+  const box = "pointer-events-none absolute top-[calc(50%-2px)] size-1";
+  return (
+    <>
+      <div className={cx("target", box, "-left-0.5")} data-handlepos="left" aria-hidden />
+      <div className={cx("source", box, "-right-0.5")} data-handlepos="right" aria-hidden />
+    </>
+  );
+}
+
 // The critical path's ring (violet, CRITICAL_COLOR); the selection ring sits outside it.
 const criticalRing = "outline-3 outline-offset-1 outline-violet-600";
+// Zoomed far out (the canvas has `rv-far`, run-view.tsx) the text is unreadable: hidden, the
+// node filled with its phase's colour (`--phase`) instead.
+const farFill = "in-[.rv-far]:border-transparent in-[.rv-far]:bg-(--phase)";
+const farHidden = "in-[.rv-far]:invisible";
 
 /**
  * One step of the run view: its name, phase and progress in its phase's colours. Memoized and
- * fed only its own data (no store subscription): a live update re-renders the steps that moved.
+ * fed only its own data: no store subscription, not even React Flow's <Handle> (each subscribes
+ * to the store, see Anchors), so a pan over
+ * thousands of steps runs no per-node code and a live update re-renders the steps that moved.
  */
 export const StepNodeView = memo(function StepNodeView({ data }: NodeProps<StepNode>) {
   const style = stepPhaseStyle[data.phase];
@@ -22,24 +42,25 @@ export const StepNodeView = memo(function StepNodeView({ data }: NodeProps<StepN
       data-phase={data.phase}
       data-critical={data.critical || undefined}
       title={`${data.step}: ${data.phase}${data.progress ? `\n${data.progress}` : ""}`}
+      style={{ "--phase": style.color } as React.CSSProperties}
       className={cx(
-        "flex h-full w-full cursor-pointer flex-col justify-center rounded-lg border-2 px-2.5 text-left transition-colors duration-300",
+        "relative flex h-full w-full cursor-pointer flex-col justify-center rounded-lg border-2 px-2.5 text-left transition-colors duration-300",
         style.node,
+        farFill,
         data.selected && "ring-4 ring-brand-500/30",
         data.critical && criticalRing,
         data.phase === "Running" && "shadow-md shadow-sky-500/20",
       )}
     >
-      <Handle type="target" position={Position.Left} className={hidden} isConnectable={false} />
-      <Handle type="source" position={Position.Right} className={hidden} isConnectable={false} />
-      <div className="flex items-center justify-between gap-2">
+      <Anchors />
+      <div className={cx("flex items-center justify-between gap-2", farHidden)}>
         <span className={cx("truncate text-[13px] font-semibold", style.muted && "line-through decoration-slate-300")}>{data.step}</span>
         <span className="shrink-0 text-[10px] font-semibold tracking-wide uppercase opacity-80" data-testid={`step-node-phase-${data.step}`}>
           {data.phase}
         </span>
       </div>
-      <div className="truncate font-mono text-[10px] opacity-70">{data.kind}</div>
-      <div className="truncate text-[11px] tabular-nums opacity-90" data-testid={`step-node-progress-${data.step}`}>
+      <div className={cx("truncate font-mono text-[10px] opacity-70", farHidden)}>{data.kind}</div>
+      <div className={cx("truncate text-[11px] tabular-nums opacity-90", farHidden)} data-testid={`step-node-progress-${data.step}`}>
         {data.progress || "\u00a0"}
       </div>
     </div>
@@ -56,24 +77,25 @@ export const FanNodeView = memo(function FanNodeView({ data }: NodeProps<FanNode
       data-count={data.count}
       data-critical={data.critical || undefined}
       title={`${data.label}\nClick to expand`}
+      style={{ "--phase": style.color } as React.CSSProperties}
       className={cx(
-        "flex h-full w-full cursor-pointer flex-col justify-center gap-0.5 rounded-lg border-2 px-2.5 text-left shadow-[3px_3px_0_-1px_white,3px_3px_0_0_#cbd5e1,6px_6px_0_-1px_white,6px_6px_0_0_#cbd5e1]",
+        "relative flex h-full w-full cursor-pointer flex-col justify-center gap-0.5 rounded-lg border-2 px-2.5 text-left shadow-[3px_3px_0_-1px_white,3px_3px_0_0_#cbd5e1,6px_6px_0_-1px_white,6px_6px_0_0_#cbd5e1]",
         style.node,
+        farFill,
         data.critical && criticalRing,
       )}
     >
-      <Handle type="target" position={Position.Left} className={hidden} isConnectable={false} />
-      <Handle type="source" position={Position.Right} className={hidden} isConnectable={false} />
-      <div className="flex items-center justify-between gap-2">
+      <Anchors />
+      <div className={cx("flex items-center justify-between gap-2", farHidden)}>
         <span className="truncate text-[13px] font-semibold">{data.count.toLocaleString("en-US")} steps</span>
         <span className="shrink-0 font-mono text-[10px] opacity-70">{data.kind}</span>
       </div>
-      <div className="flex h-1.5 w-full overflow-hidden rounded-full bg-slate-200" aria-hidden>
+      <div className={cx("flex h-1.5 w-full overflow-hidden rounded-full bg-slate-200", farHidden)} aria-hidden>
         {data.counts.map(([p, c]) => (
           <div key={p} style={{ width: `${(c / data.count) * 100}%`, background: stepPhaseStyle[p].color }} />
         ))}
       </div>
-      <div className="truncate text-[11px] tabular-nums opacity-90" data-testid={`fan-node-counts-${data.group}`}>
+      <div className={cx("truncate text-[11px] tabular-nums opacity-90", farHidden)} data-testid={`fan-node-counts-${data.group}`}>
         {data.counts.map(([p, c]) => `${c.toLocaleString("en-US")} ${p}`).join(", ")}
       </div>
     </div>
