@@ -13,7 +13,7 @@ import { useDebouncedEffect } from "../hooks/use-debounced-effect";
 import { EventsTable } from "./events-table";
 import { kindLabel } from "./object-link";
 
-const KINDS = ["Device", "EnrollmentRequest", "Action", "Fleet", "Plan", "Workflow", "User", "Server"] as const satisfies readonly ObjectKind[];
+const KINDS = ["Device", "EnrollmentRequest", "Action", "ActionRequest", "Fleet", "Plan", "Workflow", "User", "Server"] as const satisfies readonly ObjectKind[];
 // Fails to compile if the server gains a kind this list lacks.
 const _allKinds: Exclude<ObjectKind, (typeof KINDS)[number]> extends never ? true : never = true;
 void _allKinds;

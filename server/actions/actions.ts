@@ -18,6 +18,7 @@ import { wakeDevicesWithPendingActions } from "./scheduling";
 import { waitsOf } from "./waits";
 import type { ActionWait } from "../../lib/action-wait";
 import type { NewActionRow } from "../devices/fast-path";
+import { newRequestRow, requestCreatedEvent } from "../requests/requests";
 
 export const actionSelect = {
   id: true,
@@ -38,6 +39,7 @@ export const actionSelect = {
   finishedAt: true,
   error: true,
   expiresAt: true,
+  requestId: true,
   createdAt: true,
   updatedAt: true,
   deviceId: true,
@@ -98,6 +100,20 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
   const now = ctx.now();
   const args = JSON.stringify(input.args);
   const expiresAt = input.expiresInSeconds ? new Date(now.getTime() + input.expiresInSeconds * 1000) : null;
+  // One request per create call (issue 10), whatever the number of devices: decided as a unit.
+  const request = newRequestRow(
+    {
+      kind: input.kind,
+      args,
+      origin,
+      ref: null,
+      targetKind: input.device !== undefined ? "device" : "selector",
+      target: input.device ?? input.labelSelector ?? "",
+      createdBy: actor,
+      requireApproval: approval,
+    },
+    now,
+  );
   const rows: NewActionRow[] = targets.map((d, i) => ({
     id: randomUUID(),
     deviceId: d.id,
@@ -110,6 +126,7 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
     // Distinct, ordered creation times keep "oldest createdAt first" well defined.
     createdAt: new Date(now.getTime() + i),
     expiresAt,
+    requestId: request.id,
   }));
   const newEvents: NewEvent[] = rows.map((r, i) => ({
     objectKind: "Action",
@@ -119,10 +136,12 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
     message: `${input.kind} on ${targets[i]!.name}${approval ? ", waiting for approval" : ""}${expiresAt ? `, expires ${expiresAt.toISOString()}` : ""}`,
     actor,
   }));
+  newEvents.unshift(requestCreatedEvent(request, rows.length, actor));
   // SQLite: prepared inserts in one group commit (1,000 actions ≈ 20 ms; through Prisma ≈ 500 ms).
   const events = ctx.fast
-    ? await ctx.fast.insertActions(rows, newEvents, now)
+    ? await ctx.fast.insertActions(rows, newEvents, now, request)
     : await ctx.db.$transaction(async (tx) => {
+        await tx.actionRequest.create({ data: request });
         await tx.action.createMany({ data: rows.map((r) => ({ ...r, updatedAt: now })) });
         return recordEvents(tx, newEvents);
       });
@@ -134,6 +153,7 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
     rows.map((r, i) => ({
       ...r,
       expiresAt: r.expiresAt ?? null,
+      requestId: request.id,
       decision: null,
       decidedBy: null,
       decidedAt: null,
@@ -264,6 +284,8 @@ export interface ActionFilter {
   kind?: string | undefined;
   labelSelector?: string | undefined;
   origin?: string | undefined;
+  /** The operator's request (ActionRequest id) the actions belong to. */
+  request?: string | undefined;
 }
 
 export function actionWhere(f: ActionFilter): Prisma.ActionWhereInput {
@@ -272,6 +294,7 @@ export function actionWhere(f: ActionFilter): Prisma.ActionWhereInput {
   if (f.state?.length) and.push({ state: { in: f.state } });
   if (f.kind) and.push({ kind: f.kind });
   if (f.origin) and.push({ origin: f.origin });
+  if (f.request) and.push({ requestId: f.request });
   if (f.labelSelector) and.push({ device: { AND: selectorWhere(parseSelector(f.labelSelector)) } });
   return { AND: and };
 }

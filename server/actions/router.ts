@@ -25,6 +25,8 @@ export const ActionListInput = z.object({
   state: States,
   kind: z.string().max(64).optional(),
   origin: z.string().max(16).optional(),
+  /** Only the actions of this request (ActionRequest id). */
+  request: z.string().max(64).optional(),
   labelSelector: z.string().max(1024).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(50),
   cursor: z.string().optional(),

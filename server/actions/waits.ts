@@ -47,12 +47,16 @@ export async function waitsOf(ctx: ServerContext, rows: readonly WaitRow[]): Pro
       orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     }),
   );
-  const schedulable = [...devices.values()].filter((d) => d.summary === "Online" && open.some((r) => r.deviceId === d.id && r.state === "PENDING_SCHEDULE" && !r.offeredAt));
+  // Sets and per-device lists, not scans per row: a request's progress reads thousands at once.
+  const unoffered = new Set(open.filter((r) => r.state === "PENDING_SCHEDULE" && !r.offeredAt).map((r) => r.deviceId));
+  const schedulable = [...devices.values()].filter((d) => d.summary === "Online" && unoffered.has(d.id));
   const full = await fullPoliciesOf(ctx, schedulable);
+  const heldBy = new Map<string, typeof held>();
+  for (const h of held) (heldBy.get(h.deviceId) ?? heldBy.set(h.deviceId, []).get(h.deviceId)!).push(h);
   for (const r of open) {
     const d = devices.get(r.deviceId);
     if (!d) continue;
-    const before = held.filter((h) => h.deviceId === r.deviceId && h.id !== r.id && h.createdAt <= r.createdAt);
+    const before = (heldBy.get(r.deviceId) ?? []).filter((h) => h.id !== r.id && h.createdAt <= r.createdAt);
     const earlier = before.find((h) => h.state === "RUNNING") ?? before[0] ?? null;
     const wait = explainWait({
       state: r.state as ActionState,

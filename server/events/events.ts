@@ -6,7 +6,7 @@ import type { ServerContext } from "../context";
 import type { Prisma, Tx } from "../db";
 import { topics } from "../bus";
 
-export const OBJECT_KINDS = ["Device", "EnrollmentRequest", "Action", "Fleet", "Plan", "Workflow", "User", "Server"] as const;
+export const OBJECT_KINDS = ["Device", "EnrollmentRequest", "Action", "ActionRequest", "Fleet", "Plan", "Workflow", "User", "Server"] as const;
 export type ObjectKind = (typeof OBJECT_KINDS)[number];
 
 export interface NewEvent {

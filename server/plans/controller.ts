@@ -30,6 +30,7 @@ import { topics } from "../bus";
 import { inChunks } from "../lib/chunks";
 import { afterCancel, cancelActionInTx, needsApproval, type CancelOutcome } from "../actions/actions";
 import { watchEndedActions } from "../actions/ended-watch";
+import { inheritedDecision, requestForRef } from "../requests/requests";
 import { decidePass, type EngineDevice, type EngineNode, type GroupCounts, type PassDecision } from "../../lib/plan";
 import { commandShape, PLAN_GROUPS, PlanSpec, type PlanGroup, type PlanSignalArgs } from "../../lib/plan-spec";
 import { isTerminalPlanState, type PlanNodeState, type PlanState } from "../../lib/plan-status";
@@ -230,6 +231,30 @@ export async function passInTx(tx: Tx, ctx: ServerContext, planId: string, now: 
   const wake: string[] = [];
   if (decision.signals.length > 0) {
     const approvedBy = plan.requireApproval ? plan.approvedBy : null;
+    // One request per plan command (issue 10): its waves of signals all join it, decided as a unit.
+    const requests = new Map<number, Awaited<ReturnType<typeof requestForRef>>>();
+    for (const { command } of decision.signals) {
+      if (requests.has(command)) continue;
+      const shape = shapes[command]!;
+      const kind = shape.action?.kind ?? shape.kind;
+      const req = await requestForRef(
+        tx,
+        {
+          kind,
+          args: JSON.stringify(shape.action?.args ?? { planId: plan.id, command, version: shape.version }),
+          origin: "plan",
+          ref: `plan/${plan.id}/command/${command}`,
+          targetKind: "nodes",
+          target: `plan ${plan.id} command ${command}`,
+          createdBy: `plan:${plan.id}`,
+          requireApproval: approvedBy !== null || needsApproval(ctx, kind, false),
+        },
+        now,
+        approvedBy ? { decision: "Approved", decidedBy: approvedBy, decidedAt: plan.approvedAt ?? now, decisionReason: `approved with plan ${plan.id}` } : undefined,
+      );
+      requests.set(command, req);
+      if (req.created) newEvents.push({ ...req.created, actor: PLAN_CONTROLLER });
+    }
     const rows = decision.signals.map((s, i) => {
       const shape = shapes[s.command]!;
       const node = nodeById.get(s.nodeId)!;
@@ -249,9 +274,12 @@ export async function passInTx(tx: Tx, ctx: ServerContext, planId: string, now: 
         };
         args = signal;
       }
-      const approval = !approvedBy && needsApproval(ctx, kind, false);
-      const state: ActionState = approval ? "PENDING_APPROVE" : "PENDING_SCHEDULE";
-      if (!approval) wake.push(s.deviceId);
+      const request = requests.get(s.command)!;
+      // A request already decided as a unit decides the nodes that join it later.
+      const inherited = !approvedBy && needsApproval(ctx, kind, false) ? inheritedDecision(request, now) : null;
+      const approval = !approvedBy && !inherited && needsApproval(ctx, kind, false);
+      const state: ActionState = inherited?.state ?? (approval ? "PENDING_APPROVE" : "PENDING_SCHEDULE");
+      if (state === "PENDING_SCHEDULE") wake.push(s.deviceId);
       newEvents.push({
         objectKind: "Action",
         objectName: s.nodeId,
@@ -267,9 +295,11 @@ export async function passInTx(tx: Tx, ctx: ServerContext, planId: string, now: 
         args: JSON.stringify(args),
         origin: "plan",
         state,
-        requireApproval: approval || approvedBy !== null,
+        requireApproval: approval || inherited !== null || approvedBy !== null,
         createdBy: `plan:${plan.id}`,
         ...(approvedBy ? { decision: "Approved", decidedBy: approvedBy, decidedAt: plan.approvedAt ?? now, decisionReason: `approved with plan ${plan.id}` } : {}),
+        ...inherited?.data,
+        requestId: request.id,
         // Distinct, ordered creation times keep "oldest createdAt first" well defined.
         createdAt: new Date(now.getTime() + i),
         updatedAt: now,

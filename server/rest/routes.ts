@@ -204,6 +204,36 @@ export const restRoutes: RestRoute[] = [
     summary: "Cancel: pending at once; NEW or RUNNING through the agent",
     input: ({ params, body }) => ({ id: params.id, reason: body.reason }),
   },
+  {
+    method: "GET",
+    path: "/requests",
+    procedure: "requests.list",
+    summary:
+      "Action requests (one per create call, plan command or workflow step attempt), newest first, a page at a time, each with its progress counted by action state; ?pendingApproval=true for those with actions waiting for approval",
+    input: ({ query }) => query,
+  },
+  {
+    method: "GET",
+    path: "/requests/{id}",
+    procedure: "requests.get",
+    summary: "One action request with its progress (the waiting actions counted by why they wait) and the first page of its actions (?limit=)",
+    input: ({ params, query }) => ({ ...query, id: params.id }),
+  },
+  {
+    method: "POST",
+    path: "/requests/{id}/approve",
+    procedure: "requests.approve",
+    summary:
+      "Approve every action of the request still waiting for approval, as a unit {reason?}; those already decided one by one are left as they are. {request, moved}. 409 when none waits",
+    input: ({ params, body }) => ({ id: params.id, reason: body.reason }),
+  },
+  {
+    method: "POST",
+    path: "/requests/{id}/reject",
+    procedure: "requests.reject",
+    summary: "Reject every action of the request still waiting for approval, as a unit {reason?}: they are CANCELLED. {request, moved}. 409 when none waits",
+    input: ({ params, body }) => ({ id: params.id, reason: body.reason }),
+  },
   { method: "GET", path: "/fleets", procedure: "fleets.list", summary: "Fleets by name, each {metadata, spec, status}", output: items },
   {
     method: "POST",

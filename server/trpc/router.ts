@@ -11,6 +11,7 @@ import { nudgeRouter } from "../nudge";
 import { fleetsRouter } from "../fleets/router";
 import { plansRouter } from "../plans/router";
 import { workflowsRouter } from "../workflows/router";
+import { requestsRouter } from "../requests/router";
 
 const systemRouter = router({
   settings: viewerProcedure.query(({ ctx }) => ({
@@ -29,6 +30,7 @@ export const appRouter = router({
   enrollments: enrollmentsRouter,
   events: eventsRouter,
   actions: actionsRouter,
+  requests: requestsRouter,
   fleets: fleetsRouter,
   plans: plansRouter,
   workflows: workflowsRouter,

@@ -45,6 +45,8 @@ import { selectorWhere } from "../devices/queries";
 import { watchEndedActions } from "../actions/ended-watch";
 import { afterCancel, cancelActionInTx, needsApproval, type CancelOutcome } from "../actions/actions";
 import { selectorRequirements } from "../../lib/fleet-spec";
+import { formatSelector } from "../../lib/label-selector";
+import { newRequestRow, requestCreatedEvent } from "../requests/requests";
 import { WorkflowSpec } from "../../lib/workflow-spec";
 import { DEFAULT_SCHEDULE_TIMEZONE, nextScheduleTime, nextScheduleTimes } from "../../lib/workflow-schedule";
 import { assertTransition } from "../../lib/state-machine";
@@ -376,6 +378,21 @@ export async function passInTx(tx: Tx, ctx: ServerContext, name: string, now: Da
     const args = JSON.stringify(job.args);
     const actions: Prisma.ActionCreateManyInput[] = [];
     const links: Prisma.WorkflowStepActionCreateManyInput[] = [];
+    // One request per step attempt (issue 10): its actions are decided as a unit.
+    const request = newRequestRow(
+      {
+        kind: job.kind,
+        args,
+        origin: "workflow",
+        ref: `workflow/${name}/${step}/run/${wf.run}/attempt/${attempt}`,
+        ...(attempt === 1 && job.targets.selector
+          ? { targetKind: "selector" as const, target: formatSelector(selectorRequirements(job.targets.selector)) }
+          : { targetKind: "devices" as const, target: targets.map((t) => t.target).join(", ").slice(0, 1024) }),
+        createdBy: `workflow:${name}`,
+        requireApproval: approval,
+      },
+      now,
+    );
     for (const t of targets) {
       if (!t.device) {
         links.push({ workflowName: name, run: wf.run, step, attempt, target: t.target, error: t.error, createdAt: now });
@@ -394,6 +411,7 @@ export async function passInTx(tx: Tx, ctx: ServerContext, name: string, now: Da
         // Distinct, ordered creation times keep "oldest createdAt first" well defined.
         createdAt: new Date(now.getTime() + actions.length),
         updatedAt: now,
+        requestId: request.id,
       });
       links.push({ workflowName: name, run: wf.run, step, attempt, target: t.target, deviceId: t.device.id, actionId: id, createdAt: now });
       newEvents.push({
@@ -406,7 +424,11 @@ export async function passInTx(tx: Tx, ctx: ServerContext, name: string, now: Da
       });
       if (!approval) effects.wake.push(t.device.id);
     }
-    if (actions.length > 0) await tx.action.createMany({ data: actions });
+    if (actions.length > 0) {
+      await tx.actionRequest.create({ data: request });
+      newEvents.push(requestCreatedEvent(request, actions.length, WORKFLOW_CONTROLLER));
+      await tx.action.createMany({ data: actions });
+    }
     if (links.length > 0) await tx.workflowStepAction.createMany({ data: links });
   }
 

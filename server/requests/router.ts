@@ -1,0 +1,34 @@
+import { z } from "zod";
+import { router, viewerProcedure, operatorProcedure } from "../trpc/init";
+import { listActions } from "../actions/actions";
+import { decideRequest, getRequest, listRequests, REQUEST_ORIGINS } from "./requests";
+
+/** `?pendingApproval=true` in a query string, or a boolean from tRPC. */
+const Flag = z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean()).optional();
+
+export const RequestListInput = z.object({
+  /** Only requests with at least one action still waiting for approval. */
+  pendingApproval: Flag,
+  origin: z.enum(REQUEST_ORIGINS).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  cursor: z.string().max(64).optional(),
+});
+
+const Decide = z.object({ id: z.string().min(1).max(64), reason: z.string().max(1024).optional() });
+
+export const requestsRouter = router({
+  list: viewerProcedure.input(RequestListInput).query(({ ctx, input }) => {
+    const { limit, cursor, ...filter } = input;
+    return listRequests(ctx.server, filter, { limit, cursor });
+  }),
+  /** One request with its progress (waiting ones by reason) and the first page of its actions. */
+  get: viewerProcedure
+    .input(z.object({ id: z.string().min(1).max(64), limit: z.coerce.number().int().min(1).max(500).default(50) }))
+    .query(async ({ ctx, input }) => {
+      const request = await getRequest(ctx.server, input.id);
+      const actions = await listActions(ctx.server, { request: input.id }, { limit: input.limit });
+      return { ...request, actions };
+    }),
+  approve: operatorProcedure.input(Decide).mutation(({ ctx, input }) => decideRequest(ctx.server, input.id, "Approved", ctx.actor, input.reason)),
+  reject: operatorProcedure.input(Decide).mutation(({ ctx, input }) => decideRequest(ctx.server, input.id, "Rejected", ctx.actor, input.reason)),
+});
