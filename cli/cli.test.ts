@@ -440,6 +440,34 @@ describe("actions", () => {
     expect((await s.api<Action>("GET", `/actions/${id}`)).body.state).toBe("CANCELLED");
   });
 
+  it("requests: get requests --pending lists a selector's request once; approve request moves all its actions; again is CONFLICT", async () => {
+    const created = json<{ items: (Action & { requestId: string })[] }>(
+      await ok(["create", "action", "-l", `suite=${suite},ring=canary`, "--kind", "noop", "--require-approval", "-o", "json"]),
+    );
+    expect(created.items).toHaveLength(2);
+    const requestId = created.items[0]!.requestId;
+    const table = await ok(["get", "requests", "--pending"]);
+    expect(table).toMatch(/^ID\s+REQUEST\s+ORIGIN\s+BY\s+DECISION\s+PROGRESS\s+AGE/);
+    const row = table.split("\n").find((l) => l.startsWith(requestId))!;
+    expect(row).toContain(`noop on 2 devices matching suite=${suite},ring=canary`);
+    expect(row).toContain("0/2 done, 2 waiting (2 for approval), 0 failed");
+    expect(await ok(["get", "request", requestId])).toMatch(/2 waiting: Approval \(e\.g\. waits for an operator/);
+    expect(await ok(["approve", "request", requestId, "--reason", "change 7"])).toMatch(new RegExp(`^request/${requestId} approved: 2 actions \\(noop on 2 devices`));
+    for (const a of created.items) expect((await s.api<{ state: string; decisionReason: string }>("GET", `/actions/${a.id}`)).body).toMatchObject({ state: "PENDING_SCHEDULE", decisionReason: "change 7" });
+    const again = await drover(["reject", "request", requestId]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^error: CONFLICT: .*already decided/);
+    expect(json<{ items: { id: string }[] }>(await ok(["get", "requests", "--pending", "-o", "json"])).items.map((r) => r.id)).not.toContain(requestId);
+    expect((await drover(["approve", "request", "nope"])).stderr).toMatch(/NOT_FOUND/);
+  });
+
+  it("reject request: its waiting actions end CANCELLED", async () => {
+    const id = await createAction(device);
+    const requestId = (await s.api<{ requestId: string }>("GET", `/actions/${id}`)).body.requestId;
+    expect(await ok(["reject", "request", requestId])).toContain(`request/${requestId} rejected: 1 action`);
+    expect((await s.api<Action>("GET", `/actions/${id}`)).body.state).toBe("CANCELLED");
+  });
+
   it("cancel; cancelling a finished action is CONFLICT", async () => {
     const id = await createAction(device, false);
     expect(await ok(["cancel", "action", id, "--reason", "typo"])).toContain(`action/${id} cancelled`);
@@ -542,11 +570,14 @@ describe("--help", () => {
     ["get", "actions"],
     ["get", "enrollments"],
     ["get", "tokens"],
+    ["get", "requests"],
     ["approve"],
     ["approve", "action"],
     ["approve", "enrollment"],
+    ["approve", "request"],
     ["reject"],
     ["reject", "action"],
+    ["reject", "request"],
     ["deny"],
     ["deny", "enrollment"],
     ["reopen"],

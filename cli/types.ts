@@ -56,6 +56,28 @@ export interface Action {
   createdAt: string;
 }
 
+/** An operator's request over many devices (issue 10), decided as a unit. */
+export interface ActionRequest {
+  id: string;
+  kind: string;
+  origin: string;
+  summary: string;
+  createdBy: string;
+  createdAt: string;
+  decision: string | null;
+  decidedBy: string | null;
+  progress: {
+    total: number;
+    done: number;
+    failed: number;
+    cancelled: number;
+    running: number;
+    waiting: number;
+    pendingApproval: number;
+    waitingBy: { reason: string; count: number; message: string }[] | null;
+  };
+}
+
 export interface Enrollment {
   id: string;
   deviceName: string;

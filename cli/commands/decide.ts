@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { apiFor, note, write } from "../context";
 import { EXIT } from "../http";
 import type { Action, Enrollment } from "../types";
+import { registerRequestDecision } from "./requests";
 
 type Resource = "actions" | "enrollments";
 type Verb = "approve" | "reject" | "deny" | "reopen";
@@ -36,12 +37,14 @@ function decision(parent: Command, verb: Verb, resource: Resource, description: 
 }
 
 export function registerDecisions(program: Command): void {
-  const approve = program.command("approve").description("approve actions waiting for approval, or enrollment requests");
+  const approve = program.command("approve").description("approve actions waiting for approval (one by one or a whole request), or enrollment requests");
   decision(approve, "approve", "actions", "approve PENDING_APPROVE actions (409 CONFLICT if already decided)");
+  registerRequestDecision(approve, "approve");
   decision(approve, "approve", "enrollments", "approve Pending enrollment requests: the devices become Enrolled");
 
-  const reject = program.command("reject").description("reject actions waiting for approval");
+  const reject = program.command("reject").description("reject actions waiting for approval (one by one or a whole request)");
   decision(reject, "reject", "actions", "reject PENDING_APPROVE actions (they end CANCELLED)");
+  registerRequestDecision(reject, "reject");
 
   const reopen = program.command("reopen").description("revert a denial: enrollment requests go back to Pending");
   decision(reopen, "reopen", "enrollments", "reopen Denied enrollment requests (Pending again; the agent keeps its request and finds it so within 5 minutes)");

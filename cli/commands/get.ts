@@ -7,6 +7,7 @@ import { getPlans, planOutputOption } from "./plans";
 import type { PlanFormat } from "../plan-output";
 import { getWorkflows, workflowOutputOption } from "./workflows";
 import type { WorkflowFormat } from "../workflow-output";
+import { registerGetRequests } from "./requests";
 
 interface ListOptions {
   output: Format;
@@ -51,7 +52,7 @@ function morePages(page: Page<unknown>, format: Format): void {
 export function registerGet(program: Command): void {
   const get = program
     .command("get")
-    .description("list or show devices, fleets, plans, workflows, actions, enrollment requests and API tokens")
+    .description("list or show devices, fleets, plans, workflows, actions, action requests, enrollment requests and API tokens")
     .addHelpText(
       "after",
       "\nExamples:\n  drover get devices -l site=lab\n  drover get devices --fleet edge-eu\n  drover get fleet edge-eu -o yaml\n  drover get plans --state SchedulableWait -o wide\n  drover get workflows --phase Running,Failed\n  drover get actions --state PENDING_APPROVE -o yaml\n  drover get enrollments --status Pending --address 203.0.113.7\n  drover get tokens",
@@ -144,6 +145,8 @@ export function registerGet(program: Command): void {
       show(opts.output, page, page.items, actionColumns, "actions");
       morePages(page, opts.output);
     });
+
+  registerGetRequests(get, parseLimit);
 
   get
     .command("enrollments")
