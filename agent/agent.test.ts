@@ -83,6 +83,8 @@ describe("enrollment", () => {
       conditions: { rebooting: false },
       config: { renderedVersion: 0 },
       actions: [],
+      // What it runs, every heartbeat: the built-in kinds, and exec's allow-list (empty by default).
+      capabilities: { kinds: ["airgapupdate", "exec", "k0supdate", "noop", "reboot", "sleep"], exec: { allow: [] } },
     });
     expect(events()).toEqual(expect.arrayContaining(["enrolled", "approved"]));
   });

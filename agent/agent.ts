@@ -17,7 +17,7 @@ import type { Logger } from "pino";
 import type { DeviceRole, StatusReport } from "../lib/protocol";
 import { ActionQueue, type ActionStats } from "./actions";
 import { InvalidResponseError, ProtocolClient, ProtocolError, TransportError } from "./client";
-import { builtinExecutors, type ExecutorRegistry } from "./executors";
+import { builtinExecutors, capabilitiesOf, type ExecutorRegistry } from "./executors";
 import type { HealthSource, Resources } from "./health";
 import { NullRuntime } from "./runtime/null";
 import type { DeviceRuntime } from "./runtime/types";
@@ -163,16 +163,21 @@ export class Agent {
   private heartbeatWaiters: { want: number; resolve: () => void }[] = [];
   private heartbeatLoopRunning = false;
 
+  /** What this agent runs, told to the server with every heartbeat (lib/protocol AgentCapabilities). */
+  private readonly capabilities: StatusReport["capabilities"];
+
   constructor(private readonly options: AgentOptions) {
     this.timing = { ...DEFAULT_TIMING, ...options.timing };
     this.log = options.logger;
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
+    const executors = options.executors ?? builtinExecutors();
+    this.capabilities = capabilitiesOf(executors);
     this.actions = new ActionQueue({
       store: options.store,
       client: options.client,
       token: () => this.token(),
-      executors: options.executors ?? builtinExecutors(),
+      executors,
       logger: options.logger,
       retry: this.timing.retry,
       random: this.random,
@@ -596,6 +601,7 @@ export class Agent {
         conditions: { ...(updating ? { updating } : {}), rebooting: this.actions.rebooting },
         config: { renderedVersion: this.appliedVersion },
         actions: this.actions.queue(),
+        capabilities: this.capabilities,
         ...extra,
       },
       signal,

@@ -116,6 +116,14 @@ describe("simulator command line", () => {
       actionFailure: 0,
       actionSeconds: [0.05, 0.5],
     });
+    // No --allow-exec: simulated exec runs any command (an empty list would refuse them all).
+    expect(config.allowExec).toBeUndefined();
+  });
+
+  it("reads --allow-exec for simulated exec", () => {
+    const config = parseSimulateArgs(["--server", "http://h:1", "--agents", "2", "--allow-exec", "uptime,/bin/true"]);
+    if (config === "help") throw new Error("unexpected help");
+    expect(config.allowExec).toEqual(["uptime", "/bin/true"]);
   });
 
   it("reads the update knobs", () => {

@@ -65,18 +65,17 @@ const LogLevel = z.enum(["trace", "debug", "info", "warn", "error", "fatal", "si
 const Share = z.coerce.number().min(0, "must be between 0 and 1").max(1, "must be between 0 and 1");
 
 /** `--allow-exec echo,/usr/bin/uptime`: commands matched exactly, so no blanks around them. */
-const AllowExec = z
-  .string()
-  .default("")
-  .transform((value, ctx) => {
-    const commands = value.split(",").map((c) => c.trim());
-    if (value.trim() === "") return [];
-    if (commands.some((c) => c === "")) {
-      ctx.addIssue({ code: "custom", message: "a comma-separated list of commands, e.g. echo,/usr/bin/uptime" });
-      return z.NEVER;
-    }
-    return [...new Set(commands)];
-  });
+const CommandList = z.string().transform((value, ctx) => {
+  const commands = value.split(",").map((c) => c.trim());
+  if (value.trim() === "") return [];
+  if (commands.some((c) => c === "")) {
+    ctx.addIssue({ code: "custom", message: "a comma-separated list of commands, e.g. echo,/usr/bin/uptime" });
+    return z.NEVER;
+  }
+  return [...new Set(commands)];
+});
+/** The agent: none by default. */
+const AllowExec = z.string().default("").pipe(CommandList);
 
 /** `--allow-apps node,/usr/bin/python3` or `--allow-apps '*'`: programs applications may run. */
 const AllowApps = z
@@ -309,6 +308,9 @@ Options:
   --action-seconds MIN-MAX
                          how long a simulated exec, noop or reboot takes (default: 0.05-0.5;
                          sleep takes its own seconds). Actions never touch this host.
+  --allow-exec LIST      commands a simulated exec runs (comma-separated, matched exactly);
+                         others fail as on a real agent, and the agents report the list
+                         (default: any command)
   --crash-versions LIST  template versions (the spec's "version") whose applications come up,
                          then restart every --crash-seconds, e.g. 2.0.0,2.1.0
   --crash-seconds S      period of those restarts (default: 10)
@@ -353,6 +355,8 @@ const SimulateArgs = z
     heartbeatJitter: z.boolean().default(false),
     actionFailure: Share.default(0),
     actionSeconds: SecondsRange.default([0.05, 0.5]),
+    // The simulator: unset means any command (zod applies an inner default even under optional()).
+    allowExec: CommandList.optional(),
     crashVersions: VersionList,
     crashSeconds: z.coerce.number().positive().max(86_400).default(10),
     failVersions: VersionList,
@@ -393,6 +397,7 @@ export function parseSimulateArgs(argv: string[]): SimulateConfig | "help" {
     "heartbeat-jitter": { type: "boolean" },
     "action-failure": { type: "string" },
     "action-seconds": { type: "string" },
+    "allow-exec": { type: "string" },
     "crash-versions": { type: "string" },
     "crash-seconds": { type: "string" },
     "fail-versions": { type: "string" },
@@ -428,6 +433,7 @@ export function parseSimulateArgs(argv: string[]): SimulateConfig | "help" {
     heartbeatJitter: values["heartbeat-jitter"],
     actionFailure: values["action-failure"],
     actionSeconds: values["action-seconds"],
+    allowExec: values["allow-exec"],
     crashVersions: values["crash-versions"],
     crashSeconds: values["crash-seconds"],
     failVersions: values["fail-versions"],

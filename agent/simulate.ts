@@ -52,6 +52,7 @@ export async function main(argv: string[]): Promise<number> {
     heartbeatJitter: config.heartbeatJitter,
     actionFailure: config.actionFailure,
     actionSeconds: config.actionSeconds,
+    ...(config.allowExec ? { allowExec: config.allowExec } : {}),
     crashSeconds: config.crashSeconds,
     slowApplySeconds: config.slowApplySeconds,
     ...(config.crashVersions ? { crashVersions: config.crashVersions } : {}),

@@ -68,6 +68,8 @@ export interface SimulationOptions {
   actionFailure?: number;
   /** Simulated duration of exec, noop and reboot actions, seconds (default 0.05-0.5). */
   actionSeconds?: readonly [number, number];
+  /** The commands simulated exec runs (others fail, as on a real agent); unset: any. */
+  allowExec?: readonly string[];
   /** Agents started per second. */
   rate?: number;
   /** Keep each agent's state in DIR/NAME instead of memory. */
@@ -331,6 +333,7 @@ export function startSimulation(options: SimulationOptions): SimulationHandle {
         seconds: options.actionSeconds ?? DEFAULT_SIMULATED_ACTION_SECONDS,
         name,
         plan: planKnobs,
+        ...(options.allowExec ? { allowExec: options.allowExec } : {}),
         // A stream of its own, so that actions do not shift the health and application draws.
         random: seededRandom(seed + index + 1 + 0x9e3779b9),
       }),

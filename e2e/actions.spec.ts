@@ -80,3 +80,33 @@ test("a waiting action says why, live, and is cancelled when its expiry passes",
   await expect(waiting).toHaveCount(0);
   await expect(page.getByText("expired: not started within 8s of its creation").first()).toBeVisible();
 });
+
+test("an exec off the device's allow-list is warned about before it is created, and on its page", async ({ page }) => {
+  const prefix = uniquePrefix("refuse");
+  const name = deviceName(prefix, 1);
+  const admin = await tokenFor("admin", E2E_ADMIN_PASSWORD);
+  const sim = simulate(prefix, 1, ["--allow-exec", "uptime"]);
+  try {
+    await approveByApi(admin, [name]);
+    await signIn(page);
+    await page.goto(`/devices/${name}`);
+    await expect(page.getByTestId("device-summary")).toHaveText(/Online/, { timeout: 15_000 });
+
+    await page.getByTestId("new-action").click();
+    await page.getByTestId("action-kind").selectOption("exec");
+    await page.getByTestId("action-args").fill(JSON.stringify({ command: "uptime" }));
+    await expect(page.getByTestId("preview-count")).toHaveAttribute("data-count", "1");
+    await expect(page.getByTestId("refusal-warning")).toHaveCount(0);
+    await page.getByTestId("action-args").fill(JSON.stringify({ command: "rm", args: ["-rf", "/"] }));
+    const warning = page.getByTestId("refusal-warning");
+    await expect(warning).toContainText("This device will refuse it");
+    await expect(warning).toContainText(`command "rm" is not in its agent's allow-list (--allow-exec: uptime)`);
+
+    // Created anyway (the operator may know better): its page says so while it waits for approval.
+    await page.getByTestId("create-action-submit").click();
+    await expect(page).toHaveURL(/\/actions\/[0-9a-f-]{36}$/);
+    await expect(page.getByTestId("action-refusal")).toContainText(`command "rm" is not in its agent's allow-list`);
+  } finally {
+    await sim.stop();
+  }
+});

@@ -223,6 +223,8 @@ export interface ReportedStatus {
   };
   config: { renderedVersion: number };
   decommissioning?: { state: DecommissioningState; info?: string | undefined } | undefined;
+  /** What the agent runs (lib/protocol AgentCapabilities), when it says. */
+  capabilities?: { kinds: string[]; exec?: { allow: string[] } | undefined } | undefined;
 }
 
 export interface DeviceFacts {

@@ -160,6 +160,18 @@ export const ActionReport = z.object({
 });
 export type ActionReport = z.infer<typeof ActionReport>;
 
+/**
+ * What the agent will run (issue 10): its action kinds and, for `exec`, its allow-list, sent
+ * with every heartbeat so the console can warn before an action the device would refuse.
+ * `exec` absent: exec runs any command (the simulator); present: only those, matched exactly.
+ * The whole field absent: unknown (an older agent), and nothing is warned.
+ */
+export const AgentCapabilities = z.object({
+  kinds: z.array(ActionKind).max(64),
+  exec: z.object({ allow: z.array(z.string().min(1).max(4096)).max(256) }).optional(),
+});
+export type AgentCapabilities = z.infer<typeof AgentCapabilities>;
+
 export const ResourceStatusSchema = z.enum(RESOURCE_STATUSES);
 export const StatusReport = z.object({
   resources: z.object({ cpu: ResourceStatusSchema, memory: ResourceStatusSchema, disk: ResourceStatusSchema }),
@@ -180,6 +192,7 @@ export const StatusReport = z.object({
     .object({ state: z.enum(DECOMMISSIONING_STATES), info: z.string().max(4096).optional() })
     .optional(),
   actions: z.array(z.object({ id: z.uuid(), state: z.enum(AGENT_ACTION_STATES) })).max(1000).default([]),
+  capabilities: AgentCapabilities.optional(),
 });
 export type StatusReport = z.infer<typeof StatusReport>;
 export const StatusResponse = z.object({ heartbeatSeconds: z.number().int().positive() });

@@ -32,6 +32,7 @@ export function execExecutor(options: ExecOptions): Executor<typeof ExecArgs> {
     // A command may have effects; the agent cannot know whether running it twice is safe.
     idempotent: false,
     argsSchema: ExecArgs,
+    allowList: [...options.allow],
     async run({ command, args, timeoutSeconds }, { signal, log }) {
       if (!allowed.has(command)) {
         throw new ActionFailure(`command ${JSON.stringify(command)} is not in the agent's allow-list (--allow-exec)`);

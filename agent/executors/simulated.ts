@@ -28,6 +28,8 @@ export interface SimulatedActionOptions {
   /** The device's name, matched against the `plan` knobs. */
   name?: string;
   plan?: SimulatedPlanOptions;
+  /** `--allow-exec` for simulated devices: exec refuses other commands, as the real agent does. Unset: any command. */
+  allowExec?: readonly string[];
 }
 
 export interface SimulatedPlanOptions {
@@ -76,7 +78,11 @@ export function simulatedExecutors(options: SimulatedActionOptions): ExecutorReg
     kind: "exec",
     idempotent: false,
     argsSchema: ExecArgs,
+    ...(options.allowExec ? { allowList: [...options.allowExec] } : {}),
     async run({ command, args }, { signal }) {
+      if (options.allowExec && !options.allowExec.includes(command)) {
+        throw new ActionFailure(`command ${JSON.stringify(command)} is not in the agent's allow-list (--allow-exec)`);
+      }
       const ms = duration();
       await abortableDelay(ms, signal);
       return { output: `[simulated] ${[command, ...args].join(" ")}\n[simulated] exited 0 after ${Math.round(ms)} ms\n` };

@@ -38,6 +38,8 @@ export interface Executor<S extends z.ZodType = z.ZodType> {
    */
   idempotent: boolean;
   argsSchema: S;
+  /** `exec` only: the commands it runs, told to the server (capabilities); absent: any command. */
+  allowList?: readonly string[];
   run(args: z.output<S>, context: ActionContext): Promise<ActionResult>;
   /**
    * After a restart that found the action RUNNING: its result when the restart itself is
@@ -66,4 +68,10 @@ export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
     }, ms);
     signal.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+/** What these executors run, for the heartbeat (lib/protocol AgentCapabilities). */
+export function capabilitiesOf(executors: ExecutorRegistry): { kinds: string[]; exec?: { allow: string[] } } {
+  const allow = executors.get("exec")?.allowList;
+  return { kinds: [...executors.keys()].sort(), ...(allow ? { exec: { allow: [...allow] } } : {}) };
 }

@@ -15,7 +15,7 @@ import { actionStateTone } from "../status/tones";
 import { DecisionBanner, useDecisions } from "../approvals/use-decisions";
 import { EventLogLink } from "../events/object-events-card";
 import { ActionDiagram } from "./action-diagram";
-import { ActionInfo, ApprovalRecord, ArgsCard, OutputCard, WaitingBanner } from "./action-sections";
+import { ActionInfo, ApprovalRecord, ArgsCard, OutputCard, RefusalBanner, WaitingBanner } from "./action-sections";
 import { ActionTimeline } from "./action-timeline";
 import { CancelActionButton } from "./cancel-action-button";
 import { NudgeButton } from "./nudge-button";
@@ -99,6 +99,7 @@ export function ActionPage({ id }: { id: string }) {
         }
       />
       {decisions.outcome && <DecisionBanner outcome={decisions.outcome} />}
+      <RefusalBanner refusal={a.refusal} />
       <WaitingBanner waiting={a.waiting} />
       <ActionDiagram state={a.state} />
       <div className="mt-4 grid gap-4 lg:grid-cols-2">

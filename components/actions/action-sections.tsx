@@ -12,10 +12,10 @@ import { actorName } from "./format";
 import { Field } from "../ui/field";
 
 function When({ value }: { value: string | Date | null }) {
-  if (!value) return <span className="text-slate-400">—</span>;
+  if (!value) return <span className="text-slate-500">—</span>;
   return (
     <span title={String(value)}>
-      <RelativeTime value={value} /> <span className="text-xs text-slate-400">(<AbsoluteTime value={value} />)</span>
+      <RelativeTime value={value} /> <span className="text-xs text-slate-500">(<AbsoluteTime value={value} />)</span>
     </span>
   );
 }
@@ -134,7 +134,7 @@ export function ApprovalRecord({
             <div className="col-span-2 min-w-0">
               <dt className="text-xs text-slate-500">Reason</dt>
               <dd className="mt-0.5 text-sm break-words text-slate-900" data-testid="approval-reason">
-                {action.decisionReason ? `“${action.decisionReason}”` : <span className="text-slate-400">none given</span>}
+                {action.decisionReason ? `“${action.decisionReason}”` : <span className="text-slate-500">none given</span>}
               </dd>
             </div>
           </dl>
@@ -154,7 +154,7 @@ export function ArgsCard({ args }: { args: Record<string, unknown> }) {
     <Card>
       <CardHeader title="Args" />
       {empty ? (
-        <p className="px-4 py-3 text-sm text-slate-400">No args.</p>
+        <p className="px-4 py-3 text-sm text-slate-500">No args.</p>
       ) : (
         <pre className="max-h-80 overflow-auto px-4 py-3 font-mono text-[12px] leading-5 text-slate-800" data-testid="action-args-json">
           {JSON.stringify(args, null, 2)}
@@ -184,9 +184,9 @@ finished ? "As reported by the agent when the action ended." : "The agent report
       <pre
         data-testid="action-output"
         tabIndex={0}
-        className="max-h-[28rem] min-h-24 overflow-auto rounded-b-lg bg-slate-950 px-4 py-3 font-mono text-[12px] leading-5 whitespace-pre-wrap text-slate-100 [overflow-wrap:anywhere]"
+        className="palette-light max-h-[28rem] min-h-24 overflow-auto rounded-b-lg bg-slate-950 px-4 py-3 font-mono text-[12px] leading-5 whitespace-pre-wrap text-slate-100 [overflow-wrap:anywhere]"
       >
-        {output || <span className="text-slate-500">{finished ? "(no output)" : "(nothing yet)"}</span>}
+        {output || <span className="text-slate-400">{finished ? "(no output)" : "(nothing yet)"}</span>}
       </pre>
     </Card>
   );
@@ -199,6 +199,17 @@ export function WaitingBanner({ waiting }: { waiting: ActionDetail["waiting"] })
     <div className="mb-4 rounded-lg bg-amber-50 px-4 py-3 text-sm text-amber-900 ring-1 ring-amber-600/20 ring-inset" role="status" data-testid="action-waiting" data-reason={waiting.reason}>
       <span className="font-semibold">Waiting: </span>
       {waiting.message}
+    </div>
+  );
+}
+
+/** Its device's agent will refuse it (lib/action-capability.ts): said before it is approved or sent. */
+export function RefusalBanner({ refusal }: { refusal: ActionDetail["refusal"] }) {
+  if (!refusal) return null;
+  return (
+    <div className="mb-4 rounded-lg bg-red-50 px-4 py-3 text-sm text-red-900 ring-1 ring-red-600/20 ring-inset" role="alert" data-testid="action-refusal">
+      <span className="font-semibold">The device will refuse this action: </span>
+      {refusal}
     </div>
   );
 }

@@ -75,9 +75,12 @@ function CreateActionDialog({ open, onClose, device }: { open: boolean; onClose:
   const settled = settledKey === typedKey;
   const settledTarget = settledKey.slice(settledKey.indexOf(":") + 1);
   const previewKind = useDebouncedValue(kindError ? "" : kind, 300);
+  // The args too: the preview says which agents would refuse this exec (their allow-lists).
+  const previewArgs = useDebouncedValue(args.ok ? JSON.stringify(args.value) : "", 300);
   const previewInput = {
     ...(settledKey.startsWith("device:") ? { device: settledTarget } : { labelSelector: settledTarget }),
     ...(previewKind ? { kind: previewKind } : {}),
+    ...(previewKind && previewArgs ? { args: JSON.parse(previewArgs) as Record<string, unknown> } : {}),
   };
   const preview = useQuery({
     ...trpc.actions.preview.queryOptions(previewInput),
@@ -262,7 +265,7 @@ function CreateActionDialog({ open, onClose, device }: { open: boolean; onClose:
         <label className="block">
           <span className="mb-1 flex items-baseline justify-between">
             <span className="font-medium text-slate-800">
-              Args <span className="font-normal text-slate-400">(JSON object)</span>
+              Args <span className="font-normal text-slate-500">(JSON object)</span>
             </span>
             {ARGS_EXAMPLES[kind] && ARGS_EXAMPLES[kind] !== "{}" && argsText.trim() === "" && (
               <button type="button" className="text-xs font-medium text-brand-700 hover:underline" onClick={() => setArgsText(ARGS_EXAMPLES[kind] ?? "")}>
@@ -322,6 +325,25 @@ function CreateActionDialog({ open, onClose, device }: { open: boolean; onClose:
             ))}
           </select>
         </label>
+
+        {settled && preview.data && preview.data.refusals.total > 0 && previewKind === kind && (
+          <div className="rounded-md bg-amber-50 px-3 py-2 text-xs text-amber-900 ring-1 ring-amber-600/25 ring-inset" role="alert" data-testid="refusal-warning">
+            <p className="font-semibold">
+              {preview.data.refusals.total === preview.data.total
+                ? preview.data.total === 1
+                  ? "This device will refuse it:"
+                  : `All ${preview.data.total.toLocaleString()} devices will refuse it:`
+                : `${preview.data.refusals.total.toLocaleString()} of ${preview.data.total.toLocaleString()} devices will refuse it:`}
+            </p>
+            <ul className="mt-1 list-disc pl-4">
+              {preview.data.refusals.devices.slice(0, 3).map((d) => (
+                <li key={d.name}>
+                  <span className="font-medium">{d.name}</span>: {d.reason}
+                </li>
+              ))}
+            </ul>
+          </div>
+        )}
 
         {create.isError && <InlineError>Could not create: {errorMessage(create.error)}</InlineError>}
         {/* Enter in a text field submits. */}

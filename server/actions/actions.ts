@@ -15,8 +15,8 @@ import { topics } from "../bus";
 import { selectorWhere } from "../devices/queries";
 import { inChunks } from "../lib/chunks";
 import { wakeDevicesWithPendingActions } from "./scheduling";
-import { waitsOf } from "./waits";
-import type { ActionWait } from "../../lib/action-wait";
+import { actionNotes, capabilitiesIn, type ActionNotes } from "./waits";
+import { agentRefusal } from "../../lib/action-capability";
 import type { NewActionRow } from "../devices/fast-path";
 import { newRequestRow, requestCreatedEvent } from "../requests/requests";
 
@@ -47,16 +47,24 @@ export const actionSelect = {
 } satisfies Prisma.ActionSelect;
 type ActionRow = Prisma.ActionGetPayload<{ select: typeof actionSelect }>;
 
-export function presentAction(row: ActionRow & { output?: string | null }, waiting: ActionWait | null = null) {
+export function presentAction(row: ActionRow & { output?: string | null }, notes: ActionNotes | undefined = undefined) {
   const { device, args, deviceId: _, ...rest } = row;
-  return { ...rest, state: row.state as ActionState, args: JSON.parse(args) as Record<string, unknown>, device: device.name, deviceSummary: device.summary, waiting };
+  return {
+    ...rest,
+    state: row.state as ActionState,
+    args: JSON.parse(args) as Record<string, unknown>,
+    device: device.name,
+    deviceSummary: device.summary,
+    waiting: notes?.waiting ?? null,
+    refusal: notes?.refusal ?? null,
+  };
 }
 export type ActionView = ReturnType<typeof presentAction>;
 
 /** The rows as views, each unfinished one with why it waits (waits.ts). */
 export async function presentActions(ctx: ServerContext, rows: (ActionRow & { output?: string | null })[]): Promise<ActionView[]> {
-  const waits = await waitsOf(ctx, rows);
-  return rows.map((r) => presentAction(r, waits.get(r.id) ?? null));
+  const waits = await actionNotes(ctx, rows);
+  return rows.map((r) => presentAction(r, waits.get(r.id)));
 }
 
 export interface CreateActionInput {
@@ -86,6 +94,19 @@ export async function resolveTargets(ctx: ServerContext, input: Pick<CreateActio
     orderBy: { name: "asc" },
     take: limit,
   });
+}
+
+/** Which of these devices' agents will refuse `kind` with `args` (lib/action-capability.ts): the count and the first 20, with why. */
+export async function refusalsFor(ctx: ServerContext, targets: { id: string }[], kind: string, args: Record<string, unknown>): Promise<{ total: number; devices: { name: string; reason: string }[] }> {
+  const rows = await inChunks(
+    targets.map((t) => t.id),
+    (chunk) => ctx.db.device.findMany({ where: { id: { in: chunk } }, select: { name: true, reported: true }, orderBy: { name: "asc" } }),
+  );
+  const refused = rows.flatMap((d) => {
+    const reason = agentRefusal(capabilitiesIn(d.reported), kind, args);
+    return reason ? [{ name: d.name, reason }] : [];
+  });
+  return { total: refused.length, devices: refused.slice(0, 20) };
 }
 
 export function needsApproval(ctx: ServerContext, kind: string, requested: boolean | undefined): boolean {

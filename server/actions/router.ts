@@ -2,7 +2,7 @@ import { z } from "zod";
 import { router, viewerProcedure, operatorProcedure } from "../trpc/init";
 import { ACTION_STATES } from "../../lib/action-status";
 import { ActionKind, jsonRecord } from "../../lib/protocol";
-import { actionCounts, cancelAction, createActions, decideActions, getAction, listActions, resolveTargets, needsApproval } from "./actions";
+import { actionCounts, cancelAction, createActions, decideActions, getAction, listActions, refusalsFor, resolveTargets, needsApproval } from "./actions";
 import { listEvents } from "../events/events";
 
 const States = z
@@ -43,12 +43,13 @@ export const actionsRouter = router({
     .query(({ ctx, input }) => listEvents(ctx.server, { kind: "Action", name: input.id, limit: input.limit })),
   counts: viewerProcedure.query(({ ctx }) => actionCounts(ctx.server)),
   /** Which devices a create request would target, before submitting it. */
-  preview: viewerProcedure.input(Target.extend({ kind: z.string().max(64).optional() })).query(async ({ ctx, input }) => {
+  preview: viewerProcedure.input(Target.extend({ kind: z.string().max(64).optional(), args: jsonRecord(z.unknown()).optional() })).query(async ({ ctx, input }) => {
     const targets = await resolveTargets(ctx.server, input);
     return {
       total: targets.length,
       devices: targets.slice(0, 50).map((d) => ({ name: d.name, summary: d.summary })),
       needsApproval: input.kind ? needsApproval(ctx.server, input.kind, false) : null,
+      refusals: input.kind ? await refusalsFor(ctx.server, targets, input.kind, input.args ?? {}) : { total: 0, devices: [] },
     };
   }),
   create: operatorProcedure.input(CreateActionInput).mutation(({ ctx, input }) => createActions(ctx.server, input, ctx.actor)),

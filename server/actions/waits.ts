@@ -7,6 +7,8 @@
 import type { ServerContext } from "../context";
 import { inChunks } from "../lib/chunks";
 import { explainWait, type ActionWait } from "../../lib/action-wait";
+import { agentRefusal } from "../../lib/action-capability";
+import type { ReportedStatus } from "../../lib/device-status";
 import type { ActionState } from "../../lib/action-status";
 import { fullPoliciesOf } from "./scheduling";
 
@@ -14,6 +16,8 @@ export interface WaitRow {
   id: string;
   deviceId: string;
   kind: string;
+  /** JSON object; without it no refusal is computed. */
+  args?: string;
   state: string;
   offeredAt: Date | null;
   cancelRequestedAt: Date | null;
@@ -22,9 +26,30 @@ export interface WaitRow {
 }
 
 const WAITING = new Set(["PENDING_APPROVE", "PENDING_SCHEDULE", "NEW", "RUNNING"]);
+/** Before the agent has it: what the console warns about when creating or approving. */
+const NOT_YET_OFFERED = new Set(["PENDING_APPROVE", "PENDING_SCHEDULE"]);
 
+export interface ActionNotes {
+  waiting: ActionWait | null;
+  /** Why the device's agent will refuse it (lib/action-capability.ts), while it has not got it yet. */
+  refusal: string | null;
+}
+
+/** The agent's capabilities from its last report, when it sent them. */
+export function capabilitiesIn(reported: string | null): ReportedStatus["capabilities"] | null {
+  if (!reported) return null;
+  return (JSON.parse(reported) as ReportedStatus).capabilities ?? null;
+}
+
+/** Why each of these actions waits (those that do). */
 export async function waitsOf(ctx: ServerContext, rows: readonly WaitRow[]): Promise<Map<string, ActionWait>> {
-  const out = new Map<string, ActionWait>();
+  const notes = await actionNotes(ctx, rows);
+  return new Map([...notes].flatMap(([id, n]) => (n.waiting ? [[id, n.waiting] as const] : [])));
+}
+
+/** Why each action waits, and why its device's agent will refuse it (those it applies to). */
+export async function actionNotes(ctx: ServerContext, rows: readonly WaitRow[]): Promise<Map<string, ActionNotes>> {
+  const out = new Map<string, ActionNotes>();
   const open = rows.filter((r) => WAITING.has(r.state) && (r.state !== "RUNNING" || r.cancelRequestedAt !== null));
   if (open.length === 0) return out;
   const deviceIds = [...new Set(open.map((r) => r.deviceId))];
@@ -33,7 +58,7 @@ export async function waitsOf(ctx: ServerContext, rows: readonly WaitRow[]): Pro
       await inChunks(deviceIds, (chunk) =>
         ctx.db.device.findMany({
           where: { id: { in: chunk } },
-          select: { id: true, name: true, summary: true, lifecycle: true, decommissionRequestedAt: true, role: true, labels: { select: { key: true, value: true } } },
+          select: { id: true, name: true, summary: true, lifecycle: true, decommissionRequestedAt: true, role: true, reported: true, labels: { select: { key: true, value: true } } },
         }),
       )
     ).map((d) => [d.id, d]),
@@ -68,7 +93,8 @@ export async function waitsOf(ctx: ServerContext, rows: readonly WaitRow[]): Pro
       earlier: earlier ? { id: earlier.id, kind: earlier.kind, state: earlier.state as ActionState } : null,
       fullPolicies: full.get(d.id) ?? [],
     });
-    if (wait) out.set(r.id, wait);
+    const refusal = r.args !== undefined && NOT_YET_OFFERED.has(r.state) && !r.offeredAt ? agentRefusal(capabilitiesIn(d.reported), r.kind, JSON.parse(r.args) as Record<string, unknown>) : null;
+    if (wait || refusal) out.set(r.id, { waiting: wait, refusal });
   }
   return out;
 }

@@ -67,7 +67,7 @@ export function agentOpenApi(): Record<string, unknown> {
       },
       "/status": {
         post: {
-          summary: "Heartbeat: the device's status and its whole action queue",
+          summary: "Heartbeat: the device's status, its whole action queue, and (optional) what it runs: capabilities {kinds, exec: {allow}}",
           requestBody: { required: true, content: jsonContent(StatusReport, "input") },
           responses: { "200": { description: "Next heartbeat interval", content: jsonContent(StatusResponse) }, ...errorResponses(400, 401, 403, 413, 415, 429) },
         },

@@ -77,6 +77,7 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
     conditions: report.conditions,
     config: report.config,
     decommissioning: report.decommissioning,
+    capabilities: report.capabilities,
   };
   const reportedJson = JSON.stringify(reported);
   const changes = applyReport(device, reportedJson, report, now, ctx).events.length > 0;

@@ -37,6 +37,8 @@ export interface ActionView {
   expiresAt?: string | null;
   /** Why it waits (lib/action-wait.ts), null when it does not. */
   waiting?: { reason: string; message: string } | null;
+  /** Why its device's agent will refuse it (lib/action-capability.ts), before it is sent. */
+  refusal?: string | null;
 }
 
 export interface ActionEvent {

@@ -51,6 +51,7 @@ export interface HeartbeatPatch {
   renderedVersion?: number;
   decommissioning?: { state: string; info?: string };
   actions?: { id: string; state: string }[];
+  capabilities?: unknown;
 }
 
 export function heartbeatBody(patch: HeartbeatPatch = {}) {
@@ -61,6 +62,7 @@ export function heartbeatBody(patch: HeartbeatPatch = {}) {
     config: { renderedVersion: patch.renderedVersion ?? 0 },
     ...(patch.decommissioning ? { decommissioning: patch.decommissioning } : {}),
     actions: patch.actions ?? [],
+    ...(patch.capabilities !== undefined ? { capabilities: patch.capabilities } : {}),
   };
 }
 
