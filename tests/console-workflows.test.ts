@@ -87,6 +87,6 @@ describe("live updates for workflows", () => {
     expect(targetsFor({ objectKind: "Workflow", objectName: "nightly", type: "WorkflowStepChanged" }).map(targetId)).toEqual(["events.list", "workflows.list", "workflow:nightly"]);
     const action = targetsFor({ objectKind: "Action", objectName: "act-1", type: "ActionStateChanged" });
     expect(action.map(targetId)).toContain("workflows.actions");
-    expect(action.filter((t) => settleDelayMs(t) > 0).map(targetId)).toEqual(["plans.actions", "workflows.actions"]);
+    expect(action.filter((t) => settleDelayMs(t) > 0).map(targetId)).toEqual(["plans.actions", "workflows.actions", "requests"]);
   });
 });

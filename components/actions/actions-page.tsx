@@ -13,6 +13,7 @@ import { ActionsTable } from "./actions-table";
 import { CreateActionButton } from "./create-action-dialog";
 import { hasActionFilters, listInput } from "./params";
 import { useActionParams } from "./use-action-params";
+import { RequestFilterNotice } from "../requests/request-filter-notice";
 
 export function ActionsPage() {
   const trpc = useTRPC();
@@ -42,6 +43,7 @@ export function ActionsPage() {
         actions={canOperate && <CreateActionButton />}
       />
       <ActionFilters params={params} update={update} />
+      {params.request && <RequestFilterNotice id={params.request} onClear={() => update({ request: "", cursors: [] })} />}
       <Card>
         {list.isError && !list.data ? (
           <ErrorState error={list.error} onRetry={() => void list.refetch()} title="Could not load actions" />

@@ -105,6 +105,8 @@ function CreateActionDialog({ open, onClose, device }: { open: boolean; onClose:
         onClose();
         const first = created[0];
         if (created.length === 1 && first) router.push(`/actions/${encodeURIComponent(first.id)}`);
+        // Many devices: their request (issue 10), decided and followed as one.
+        else if (first?.requestId) router.push(`/requests/${encodeURIComponent(first.requestId)}`);
         else router.push(mode === "device" ? actionsHref({ device: deviceName.trim(), kind }) : actionsHref({ selector: selector.trim(), kind }));
       },
     }),

@@ -11,12 +11,14 @@ export interface ActionParams {
   device: string;
   selector: string;
   origin: ActionOrigin | "";
+  /** Only the actions of this request (issue 10: an operator's request over many devices). */
+  request: string;
   limit: number;
   /** Cursors of the pages before this one; the last is this page's cursor. */
   cursors: string[];
 }
 
-export const EMPTY_ACTION_FILTERS = { states: [], kind: "", device: "", selector: "", origin: "" } as const satisfies Partial<ActionParams>;
+export const EMPTY_ACTION_FILTERS = { states: [], kind: "", device: "", selector: "", origin: "", request: "" } as const satisfies Partial<ActionParams>;
 
 function list(value: string | null): string[] {
   return value ? value.split(",").map((v) => v.trim()).filter(Boolean) : [];
@@ -33,6 +35,7 @@ export function parseActionParams(sp: URLSearchParams): ActionParams {
     // `labelSelector`, as the REST API names it (issue 10); `selector` from links made before.
     selector: sp.get("labelSelector") ?? sp.get("selector") ?? "",
     origin: (ACTION_ORIGINS as readonly string[]).includes(origin) ? (origin as ActionOrigin) : "",
+    request: sp.get("request")?.trim() ?? "",
     limit: (PAGE_SIZES as readonly number[]).includes(limitRaw) ? limitRaw : DEFAULT_PAGE_SIZE,
     cursors: list(sp.get("after")),
   };
@@ -45,6 +48,7 @@ export function actionParamsToSearch(p: ActionParams): string {
   if (p.device.trim()) sp.set("device", p.device.trim());
   if (p.selector.trim()) sp.set("labelSelector", p.selector.trim());
   if (p.origin) sp.set("origin", p.origin);
+  if (p.request) sp.set("request", p.request);
   if (p.limit !== DEFAULT_PAGE_SIZE) sp.set("limit", String(p.limit));
   if (p.cursors.length) sp.set("after", p.cursors.join(","));
   const s = sp.toString();
@@ -52,11 +56,11 @@ export function actionParamsToSearch(p: ActionParams): string {
 }
 
 export function hasActionFilters(p: ActionParams): boolean {
-  return p.states.length > 0 || p.kind.trim() !== "" || p.device.trim() !== "" || p.selector.trim() !== "" || p.origin !== "";
+  return p.states.length > 0 || p.kind.trim() !== "" || p.device.trim() !== "" || p.selector.trim() !== "" || p.origin !== "" || p.request !== "";
 }
 
 /** A link to the actions list with some filters set (the overview, a device, after a create). */
-export function actionsHref(filter: Partial<Pick<ActionParams, "states" | "kind" | "device" | "selector" | "origin">> = {}): string {
+export function actionsHref(filter: Partial<Pick<ActionParams, "states" | "kind" | "device" | "selector" | "origin" | "request">> = {}): string {
   const search = actionParamsToSearch({ ...EMPTY_ACTION_FILTERS, states: [], limit: DEFAULT_PAGE_SIZE, cursors: [], ...filter });
   return `/actions${search}`;
 }
@@ -74,6 +78,7 @@ export function listInput(p: ActionParams) {
     ...(p.device.trim() ? { device: p.device.trim() } : {}),
     ...(p.selector.trim() ? { labelSelector: p.selector.trim() } : {}),
     ...(p.origin ? { origin: p.origin } : {}),
+    ...(p.request ? { request: p.request } : {}),
     limit: p.limit,
     ...(p.cursors.length ? { cursor: p.cursors.at(-1) } : {}),
   };

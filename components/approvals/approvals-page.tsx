@@ -20,6 +20,8 @@ import { ShortcutLegend } from "./shortcut-legend";
 import { DecisionBanner, useDecisions } from "./use-decisions";
 import { useInboxKeys } from "./use-inbox-keys";
 import type { Decision } from "./decision-dialog";
+import { PendingRequests } from "../requests/pending-requests";
+import { useRequestDecision } from "../requests/use-request-decision";
 
 const target = (a: ActionListItem) => ({ id: a.id, kind: a.kind, device: a.device });
 
@@ -55,6 +57,8 @@ export function ApprovalsPage() {
     setFocus(a ? { id: a.id, index } : null);
   };
 
+  // A whole request (issue 10) is decided apart from the per-action rows below.
+  const requestDecision = useRequestDecision();
   const decisions = useDecisions({
     onDecided: (ids) =>
       setPicked((prev) => {
@@ -114,6 +118,8 @@ export function ApprovalsPage() {
       <ActionFilters params={params} update={update} inbox />
 
       {decisions.outcome && <DecisionBanner outcome={decisions.outcome} onDismiss={decisions.clearOutcome} />}
+      {requestDecision.outcome && <DecisionBanner outcome={requestDecision.outcome} onDismiss={requestDecision.clearOutcome} />}
+      <PendingRequests canOperate={canOperate} busy={requestDecision.busy || decisions.busy} onDecide={requestDecision.start} />
 
       <Card>
         {canOperate && (
@@ -172,6 +178,7 @@ export function ApprovalsPage() {
       </Card>
       {(items?.length ?? 0) > 0 && <ShortcutLegend canOperate={canOperate} />}
       {decisions.dialog}
+      {requestDecision.dialog}
     </>
   );
 }

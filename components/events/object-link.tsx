@@ -11,6 +11,8 @@ export function objectHref(kind: string, name: string): string {
       return `/actions/${encodeURIComponent(name)}`;
     case "Plan":
       return `/plans/${encodeURIComponent(name)}`;
+    case "ActionRequest":
+      return `/requests/${encodeURIComponent(name)}`;
     default:
       return `/events?kind=${encodeURIComponent(kind)}&name=${encodeURIComponent(name)}`;
   }

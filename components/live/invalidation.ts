@@ -22,7 +22,9 @@ export type InvalidationTarget =
   | { kind: "workflows.list" }
   | { kind: "workflow"; name: string }
   /** Open workflow pages: their steps show their actions' progress (targets done), which moves with Action events. */
-  | { kind: "workflows.actions" };
+  | { kind: "workflows.actions" }
+  /** Action requests (the inbox's, a request's page): their progress is counted from their actions. */
+  | { kind: "requests" };
 
 /**
  * Device events that move a fleet's counts or its rollout's progress (the fleet controller
@@ -63,11 +65,18 @@ export const PLAN_ACTIONS_SETTLE_MS = 400;
  */
 export const WORKFLOW_ACTIONS_SETTLE_MS = 400;
 
+/**
+ * A request's actions move in bursts too (2,000 approved at once, then each NEW, RUNNING,
+ * DONE): request pages and the inbox recount at most once per this window, after the last one.
+ */
+export const REQUESTS_SETTLE_MS = 400;
+
 /** How long to wait before refetching a target: 0 for at once (batched with the others). */
 export function settleDelayMs(t: InvalidationTarget): number {
   if (t.kind === "fleets.status") return FLEET_SETTLE_MS;
   if (t.kind === "plans.actions") return PLAN_ACTIONS_SETTLE_MS;
   if (t.kind === "workflows.actions") return WORKFLOW_ACTIONS_SETTLE_MS;
+  if (t.kind === "requests") return REQUESTS_SETTLE_MS;
   return 0;
 }
 
@@ -94,7 +103,11 @@ export function targetsFor(event: EventKey): InvalidationTarget[] {
       break;
     case "Action":
       // objectName is the action's id; lists include the device's own actions section.
-      targets.push({ kind: "actions.list" }, { kind: "actions.counts" }, { kind: "action", id: event.objectName }, { kind: "plans.actions" }, { kind: "workflows.actions" });
+      targets.push({ kind: "actions.list" }, { kind: "actions.counts" }, { kind: "action", id: event.objectName }, { kind: "plans.actions" }, { kind: "workflows.actions" }, { kind: "requests" });
+      break;
+    case "ActionRequest":
+      // Created or decided: the inbox and the request's page.
+      targets.push({ kind: "requests" });
       break;
     case "Plan":
       // objectName is the plan's id: published when the plan, a command or a node moves.

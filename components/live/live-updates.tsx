@@ -80,6 +80,8 @@ export function LiveUpdates({ children }: { children: ReactNode }) {
           return [trpc.workflows.get.queryFilter({ name: t.name }), trpc.workflows.events.queryFilter({ name: t.name })];
         case "workflows.actions":
           return [trpc.workflows.get.pathFilter()];
+        case "requests":
+          return [trpc.requests.list.pathFilter(), trpc.requests.get.pathFilter()];
       }
     },
     [trpc],
