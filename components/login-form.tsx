@@ -9,7 +9,7 @@ import { InlineError } from "./ui/states";
 import { Logo } from "./shell/icons";
 
 const inputClass =
-  "block w-full rounded-md border-0 bg-white px-3 py-2 text-sm text-slate-900 shadow-xs ring-1 ring-slate-300 ring-inset placeholder:text-slate-400 focus:ring-2 focus:ring-brand-500 focus:outline-none";
+  "block w-full rounded-md border-0 bg-white px-3 py-2 text-sm text-slate-900 shadow-xs ring-1 ring-slate-300 ring-inset placeholder:text-slate-500 focus:ring-2 focus:ring-brand-500 focus:outline-none";
 
 function tooManyAttempts(seconds: number | null): string {
   if (!seconds) return "Too many sign-in attempts. Wait a moment and try again.";
@@ -116,7 +116,7 @@ export function LoginForm() {
           {busy ? "Signing in…" : "Sign in"}
         </Button>
       </form>
-      <p className="mt-4 text-center text-xs text-slate-500">Accounts are created by an administrator.</p>
+      <p className="mt-4 text-center text-xs text-slate-600">Accounts are created by an administrator.</p>
     </div>
   );
 }

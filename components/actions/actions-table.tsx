@@ -7,7 +7,7 @@ import { StatusBadge } from "../status/status-badge";
 import { actionStateTone, summaryTone } from "../status/tones";
 import { RelativeTime } from "../ui/time";
 import { TableRows } from "../ui/table-rows";
-import { TableHeader } from "../ui/table-header";
+import { TableHeader, WIDE_ONLY, type Column } from "../ui/table-header";
 import { cx } from "../ui/cx";
 import { actorName, argsSummary, shortId } from "./format";
 import { LinkRow } from "../ui/link-row";
@@ -26,7 +26,7 @@ export function ActionsTable({
   showDevice?: boolean;
   loadingRows?: number;
 }) {
-  const columns = ["Action", ...(showDevice ? ["Device"] : []), "State", "Origin", "Created", "Finished"];
+  const columns: Column[] = ["Action", ...(showDevice ? ["Device"] : []), "State", { label: "Origin", wide: true }, "Created", { label: "Finished", wide: true }];
   return (
     <div className="overflow-x-auto">
       <table className="w-full text-left text-sm" data-testid="actions-table">
@@ -47,14 +47,14 @@ export function ActionsTable({
                     <Link prefetch={false} href={href} className="font-medium text-slate-900 hover:text-brand-700 hover:underline">
                       {a.kind}
                     </Link>
-                    <span className="ml-2 font-mono text-[11px] text-slate-400" title={a.id}>
+                    <span className="ml-2 font-mono text-[11px] text-slate-500" title={a.id}>
                       {shortId(a.id)}
                     </span>
                     {args && <div className="max-w-72 truncate font-mono text-[11px] text-slate-500">{args}</div>}
                   </td>
                   {showDevice && (
                     <td className="px-3 py-2.5">
-                      <Link prefetch={false} href={`/devices/${encodeURIComponent(a.device)}`} className="font-medium text-brand-700 hover:underline">
+                      <Link prefetch={false} href={`/devices/${encodeURIComponent(a.device)}`} title={a.device} className="block max-w-56 truncate font-medium text-brand-700 hover:underline">
                         {a.device}
                       </Link>
                       {a.deviceSummary !== "Online" && (
@@ -73,12 +73,12 @@ export function ActionsTable({
                     )}
                     {a.cancelRequestedAt && (a.state === "NEW" || a.state === "RUNNING") && <div className="mt-0.5 text-xs text-amber-700">cancel requested</div>}
                   </td>
-                  <td className="px-3 py-2.5 text-slate-600">{a.origin}</td>
+                  <td className={cx("px-3 py-2.5 text-slate-600", WIDE_ONLY)}>{a.origin}</td>
                   <td className="px-3 py-2.5 text-slate-600">
                     <RelativeTime value={a.createdAt} />
-                    <div className="text-xs text-slate-400">by {actorName(a.createdBy)}</div>
+                    <div className="text-xs text-slate-500">by {actorName(a.createdBy)}</div>
                   </td>
-                  <td className="px-3 py-2.5 text-slate-600">
+                  <td className={cx("px-3 py-2.5 text-slate-600", WIDE_ONLY)}>
                     <RelativeTime value={a.finishedAt} never="—" />
                   </td>
                 </LinkRow>

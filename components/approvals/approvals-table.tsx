@@ -98,7 +98,7 @@ export function ApprovalsTable({
                     <Link prefetch={false} href={`/actions/${encodeURIComponent(a.id)}`} className="font-medium text-slate-900 hover:text-brand-700 hover:underline">
                       {a.kind}
                     </Link>
-                    <span className="ml-2 font-mono text-[11px] text-slate-400" title={a.id}>
+                    <span className="ml-2 font-mono text-[11px] text-slate-500" title={a.id}>
                       {shortId(a.id)}
                     </span>
                     {args && <div className="max-w-md truncate font-mono text-[11px] text-slate-500" title={JSON.stringify(a.args, null, 2)}>{args}</div>}
@@ -113,7 +113,7 @@ export function ApprovalsTable({
                   </td>
                   <td className="px-3 py-2.5 text-slate-600">
                     <RelativeTime value={a.createdAt} />
-                    <div className="text-xs text-slate-400">by {actorName(a.createdBy)}</div>
+                    <div className="text-xs text-slate-500">by {actorName(a.createdBy)}</div>
                   </td>
                   <td className="px-3 py-2.5 text-slate-600">{a.origin}</td>
                   {canOperate && (

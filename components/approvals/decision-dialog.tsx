@@ -59,7 +59,7 @@ export function DecisionDialog({
         <ul className="max-h-32 overflow-y-auto rounded bg-slate-50 px-2 py-1 font-mono text-xs text-slate-600">
           {targets.map((t) => (
             <li key={t.id}>
-              {t.kind} on {t.device} <span className="text-slate-400">{shortId(t.id)}</span>
+              {t.kind} on {t.device} <span className="text-slate-500">{shortId(t.id)}</span>
             </li>
           ))}
         </ul>

@@ -48,14 +48,14 @@ export function DeviceInfo({ device }: { device: DeviceDetail }) {
               {device.fleet}
             </Link>
           ) : (
-            <span className="text-slate-400" data-testid="device-fleet">
+            <span className="text-slate-500" data-testid="device-fleet">
               none
             </span>
           )}
           {device.fleetTemplateVersion && <span className="text-xs text-slate-500"> · at template v{device.fleetTemplateVersion}</span>}
         </Field>
         <Field label="Rendered version (service)">{device.renderedVersion}</Field>
-        <Field label="Running version (reported)">{device.reported ? device.reported.config.renderedVersion : <span className="text-slate-400">not reported</span>}</Field>
+        <Field label="Running version (reported)">{device.reported ? device.reported.config.renderedVersion : <span className="text-slate-500">not reported</span>}</Field>
         {device.templateVersion && <Field label="Template version">{device.templateVersion}</Field>}
         {device.decommissionRequestedAt && (
           <Field label="Decommission requested">
@@ -89,14 +89,14 @@ export function DerivedStatuses({ device }: { device: DeviceDetail }) {
     {
       label: "Update state",
       field: "conditions.Updating.reason",
-      value: device.updatingReason ? <StatusBadge table={updateStateTone} state={device.updatingReason} /> : <span className="text-xs text-slate-400">no update reported</span>,
+      value: device.updatingReason ? <StatusBadge table={updateStateTone} state={device.updatingReason} /> : <span className="text-xs text-slate-500">no update reported</span>,
     },
     { label: "Applications", field: "status.applicationSummary", value: <StatusBadge table={applicationSummaryTone} state={device.applicationSummary} /> },
     { label: "Lifecycle", field: "status.lifecycle", value: <StatusBadge table={lifecycleTone} state={device.lifecycle} /> },
     {
       label: "Decommissioning",
       field: "conditions.DeviceDecommissioning.reason",
-      value: device.decommissioning ? <StatusBadge table={decommissioningTone} state={device.decommissioning} /> : <span className="text-xs text-slate-400">not requested</span>,
+      value: device.decommissioning ? <StatusBadge table={decommissioningTone} state={device.decommissioning} /> : <span className="text-xs text-slate-500">not requested</span>,
     },
   ];
   return (
@@ -104,17 +104,16 @@ export function DerivedStatuses({ device }: { device: DeviceDetail }) {
       <CardHeader title="Derived status" description="What the service makes of the last report, seed 003." />
       <dl className="divide-y divide-slate-100">
         {rows.map((r) => (
-          <div key={r.label} className="px-4 py-2">
-            <div className="flex items-center justify-between gap-3">
-              <dt className="text-sm text-slate-700">
-                {r.label} <code className="ml-1 text-[11px] text-slate-400">{r.field}</code>
-              </dt>
-              <dd>{r.value}</dd>
-            </div>
+          // dt and dd straight inside the row (a <dl> allows one wrapping div, no more).
+          <div key={r.label} className="flex flex-wrap items-center justify-between gap-x-3 px-4 py-2">
+            <dt className="text-sm text-slate-700">
+              {r.label} <code className="ml-1 text-[11px] text-slate-600">{r.field}</code>
+            </dt>
+            <dd>{r.value}</dd>
             {r.info && (
-              <p className="mt-1 text-xs text-amber-800" data-testid="device-updated-info">
+              <dd className="mt-1 basis-full text-xs text-amber-800" data-testid="device-updated-info">
                 {r.info}
-              </p>
+              </dd>
             )}
           </div>
         ))}
@@ -146,7 +145,7 @@ export function ReportedStatus({ device }: { device: DeviceDetail }) {
           <div className="border-t border-slate-100">
             <div className="px-4 pt-3 pb-1 text-xs font-medium text-slate-500">Applications</div>
             {reported.applications.length === 0 ? (
-              <p className="px-4 pb-3 text-sm text-slate-400">No applications.</p>
+              <p className="px-4 pb-3 text-sm text-slate-500">No applications.</p>
             ) : (
               <table className="w-full text-sm" data-testid="applications-table">
                 <thead className="text-left text-xs text-slate-500">

@@ -8,12 +8,12 @@ import { applicationSummaryTone, lifecycleTone, summaryTone, updatedTone } from 
 import { LabelChips } from "../ui/label-chips";
 import { RelativeTime } from "../ui/time";
 import { TableRows } from "../ui/table-rows";
-import { TableHeader } from "../ui/table-header";
+import { TableHeader, WIDE_ONLY, type Column } from "../ui/table-header";
 import { cx } from "../ui/cx";
 import { useLive } from "../live/live-updates";
 import { LinkRow } from "../ui/link-row";
 
-const COLUMNS = ["Name", "Status", "Fleet", "Update", "Applications", "Lifecycle", "Labels", "Last seen"];
+const COLUMNS: Column[] = ["Name", "Status", "Fleet", "Update", { label: "Applications", wide: true }, { label: "Lifecycle", wide: true }, { label: "Labels", wide: true }, "Last seen"];
 
 export function DevicesTable({
   items,
@@ -41,10 +41,15 @@ export function DevicesTable({
                 className={recentlyChanged.has(d.name) && "flash"}
               >
                 <td className="py-2.5 pr-3 pl-4">
-                  <Link prefetch={false} href={`/devices/${encodeURIComponent(d.name)}`} className="font-medium text-slate-900 hover:text-brand-700 hover:underline">
+                  <Link
+                    prefetch={false}
+                    href={`/devices/${encodeURIComponent(d.name)}`}
+                    title={d.name}
+                    className="block max-w-64 truncate font-medium text-slate-900 hover:text-brand-700 hover:underline"
+                  >
                     {d.name}
                   </Link>
-                  <div className="text-xs text-slate-500">
+                  <div className="text-xs whitespace-nowrap text-slate-500">
                     {d.role} · {d.platform}
                   </div>
                 </td>
@@ -57,7 +62,7 @@ export function DevicesTable({
                       {d.fleet}
                     </Link>
                   ) : (
-                    <span className="text-xs text-slate-400">—</span>
+                    <span className="text-xs text-slate-500">—</span>
                   )}
                   {d.templateVersion && d.fleet && <div className="text-xs text-slate-500 tabular-nums">v{d.templateVersion}</div>}
                 </td>
@@ -65,16 +70,16 @@ export function DevicesTable({
                   <StatusBadge table={updatedTone} state={d.updatedStatus} data-testid={`device-updated-${d.name}`} title={d.updatedInfo ?? undefined} />
                   {d.updatingReason && d.updatedStatus === "Updating" && <div className="mt-0.5 text-xs text-slate-500">{d.updatingReason}</div>}
                 </td>
-                <td className="px-3 py-2.5">
+                <td className={cx("px-3 py-2.5", WIDE_ONLY)}>
                   <StatusBadge table={applicationSummaryTone} state={d.applicationSummary} />
                 </td>
-                <td className="px-3 py-2.5">
+                <td className={cx("px-3 py-2.5", WIDE_ONLY)}>
                   <StatusBadge table={lifecycleTone} state={d.lifecycle} />
                 </td>
-                <td className="max-w-80 px-3 py-2.5">
+                <td className={cx("max-w-80 px-3 py-2.5", WIDE_ONLY)}>
                   <LabelChips labels={d.labels} max={4} onSelect={onLabelClick} tabbable={false} />
                 </td>
-                <td className="px-3 py-2.5 text-slate-600">
+                <td className="px-3 py-2.5 whitespace-nowrap text-slate-600">
                   <RelativeTime value={d.lastSeen} />
                 </td>
               </LinkRow>

@@ -8,7 +8,7 @@ import { useSyncedText } from "../hooks/use-synced-text";
 import { cx } from "../ui/cx";
 
 const inputBase =
-  "h-9 w-full rounded-md border-0 bg-white px-3 text-sm text-slate-900 shadow-xs ring-1 ring-inset placeholder:text-slate-400 focus:ring-2 focus:outline-none";
+  "h-9 w-full rounded-md border-0 bg-white px-3 text-sm text-slate-900 shadow-xs ring-1 ring-inset placeholder:text-slate-500 focus:ring-2 focus:outline-none";
 
 export function selectorError(input: string): string | null {
   try {

@@ -14,6 +14,7 @@ import { Card } from "../ui/card";
 import { Button } from "../ui/button";
 import { EmptyState, ErrorState, InlineError } from "../ui/states";
 import { cx } from "../ui/cx";
+import { moveFocus } from "../ui/roving";
 import { toggled } from "../ui/selection";
 import { EnrollmentsTable } from "./enrollments-table";
 import { DenyDialog } from "./deny-dialog";
@@ -142,19 +143,24 @@ export function EnrollmentsPage() {
       <PageHeader title="Enrollment requests" description="Devices asking to join the fleet. Approving issues the device's credential once." />
 
       <div className="mb-4 flex flex-wrap items-center justify-between gap-3">
-        <div className="inline-flex rounded-lg bg-slate-200/60 p-0.5" role="tablist" aria-label="Filter by status">
+        {/* WAI-ARIA tabs: one tab stop, Left/Right/Home/End move and select (issue 10). */}
+        <div className="inline-flex rounded-lg bg-slate-200/60 p-0.5" role="tablist" aria-label="Filter by status" onKeyDown={(e) => moveFocus(e)?.click()}>
           {tabs.map((t) => (
             <button
               key={t}
+              id={`enrollments-tab-${t}`}
               role="tab"
               aria-selected={status === t}
+              aria-controls="enrollments-panel"
+              tabIndex={status === t ? 0 : -1}
+              data-roving
               data-testid={`status-tab-${t}`}
               onClick={() => setStatus(t)}
               className={cx("rounded-md px-3 py-1.5 text-sm font-medium", status === t ? "bg-white text-slate-900 shadow-sm" : "text-slate-600 hover:text-slate-900")}
             >
               {t}
               {t === "Pending" && pendingCount !== undefined && pendingCount > 0 && (
-                <span className="ml-1.5 rounded-full bg-amber-400 px-1.5 text-[11px] font-semibold text-slate-900 tabular-nums">{pendingCount}</span>
+                <span className="palette-light ml-1.5 rounded-full bg-amber-400 px-1.5 text-[11px] font-semibold text-slate-900 tabular-nums">{pendingCount}</span>
               )}
             </button>
           ))}
@@ -201,6 +207,7 @@ export function EnrollmentsPage() {
         </div>
       )}
 
+      <div role="tabpanel" id="enrollments-panel" aria-labelledby={`enrollments-tab-${status}`}>
       <Card>
         {selectable && (
           <div className="flex min-h-12 items-center justify-between gap-3 border-b border-slate-200 px-4 py-2">
@@ -271,6 +278,7 @@ export function EnrollmentsPage() {
           />
         )}
       </Card>
+      </div>
 
       <DenyAllDialog
         key={denyAllOpen ? "deny-all-open" : "deny-all-closed"}

@@ -5,7 +5,7 @@ import { StatusBadge } from "../status/status-badge";
 import { enrollmentTone } from "../status/tones";
 import { LabelChips } from "../ui/label-chips";
 import { RelativeTime } from "../ui/time";
-import { TableHeader } from "../ui/table-header";
+import { TableHeader, WIDE_ONLY } from "../ui/table-header";
 import { TableRows } from "../ui/table-rows";
 import { Button } from "../ui/button";
 import { cx } from "../ui/cx";
@@ -50,7 +50,7 @@ export function EnrollmentsTable({
       <table className="w-full text-left text-sm" data-testid="enrollments-table">
         <TableHeader
           leading={selectable && <SelectAllHeader ids={pendingIds} selected={selected} onToggleAll={onToggleAll} label="Select all pending requests" testId="select-all" />}
-          columns={["Device", "Labels", "Platform", "Address", "Requested", "Status", "Decision", ...(canOperate ? [{ label: "Actions", align: "right" as const }] : [])]}
+          columns={["Device", { label: "Labels", wide: true }, { label: "Platform", wide: true }, "Address", "Requested", "Status", { label: "Decision", wide: true }, ...(canOperate ? [{ label: "Actions", align: "right" as const }] : [])]}
         />
         <tbody>
           <TableRows items={items} columns={columns} loadingRows={6} empty={empty}>
@@ -67,20 +67,22 @@ export function EnrollmentsTable({
                   )}
                   <td className={cx("py-2.5 pr-3", !selectable && "pl-4")}>
                     {e.status === "Approved" ? (
-                      <Link prefetch={false} href={`/devices/${encodeURIComponent(e.deviceName)}`} className="font-medium text-brand-700 hover:underline">
+                      <Link prefetch={false} href={`/devices/${encodeURIComponent(e.deviceName)}`} title={e.deviceName} className="block max-w-56 truncate font-medium text-brand-700 hover:underline">
                         {e.deviceName}
                       </Link>
                     ) : (
-                      <span className="font-medium text-slate-900">{e.deviceName}</span>
+                      <span className="block max-w-56 truncate font-medium text-slate-900" title={e.deviceName}>
+                        {e.deviceName}
+                      </span>
                     )}
                     <div className="text-xs text-slate-500">
                       {e.role} · agent {e.agentVersion}
                     </div>
                   </td>
-                  <td className="max-w-80 px-3 py-2.5">
+                  <td className={cx("max-w-80 px-3 py-2.5", WIDE_ONLY)}>
                     <LabelChips labels={e.labels} max={5} />
                   </td>
-                  <td className="px-3 py-2.5">
+                  <td className={cx("px-3 py-2.5", WIDE_ONLY)}>
                     <code className="text-[13px] text-slate-700">{e.platform}</code>
                   </td>
                   <td className="px-3 py-2.5" data-testid={`enrollment-address-${e.deviceName}`}>
@@ -89,23 +91,23 @@ export function EnrollmentsTable({
                         {e.clientAddress}
                       </Link>
                     ) : (
-                      <span className="text-slate-400">—</span>
+                      <span className="text-slate-500">—</span>
                     )}
                   </td>
-                  <td className="px-3 py-2.5 text-slate-600">
+                  <td className="px-3 py-2.5 whitespace-nowrap text-slate-600">
                     <RelativeTime value={e.createdAt} />
                   </td>
                   <td className="px-3 py-2.5">
                     <StatusBadge table={enrollmentTone} state={e.status} data-testid={`enrollment-status-${e.deviceName}`} />
                   </td>
-                  <td className="px-3 py-2.5 text-xs text-slate-600">
+                  <td className={cx("px-3 py-2.5 text-xs text-slate-600", WIDE_ONLY)}>
                     {pending ? (
-                      <span className="text-slate-400">—</span>
+                      <span className="text-slate-500">—</span>
                     ) : (
                       <>
                         <span>{e.decidedBy?.replace(/^user:/, "") ?? "—"}</span>
                         {e.decidedAt && (
-                          <span className="text-slate-400">
+                          <span className="text-slate-500">
                             {" "}
                             · <RelativeTime value={e.decidedAt} />
                           </span>

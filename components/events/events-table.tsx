@@ -21,7 +21,7 @@ export function EventsTable({ events, showObject = true, empty, loadingRows = 8 
               <tr key={e.id} className="border-b border-slate-100 align-top hover:bg-slate-50/60" data-testid={`event-${e.id}`}>
                 <td className="py-2 pr-3 pl-4 whitespace-nowrap text-slate-600">
                   <RelativeTime value={e.time} />
-                  <div className="text-[11px] text-slate-400">
+                  <div className="text-[11px] text-slate-500">
                     <AbsoluteTime value={e.time} />
                   </div>
                 </td>

@@ -21,7 +21,7 @@ export function objectHref(kind: string, name: string): string {
 export function ObjectLink({ kind, name, showKind = true }: { kind: string; name: string; showKind?: boolean }) {
   return (
     <span className="inline-flex min-w-0 items-baseline gap-1.5">
-      {showKind && <span className="shrink-0 text-[11px] font-medium tracking-wide text-slate-400 uppercase">{kindLabel(kind)}</span>}
+      {showKind && <span className="shrink-0 text-[11px] font-medium tracking-wide text-slate-500 uppercase">{kindLabel(kind)}</span>}
       <Link prefetch={false} href={objectHref(kind, name)} className="truncate font-medium text-brand-700 hover:underline" onClick={(e) => e.stopPropagation()}>
         {name}
       </Link>
@@ -40,7 +40,7 @@ export function Actor({ actor }: { actor: string }) {
   if (!who) return <span className="text-slate-600">{actor}</span>;
   return (
     <span className="whitespace-nowrap text-slate-600" title={actor}>
-      <span className="text-slate-400">{kind}:</span>
+      <span className="text-slate-500">{kind}:</span>
       {who}
     </span>
   );

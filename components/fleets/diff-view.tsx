@@ -11,7 +11,7 @@ function lineClass(line: string): string {
 /** A unified diff, one line each, coloured by its first character. */
 export function DiffView({ diff, testId }: { diff: string; testId?: string }) {
   const lines = diff.replace(/\n$/, "").split("\n");
-  if (diff.trim() === "") return <p className="px-4 py-3 text-sm text-slate-400">No differences.</p>;
+  if (diff.trim() === "") return <p className="px-4 py-3 text-sm text-slate-500">No differences.</p>;
   return (
     <pre className="overflow-x-auto py-2 font-mono text-[12px] leading-5" data-testid={testId}>
       {lines.map((line, i) => (

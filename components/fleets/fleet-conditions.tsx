@@ -60,7 +60,7 @@ export function FleetConditions({ conditions }: { conditions: readonly FleetCond
     <Card data-testid="fleet-conditions">
       <CardHeader title="Conditions" description="The fleet controller's (device counts, overlaps) and the rollout controller's (rollout, canary)." />
       {conditions.length === 0 ? (
-        <p className="px-4 py-3 text-sm text-slate-400">No conditions yet.</p>
+        <p className="px-4 py-3 text-sm text-slate-500">No conditions yet.</p>
       ) : (
         <ConditionList conditions={conditions} tone={(c) => conditionTone(c.type, c.status)} />
       )}

@@ -12,7 +12,7 @@ function Labelled({ label, hint, children }: { label: string; hint?: ReactNode; 
     <label className="block">
       <span className="mb-1 block text-xs font-medium text-slate-600">{label}</span>
       {children}
-      {hint && <span className="mt-0.5 block text-[11px] text-slate-400">{hint}</span>}
+      {hint && <span className="mt-0.5 block text-[11px] text-slate-500">{hint}</span>}
     </label>
   );
 }
@@ -62,14 +62,14 @@ export function FleetForm({ model, edit, disabled, creating }: { model: FormMode
           <p className="text-xs text-slate-500">Edit matchLabels in the YAML.</p>
         ) : (
           <>
-            {model.matchLabels.length === 0 && <p className="text-xs text-slate-400">No labels: the selector matches every device (unless matchExpressions narrow it).</p>}
+            {model.matchLabels.length === 0 && <p className="text-xs text-slate-500">No labels: the selector matches every device (unless matchExpressions narrow it).</p>}
             {model.matchLabels.map((l, i) => {
               const set = (patch: Partial<{ key: string; value: string }>) =>
                 edit({ field: "matchLabels", entries: model.matchLabels.map((x, j) => (j === i ? { ...x, ...patch } : x)) });
               return (
                 <div key={i} className="flex items-center gap-1.5" data-testid={`fleet-form-label-${i}`}>
                   <input className={cx(input, "font-mono text-[13px]")} value={l.key} placeholder="key" aria-label="Label key" disabled={off} onChange={(e) => set({ key: e.target.value })} />
-                  <span className="text-slate-400">=</span>
+                  <span className="text-slate-500">=</span>
                   <input className={cx(input, "font-mono text-[13px]")} value={l.value} placeholder="value" aria-label="Label value" disabled={off} onChange={(e) => set({ value: e.target.value })} />
                   <Button size="sm" variant="ghost" disabled={off} aria-label={`Remove label ${l.key}`} onClick={() => edit({ field: "matchLabels", entries: model.matchLabels.filter((_, j) => j !== i) })}>
                     ✕
@@ -118,7 +118,7 @@ export function FleetForm({ model, edit, disabled, creating }: { model: FormMode
           <p className="text-xs text-slate-500">Edit applications in the YAML.</p>
         ) : (
           <>
-            {model.applications.length === 0 && <p className="text-xs text-slate-400">None: the agent supervises no application for this fleet.</p>}
+            {model.applications.length === 0 && <p className="text-xs text-slate-500">None: the agent supervises no application for this fleet.</p>}
             {model.applications.map((a, i) => (
               <div key={i} className="flex items-start gap-1.5" data-testid={`fleet-form-app-${i}`}>
                 <div className="w-32 shrink-0">
@@ -135,7 +135,7 @@ export function FleetForm({ model, edit, disabled, creating }: { model: FormMode
                 </div>
                 <div className="min-w-0 flex-1">
                   <CommandInput value={a.command} disabled={off || !a.editable} onChange={(line) => edit({ field: "application", index: i, command: line })} testId={`fleet-form-app-${i}-command`} />
-                  {!a.editable && <span className="mt-0.5 block text-[11px] text-slate-400">An argument holds spaces: edit this command in the YAML.</span>}
+                  {!a.editable && <span className="mt-0.5 block text-[11px] text-slate-500">An argument holds spaces: edit this command in the YAML.</span>}
                 </div>
                 <Button size="sm" variant="ghost" disabled={off} aria-label={`Remove application ${a.name}`} onClick={() => edit({ field: "removeApplication", index: i })}>
                   ✕

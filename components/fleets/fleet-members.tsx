@@ -69,7 +69,7 @@ export function FleetMembers({ name, total }: { name: string; total: number }) {
                     </td>
                     <td className="px-3 py-2 text-slate-600 tabular-nums">
                       {d.templateVersion ? `v${d.templateVersion}` : "—"}
-                      <span className="ml-1 text-xs text-slate-400">rendered #{d.renderedVersion}</span>
+                      <span className="ml-1 text-xs text-slate-500">rendered #{d.renderedVersion}</span>
                     </td>
                     <td className="px-3 py-2 text-slate-600">
                       <RelativeTime value={d.lastSeen} />

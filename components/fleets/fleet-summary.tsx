@@ -61,7 +61,7 @@ export function FleetSummary({ fleet }: { fleet: Fleet }) {
               {fleet.spec.rolloutPolicy.deviceSelection ? `, ${fleet.spec.rolloutPolicy.deviceSelection.sequence.length} batch(es)` : ""}, threshold {fleet.spec.rolloutPolicy.successThreshold}
             </span>
           ) : (
-            <span className="text-slate-400">none: all at once</span>
+            <span className="text-slate-500">none: all at once</span>
           )}
         </Field>
         <Field label="Changed">

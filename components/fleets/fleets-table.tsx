@@ -33,7 +33,7 @@ export function FleetsTable({ items, empty }: { items: FleetListItem[] | undefin
                   data-testid={`fleet-row-${name}`}
                 >
                   <td className="py-2.5 pr-3 pl-4">
-                    <Link prefetch={false} href={`/fleets/${encodeURIComponent(name)}`} className="font-medium text-slate-900 hover:text-brand-700 hover:underline">
+                    <Link prefetch={false} href={`/fleets/${encodeURIComponent(name)}`} title={name} className="block max-w-64 truncate font-medium text-slate-900 hover:text-brand-700 hover:underline">
                       {name}
                     </Link>
                     <div className="font-mono text-[11px] text-slate-500">{f.spec.template.spec.version}</div>

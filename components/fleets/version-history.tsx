@@ -51,7 +51,7 @@ export function VersionHistory({ name }: { name: string }) {
                       </td>
                       <td className="px-2 py-2 text-xs text-slate-600">
                         <Actor actor={v.author} />
-                        <div className="text-slate-400">
+                        <div className="text-slate-500">
                           <RelativeTime value={v.createdAt} />
                         </div>
                         <div className="font-mono text-[11px] text-slate-500">{v.spec.version}</div>

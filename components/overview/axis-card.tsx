@@ -25,7 +25,7 @@ export function AxisCard({ axis, counts, total }: { axis: StatusAxis; counts: Re
                 prefetch={false}
                 href={devicesHref({ [axis.key]: state })}
                 data-testid={`count-${axis.key}-${state}`}
-                className={cx("flex items-center gap-3 px-4 py-2 text-sm hover:bg-slate-50", n === 0 && "text-slate-400")}
+                className={cx("flex items-center gap-3 px-4 py-2 text-sm hover:bg-slate-50", n === 0 && "text-slate-500")}
               >
                 <span className={cx("size-2 shrink-0 rounded-full", n === 0 ? "bg-slate-200" : toneDot(toneOf(axis.tones, state)))} />
                 <span className="w-36 shrink-0 truncate">{state}</span>

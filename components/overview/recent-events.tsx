@@ -42,7 +42,7 @@ export function RecentEvents() {
               <span className="min-w-0 flex-1 truncate">
                 <ObjectLink kind={e.objectKind} name={e.objectName} />
                 <span className="ml-2 text-slate-700">{e.type}</span>
-                {e.reason && <span className="ml-1.5 text-slate-400">({e.reason})</span>}
+                {e.reason && <span className="ml-1.5 text-slate-500">({e.reason})</span>}
               </span>
               <span className="hidden shrink-0 text-xs md:inline">
                 <Actor actor={e.actor} />

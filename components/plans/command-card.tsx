@@ -39,7 +39,7 @@ export function CommandCard({
       <CardHeader
         title={
           <span className="flex flex-wrap items-center gap-2">
-            <span className="text-slate-400">#{c.id}</span>
+            <span className="text-slate-500">#{c.id}</span>
             <span data-testid={`command-title-${c.id}`}>{commandTitle(c)}</span>
             <StatusBadge table={planStateTone} state={c.state} data-testid={`command-state-${c.id}`} />
             {active && <span className="text-xs font-normal text-brand-700">processing now</span>}
@@ -53,7 +53,7 @@ export function CommandCard({
         description={
           <>
             <span data-testid={`command-description-${c.id}`}>{c.description}</span>
-            <span className="mt-0.5 block text-slate-400">
+            <span className="mt-0.5 block text-slate-500">
               Signals nodes with a <code className="font-mono">{c.actionKind}</code> action, {concurrencyText(c)}
               {c.startedAt && (
                 <>

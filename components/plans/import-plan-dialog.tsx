@@ -93,7 +93,7 @@ export function ImportPlanDialog({ open, onClose }: { open: boolean; onClose: ()
           </label>
           <label className="block">
             <span className="flex items-center gap-2 text-sm text-slate-700">
-              Deadline <span className="text-slate-400">(optional)</span>
+              Deadline <span className="text-slate-500">(optional)</span>
               <input
                 value={deadline}
                 onChange={(e) => setDeadline(e.target.value)}
@@ -107,7 +107,7 @@ export function ImportPlanDialog({ open, onClose }: { open: boolean; onClose: ()
                 )}
               />
             </span>
-            <span className={cx("mt-0.5 block text-xs", deadlineError ? "text-red-700" : "text-slate-400")}>
+            <span className={cx("mt-0.5 block text-xs", deadlineError ? "text-red-700" : "text-slate-500")}>
               {deadlineError ?? "From creation; past it the plan ends DeadlineExceeded."}
             </span>
           </label>

@@ -41,8 +41,8 @@ const NodeRow = memo(
           {node.deviceSummary && <div className="text-[11px] text-slate-500">{node.deviceSummary}</div>}
         </td>
         <td className="px-3 py-2 text-slate-600">
-          {node.role ?? <span className="text-slate-400">—</span>}
-          {node.platform && <div className="font-mono text-[11px] text-slate-400">{node.platform}</div>}
+          {node.role ?? <span className="text-slate-500">—</span>}
+          {node.platform && <div className="font-mono text-[11px] text-slate-500">{node.platform}</div>}
         </td>
         <td className="px-3 py-2">
           <StatusBadge table={planNodeStateTone} state={node.state} data-testid={`node-state-${commandIndex}-${node.name}`} />
@@ -62,7 +62,7 @@ const NodeRow = memo(
               <StatusBadge table={actionStateTone} state={node.actionState} data-testid={`node-action-${commandIndex}-${node.name}`} />
             </span>
           ) : (
-            <span className="text-xs text-slate-400">not signalled</span>
+            <span className="text-xs text-slate-500">not signalled</span>
           )}
         </td>
       </tr>
@@ -102,7 +102,7 @@ function StateChips({ command, selected, onChange }: { command: PlanCommandStatu
           >
             <span aria-hidden className={cx("size-1.5 rounded-full", toneDot(planNodeStateTone[s]))} />
             {s}
-            <span className="text-slate-400 tabular-nums">{command.counts[s].toLocaleString()}</span>
+            <span className="text-slate-500 tabular-nums">{command.counts[s].toLocaleString()}</span>
           </button>
         );
       })}

@@ -63,7 +63,7 @@ function PlanBody({ plan, canOperate }: { plan: PlanView; canOperate: boolean })
         description={
           <>
             <span data-testid="plan-message">{s.message}</span>
-            <span className="mt-0.5 block text-xs text-slate-400">
+            <span className="mt-0.5 block text-xs text-slate-500">
               Created by <Actor actor={plan.metadata.createdBy} /> <RelativeTime value={plan.metadata.creationTimestamp} />
               {plan.metadata.retryOf && (
                 <>

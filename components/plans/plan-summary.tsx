@@ -40,7 +40,7 @@ export function PlanSummary({ plan }: { plan: PlanView }) {
             {m.id}
           </span>
         </Field>
-        <Field label="spec.id">{specId ? <span className="font-mono text-xs">{specId}</span> : <span className="text-slate-400">—</span>}</Field>
+        <Field label="spec.id">{specId ? <span className="font-mono text-xs">{specId}</span> : <span className="text-slate-500">—</span>}</Field>
         <Field label="apiVersion">
           <span className="font-mono text-xs">{plan.apiVersion}</span>
         </Field>
@@ -48,7 +48,7 @@ export function PlanSummary({ plan }: { plan: PlanView }) {
           <Actor actor={m.createdBy} />
         </Field>
         <Field label="Created">
-          <RelativeTime value={m.creationTimestamp} /> <span className="text-xs text-slate-400">(<AbsoluteTime value={m.creationTimestamp} />)</span>
+          <RelativeTime value={m.creationTimestamp} /> <span className="text-xs text-slate-500">(<AbsoluteTime value={m.creationTimestamp} />)</span>
         </Field>
         <Field label="Approval">
           <span data-testid="plan-approval">
@@ -81,7 +81,7 @@ export function PlanSummary({ plan }: { plan: PlanView }) {
               )}
             </>
           ) : (
-            <span className="text-slate-400">none</span>
+            <span className="text-slate-500">none</span>
           )}
         </Field>
         {m.retryOf && (

@@ -5,7 +5,7 @@ import type { ReactNode } from "react";
 import type { PlanSummaryView } from "@/lib/plan-status";
 import { Badge } from "../ui/badge";
 import { TableRows } from "../ui/table-rows";
-import { TableHeader } from "../ui/table-header";
+import { TableHeader, WIDE_ONLY, type Column } from "../ui/table-header";
 import { RelativeTime } from "../ui/time";
 import { StatusBadge } from "../status/status-badge";
 import { Actor } from "../events/object-link";
@@ -15,7 +15,7 @@ import { awaitsApproval, commandNotRun, countSegments, planTitle } from "./plan-
 import { planStateTone } from "./tones";
 import { LinkRow } from "../ui/link-row";
 
-const COLUMNS = ["State", "Plan", "Commands", "Progress", "Approval", "Created by", "Age"];
+const COLUMNS: Column[] = ["State", "Plan", { label: "Commands", wide: true }, "Progress", "Approval", { label: "Created by", wide: true }, "Age"];
 
 /** Plans, newest first: state, name, each command's kind and state, node progress, approval, who and when. */
 export function PlansTable({ items, empty, loading = false }: { items: PlanSummaryView[] | undefined; empty: ReactNode; loading?: boolean }) {
@@ -39,22 +39,22 @@ export function PlansTable({ items, empty, loading = false }: { items: PlanSumma
                     <StatusBadge table={planStateTone} state={p.state} data-testid={`plan-row-state-${p.id}`} title={p.message} />
                   </td>
                   <td className="max-w-72 px-3 py-2.5">
-                    <Link prefetch={false} href={href} className="font-medium text-slate-900 hover:text-brand-700 hover:underline">
+                    <Link prefetch={false} href={href} title={planTitle(p)} className="block truncate font-medium text-slate-900 hover:text-brand-700 hover:underline">
                       {planTitle(p)}
                     </Link>
                     <div className="truncate font-mono text-[11px] text-slate-500" title={p.id}>
                       {p.id}
-                      {p.name && p.specId && <span className="ml-1.5 text-slate-400">spec.id {p.specId}</span>}
+                      {p.name && p.specId && <span className="ml-1.5 text-slate-500">spec.id {p.specId}</span>}
                     </div>
                     {p.retryOf && <div className="text-[11px] text-slate-500">retry of {p.retryOf}</div>}
                   </td>
-                  <td className="px-3 py-2.5">
+                  <td className={cx("px-3 py-2.5", WIDE_ONLY)}>
                     <ul className="space-y-1">
                       {p.commands.map((cmd, i) => (
                         <li key={i} className="flex items-center gap-1.5 text-xs whitespace-nowrap text-slate-700">
                           <span className="font-mono">{cmd.kind}</span>
                           {commandNotRun(p.state, cmd.state) ? (
-                            <span className="text-slate-400" title={`still ${cmd.state}: the plan ended before it ran`}>
+                            <span className="text-slate-500" title={`still ${cmd.state}: the plan ended before it ran`}>
                               not run
                             </span>
                           ) : (
@@ -80,13 +80,13 @@ export function PlansTable({ items, empty, loading = false }: { items: PlanSumma
                         by <Actor actor={p.approval.approvedBy} />
                       </span>
                     ) : (
-                      <span className="text-xs text-slate-400">—</span>
+                      <span className="text-xs text-slate-500">—</span>
                     )}
                   </td>
-                  <td className="px-3 py-2.5 text-xs">
+                  <td className={cx("px-3 py-2.5 text-xs", WIDE_ONLY)}>
                     <Actor actor={p.createdBy} />
                   </td>
-                  <td className="px-3 py-2.5 text-slate-600">
+                  <td className="px-3 py-2.5 whitespace-nowrap text-slate-600">
                     <RelativeTime value={p.createdAt} />
                   </td>
                 </LinkRow>

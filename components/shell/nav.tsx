@@ -88,7 +88,7 @@ export function Nav() {
           );
         })}
       </ul>
-      <div className="mt-auto px-4 py-4 text-[11px] text-slate-500">Fleet orchestration console</div>
+      <div className="mt-auto px-4 py-4 text-[11px] text-slate-400">Fleet orchestration console</div>
     </nav>
   );
 }

@@ -35,7 +35,7 @@ export function TokensTable({
               <tr key={t.id} data-testid={`token-row-${t.id}`} className={cx("border-b border-slate-100 align-top hover:bg-slate-50/60", t.status !== "Active" && "text-slate-500")}>
                 <td className="py-2.5 pr-3 pl-4">
                   <span className={cx("font-medium", t.status === "Active" ? "text-slate-900" : "text-slate-500")}>{t.name ?? <span className="italic">unnamed</span>}</span>
-                  <div className="font-mono text-[11px] text-slate-400">{t.id}</div>
+                  <div className="font-mono text-[11px] text-slate-500">{t.id}</div>
                 </td>
                 {showUser && <td className="px-3 py-2.5">{t.username}</td>}
                 <td className="px-3 py-2.5">

@@ -39,7 +39,7 @@ export function ConditionList({
             {c.reason && <span className="font-medium text-slate-700">{c.reason}</span>}
             {c.message && <span className="block text-xs break-words text-slate-500">{c.message}</span>}
           </span>
-          <span className="shrink-0 text-xs text-slate-400">
+          <span className="shrink-0 text-xs text-slate-500">
             <RelativeTime value={c.lastTransitionTime} never="—" />
           </span>
         </li>

@@ -6,7 +6,7 @@ import { cx } from "./cx";
  */
 export function LabelChips({ labels, max, onSelect, tabbable = true }: { labels: Record<string, string>; max?: number; onSelect?: (key: string, value: string) => void; tabbable?: boolean }) {
   const entries = Object.entries(labels).sort(([a], [b]) => a.localeCompare(b));
-  if (entries.length === 0) return <span className="text-xs text-slate-400">no labels</span>;
+  if (entries.length === 0) return <span className="text-xs text-slate-500">no labels</span>;
   const shown = max === undefined ? entries : entries.slice(0, max);
   const rest = entries.length - shown.length;
   return (

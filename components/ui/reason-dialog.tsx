@@ -57,7 +57,7 @@ export function ReasonDialog({
       {error && <InlineError>{error}</InlineError>}
       <label className="block">
         <span className="mb-1 block text-slate-700">
-          Reason <span className="text-slate-400">(optional)</span>
+          Reason <span className="text-slate-500">(optional)</span>
         </span>
         <textarea
           data-testid={testIds.reason}

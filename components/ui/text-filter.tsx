@@ -53,7 +53,7 @@ export function TextFilter({
         }}
         placeholder={placeholder ?? label}
         className={cx(
-          "h-9 w-full rounded-md border-0 bg-white px-3 text-sm text-slate-900 shadow-xs ring-1 ring-slate-300 ring-inset placeholder:text-slate-400 focus:ring-2 focus:ring-brand-500 focus:outline-none",
+          "h-9 w-full rounded-md border-0 bg-white px-3 text-sm text-slate-900 shadow-xs ring-1 ring-slate-300 ring-inset placeholder:text-slate-500 focus:ring-2 focus:ring-brand-500 focus:outline-none",
           mono && "font-mono text-[13px]",
         )}
       />

@@ -30,7 +30,7 @@ export function RelativeTime({ value, never = "never" }: { value: string | Date 
   const date = toDate(value);
   const time = date?.getTime() ?? null;
   const text = useClock((now) => (time === null ? null : formatRelative(new Date(time), now)));
-  if (!date) return <span className="text-slate-400">{never}</span>;
+  if (!date) return <span className="text-slate-500">{never}</span>;
   return (
     <time dateTime={date.toISOString()} title={formatAbsolute(date)} className="whitespace-nowrap">
       {text}
@@ -40,7 +40,7 @@ export function RelativeTime({ value, never = "never" }: { value: string | Date 
 
 export function AbsoluteTime({ value }: { value: string | Date | null | undefined }) {
   const date = toDate(value);
-  if (!date) return <span className="text-slate-400">—</span>;
+  if (!date) return <span className="text-slate-500">—</span>;
   return (
     <time dateTime={date.toISOString()} className="whitespace-nowrap tabular-nums">
       {formatAbsolute(date)}

@@ -70,7 +70,7 @@ export function YamlTextarea({
         data-testid={testId}
         aria-invalid={invalid}
         className={cx(
-          "block w-full resize-y rounded-md border-0 bg-slate-950 px-3 py-2 font-mono text-[12.5px] leading-5 text-slate-100 ring-1 ring-inset focus:ring-2 focus:outline-none",
+          "palette-light block w-full resize-y rounded-md border-0 bg-slate-950 px-3 py-2 font-mono text-[12.5px] leading-5 text-slate-100 ring-1 ring-inset focus:ring-2 focus:outline-none",
           invalid ? "ring-red-400 focus:ring-red-500" : "ring-slate-700 focus:ring-brand-500",
         )}
       />

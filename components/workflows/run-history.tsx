@@ -30,7 +30,7 @@ function RunDuration({ run }: { run: Run }) {
   const end = run.completionTime ? Date.parse(run.completionTime) : null;
   // A run in progress: its time so far, ticking.
   const text = useClock((now) => formatRunDuration((end ?? now) - start));
-  return <span className={end === null ? "text-slate-400" : undefined}>{text}</span>;
+  return <span className={end === null ? "text-slate-500" : undefined}>{text}</span>;
 }
 
 /** `"0 3 * * *" (Europe/Paris) · next run in 5h · last tick 19h ago`, or suspended. */
@@ -77,7 +77,7 @@ export function RunHistory({ workflow }: { workflow: WorkflowObject }) {
             <tr key={r.run} data-testid={`run-row-${r.run}`} className="border-b border-slate-100">
               <td className="py-2 pr-3 pl-4 font-medium text-slate-900 tabular-nums">
                 {r.run}
-                {r.run === workflow.status.run && <span className="ml-1 text-xs font-normal text-slate-400">(current)</span>}
+                {r.run === workflow.status.run && <span className="ml-1 text-xs font-normal text-slate-500">(current)</span>}
               </td>
               <td className="px-3 py-2">
                 <StatusBadge table={workflowPhaseTone} state={r.phase as WorkflowPhase} data-testid={`run-row-phase-${r.run}`} />

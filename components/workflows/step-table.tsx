@@ -47,7 +47,7 @@ export function StepTable({ workflow, selected, onSelect }: { workflow: Workflow
                     </Link>
                   ) : null}
                 </td>
-                <td className="px-3 py-2 text-xs text-slate-600">{spec?.dependencies?.join(", ") || <span className="text-slate-400">—</span>}</td>
+                <td className="px-3 py-2 text-xs text-slate-600">{spec?.dependencies?.join(", ") || <span className="text-slate-500">—</span>}</td>
                 <td className="px-3 py-2 text-xs whitespace-nowrap text-slate-600 tabular-nums">{stepProgress(view)}</td>
                 <td className="max-w-72 truncate px-3 py-2 text-xs text-slate-600" title={view?.message}>
                   {view?.message}

@@ -66,7 +66,7 @@ function WorkflowBody({ workflow, canOperate }: { workflow: WorkflowObject; canO
         description={
           <>
             {message && <span data-testid="workflow-message">{message}</span>}
-            <span className="mt-0.5 block text-xs text-slate-400" data-testid="workflow-run">
+            <span className="mt-0.5 block text-xs text-slate-500" data-testid="workflow-run">
               Run {s.run}
               {s.startTime && (
                 <>

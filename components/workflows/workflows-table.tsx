@@ -5,7 +5,7 @@ import type { ReactNode } from "react";
 import type { WorkflowSummary } from "@/server/workflows/workflows";
 import { workflowMachine } from "@/lib/workflow-status";
 import { TableRows } from "../ui/table-rows";
-import { TableHeader } from "../ui/table-header";
+import { TableHeader, WIDE_ONLY, type Column } from "../ui/table-header";
 import { RelativeTime } from "../ui/time";
 import { StatusBadge } from "../status/status-badge";
 import { CountsBar } from "../fleets/counts-bar";
@@ -14,7 +14,7 @@ import { stepSegments, stepsDone } from "./run-graph";
 import { workflowPhaseTone } from "./tones";
 import { LinkRow } from "../ui/link-row";
 
-const COLUMNS = ["Phase", "Workflow", "Steps", "Failed", "Run", "Started", "Completed", "Age"];
+const COLUMNS: Column[] = ["Phase", "Workflow", "Steps", "Failed", { label: "Run", wide: true }, "Started", { label: "Completed", wide: true }, "Age"];
 
 /** Workflows by name: phase, steps done of all with a bar, failed steps, the current run, when it started and ended, how old the workflow is. */
 export function WorkflowsTable({ items, empty, loading = false }: { items: WorkflowSummary[] | undefined; empty: ReactNode; loading?: boolean }) {
@@ -44,7 +44,7 @@ export function WorkflowsTable({ items, empty, loading = false }: { items: Workf
                     />
                   </td>
                   <td className="max-w-72 px-3 py-2.5">
-                    <Link prefetch={false} href={href} className="font-medium text-slate-900 hover:text-brand-700 hover:underline">
+                    <Link prefetch={false} href={href} title={w.name} className="block truncate font-medium text-slate-900 hover:text-brand-700 hover:underline">
                       {w.name}
                     </Link>
                     {w.message && <div className="truncate text-[11px] text-slate-500" title={w.message}>{w.message}</div>}
@@ -55,12 +55,12 @@ export function WorkflowsTable({ items, empty, loading = false }: { items: Workf
                       {done}/{w.steps} done
                     </div>
                   </td>
-                  <td className={cx("px-3 py-2.5 tabular-nums", failed ? "font-medium text-red-700" : "text-slate-400")} data-testid={`workflow-row-failed-${w.name}`}>
+                  <td className={cx("px-3 py-2.5 tabular-nums", failed ? "font-medium text-red-700" : "text-slate-500")} data-testid={`workflow-row-failed-${w.name}`}>
                     {failed}
                   </td>
-                  <td className="px-3 py-2.5 text-slate-600 tabular-nums">{w.run}</td>
-                  <td className="px-3 py-2.5 text-slate-600">{w.startTime ? <RelativeTime value={w.startTime} /> : <span className="text-slate-400">—</span>}</td>
-                  <td className="px-3 py-2.5 text-slate-600">{w.completionTime ? <RelativeTime value={w.completionTime} /> : <span className="text-slate-400">{w.startTime ? "running" : "—"}</span>}</td>
+                  <td className={cx("px-3 py-2.5 text-slate-600 tabular-nums", WIDE_ONLY)}>{w.run}</td>
+                  <td className="px-3 py-2.5 text-slate-600">{w.startTime ? <RelativeTime value={w.startTime} /> : <span className="text-slate-500">—</span>}</td>
+                  <td className={cx("px-3 py-2.5 text-slate-600", WIDE_ONLY)}>{w.completionTime ? <RelativeTime value={w.completionTime} /> : <span className="text-slate-500">{w.startTime ? "running" : "—"}</span>}</td>
                   <td className="px-3 py-2.5 text-slate-600">
                     <RelativeTime value={w.createdAt} />
                   </td>
