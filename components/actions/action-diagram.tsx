@@ -22,9 +22,9 @@ export function ActionDiagram({ state }: { state: ActionState }) {
         spec={specFromMachine(actionMachine)}
         current={state}
         highlight={actionStateTone[state]}
+        title="Action state"
         ariaLabel={`Action state diagram, current state ${state}`}
         testId="state-diagram-action"
-        approxWidth={1100}
       />
       <div className="border-t border-slate-100 px-4 py-2">
         <DiagramLegend transient={false} notYetSupported={false} />

@@ -28,6 +28,7 @@ interface AxisView {
   field: string;
   tones: Record<string, Tone>;
   current: (d: DeviceDetail) => string | null;
+  /** Drawn across the page: its diagram is wider than half of it at a readable size. */
   wide: boolean;
   none: string;
 }
@@ -37,8 +38,10 @@ const AXES: AxisView[] = [
   { key: "updated", title: "Update status", field: "status.updated.status", tones: updatedTone, current: (d) => d.updatedStatus, wide: false, none: "" },
   { key: "applicationSummary", title: "Application status", field: "status.applicationSummary", tones: applicationSummaryTone, current: (d) => d.applicationSummary, wide: false, none: "" },
   { key: "updateState", title: "Update state", field: "conditions.Updating.reason", tones: updateStateTone, current: (d) => d.updatingReason, wide: true, none: "No update reported" },
-  { key: "lifecycle", title: "Lifecycle", field: "status.lifecycle", tones: lifecycleTone, current: (d) => d.lifecycle, wide: false, none: "" },
-  { key: "decommissioning", title: "Decommissioning", field: "conditions.DeviceDecommissioning.reason", tones: decommissioningTone, current: (d) => d.decommissioning, wide: false, none: "Not requested" },
+  // Lifecycle is one row of four states: across the page it is a strip, in half of it a tall
+  // column beside an empty band. Decommissioning then has the row to itself.
+  { key: "lifecycle", title: "Lifecycle", field: "status.lifecycle", tones: lifecycleTone, current: (d) => d.lifecycle, wide: true, none: "" },
+  { key: "decommissioning", title: "Decommissioning", field: "conditions.DeviceDecommissioning.reason", tones: decommissioningTone, current: (d) => d.decommissioning, wide: true, none: "Not requested" },
 ];
 
 function Diagram({ axis, device }: { axis: AxisView; device: DeviceDetail }) {
@@ -51,7 +54,7 @@ function Diagram({ axis, device }: { axis: AxisView; device: DeviceDetail }) {
         title={
           <span className="flex items-center gap-2">
             {axis.title}
-            <code className="text-[11px] font-normal text-slate-400">{axis.field}</code>
+            <code className="text-xs font-normal text-slate-600">{axis.field}</code>
           </span>
         }
         description={description ?? (current ? undefined : axis.none)}
@@ -61,9 +64,9 @@ function Diagram({ axis, device }: { axis: AxisView; device: DeviceDetail }) {
         spec={specFromMachine(machine)}
         current={current}
         highlight={toneOf(axis.tones, current)}
+        title={axis.title}
         ariaLabel={`${axis.title} state diagram${current ? `, current state ${current}` : ""}`}
         testId={`state-diagram-${axis.key}`}
-        approxWidth={axis.wide ? 1100 : 540}
       />
     </Card>
   );
@@ -80,7 +83,8 @@ export function StatusDiagrams({ device }: { device: DeviceDetail }) {
         </div>
         <DiagramLegend />
       </div>
-      <div className="grid gap-4 lg:grid-cols-2">
+      {/* items-start: a card is as tall as its own diagram, not its neighbour's. */}
+      <div className="grid items-start gap-4 lg:grid-cols-2">
         {AXES.map((axis) => (
           <Diagram key={axis.key} axis={axis} device={device} />
         ))}

@@ -73,10 +73,9 @@ export function RolloutCard({ fleet, rollout, canOperate }: { fleet: Fleet; roll
           spec={rolloutDiagramSpec}
           current={phase}
           highlight={toneOf(rolloutPhaseTone, phase)}
+          title="Rollout phase"
           ariaLabel={`Rollout state diagram${phase ? `, current phase ${phase}` : ""}`}
           testId="state-diagram-rollout"
-          approxWidth={1100}
-          height={600}
         />
         <div className="border-t border-slate-100 px-4 py-2">
           <DiagramLegend notYetSupported={false} />

@@ -50,15 +50,16 @@ export function PlanDiagramsCard({
         title="State diagrams"
         description="The tables the plan engine follows, with the current states lit; they update live. Every move is the plan engine's but those marked operator."
       />
-      <div className="grid divide-y divide-slate-100 2xl:grid-cols-2 2xl:divide-x 2xl:divide-y-0">
+      {/* One under the other: side by side, the plan's table (1,400 px across) would be panned more than seen. */}
+      <div className="grid divide-y divide-slate-100">
         <Panel title="Plan" badge={<StatusBadge table={planStateTone} state={state} />} description={planMachine.states[state].description}>
           <StateDiagram
             spec={planDiagramSpec}
             current={state}
             highlight={toneOf(planStateTone, state)}
+            title="Plan state"
             ariaLabel={`Plan state diagram, current state ${state}`}
             testId="state-diagram-plan"
-            approxWidth={1000}
           />
         </Panel>
         <Panel
@@ -91,9 +92,9 @@ export function PlanDiagramsCard({
             spec={planDiagramSpec}
             current={cmd?.state ?? null}
             highlight={toneOf(planStateTone, cmd?.state)}
+            title="Command state"
             ariaLabel={`Command state diagram${cmd ? `, current state ${cmd.state}` : ""}`}
             testId="state-diagram-command"
-            approxWidth={1000}
           />
         </Panel>
       </div>
@@ -119,9 +120,9 @@ export function PlanDiagramsCard({
             spec={planNodeDiagramSpec}
             current={node?.node.state ?? null}
             highlight={toneOf(planNodeStateTone, node?.node.state)}
+            title="Node state"
             ariaLabel={`Node state diagram${node ? `, ${node.node.name} is ${node.node.state}` : ""}`}
             testId="state-diagram-node"
-            approxWidth={1100}
           />
         </Panel>
       </div>

@@ -8,17 +8,23 @@
 import dagre from "@dagrejs/dagre";
 import type { DiagramLayout, DiagramNode, DiagramSpec, GroupNode, Point, StateNode, TransitionEdge } from "./types";
 
-export const STATE_HEIGHT = 38;
+export const STATE_HEIGHT = 40;
 const START_SIZE = 14;
-const CHAR_WIDTH = 7.4;
-const LABEL_CHAR_WIDTH = 6;
+const EDGE_LABEL_HEIGHT = 20;
+
+/**
+ * How wide a text is drawn at DIAGRAM_FONT_PX (sizing.ts), in pixels. The browser passes one
+ * that measures with the page's font (measure.ts); the estimate is for tests and the server.
+ */
+export type TextMeasure = (text: string, weight: "normal" | "medium") => number;
+export const estimateText: TextMeasure = (text, weight) => text.length * (weight === "medium" ? 8 : 7.6);
 
 export const stateNodeId = (state: string) => `s:${state}`;
 export const groupNodeId = (key: string) => `g:${key}`;
 const START_ID = "start";
 
-export function stateWidth(label: string): number {
-  return Math.max(92, Math.round(label.length * CHAR_WIDTH + 34));
+export function stateWidth(label: string, measure: TextMeasure = estimateText): number {
+  return Math.max(92, Math.ceil(measure(label, "medium") + 34));
 }
 
 /** One end of a drawn edge: a state, or a group standing for all its states. */
@@ -183,9 +189,9 @@ export function clipRoute(points: Point[], from: Rect, to: Rect): Point[] {
   return [start, ...route.slice(startIndex, endIndex + 1), end];
 }
 
-export function layoutDiagram(spec: DiagramSpec): DiagramLayout {
+export function layoutDiagram(spec: DiagramSpec, measure: TextMeasure = estimateText): DiagramLayout {
   const g = new dagre.graphlib.Graph({ compound: true, multigraph: true });
-  g.setGraph({ rankdir: spec.direction ?? "LR", nodesep: 30, ranksep: 56, edgesep: 26, marginx: 24, marginy: 24 });
+  g.setGraph({ rankdir: spec.direction ?? "LR", nodesep: 30, ranksep: 48, edgesep: 26, marginx: 24, marginy: 24 });
   g.setDefaultEdgeLabel(() => ({}));
 
   const members = groupMembers(spec);
@@ -196,7 +202,7 @@ export function layoutDiagram(spec: DiagramSpec): DiagramLayout {
   }
 
   for (const s of spec.states) {
-    g.setNode(stateNodeId(s.id), { width: stateWidth(s.label ?? s.id), height: STATE_HEIGHT });
+    g.setNode(stateNodeId(s.id), { width: stateWidth(s.label ?? s.id, measure), height: STATE_HEIGHT });
     if (s.groups?.length) g.setParent(stateNodeId(s.id), groupNodeId(s.groups.join("/")));
   }
 
@@ -208,10 +214,12 @@ export function layoutDiagram(spec: DiagramSpec): DiagramLayout {
   }
 
   const plans = planEdges(spec).filter((p) => p.fromStates.every((s) => known.has(s)) && p.toStates.every((s) => known.has(s)));
+  const labelWidths = new Map<string, number>();
   for (const p of plans) {
     // dagre routes between states; a group edge is laid out between one state of each end.
     const text = edgeLabelText(p.label, p.by);
-    const label = text ? { width: Math.round(text.length * LABEL_CHAR_WIDTH + 12), height: 16, labelpos: "c" as const } : {};
+    if (text) labelWidths.set(p.id, Math.ceil(measure(text, "normal") + 12));
+    const label = text ? { width: labelWidths.get(p.id), height: EDGE_LABEL_HEIGHT, labelpos: "c" as const } : {};
     g.setEdge(stateNodeId(p.fromStates[0] as string), stateNodeId(p.toStates[0] as string), label, p.id);
   }
 
@@ -313,6 +321,8 @@ export function layoutDiagram(spec: DiagramSpec): DiagramLayout {
     if (points && fromRect && toRect && (p.from.kind === "group" || p.to.kind === "group")) points = clipRoute(points, fromRect, toRect);
     const labelPosition = (p.label || p.by) && e?.x !== undefined && e.y !== undefined ? { x: e.x, y: e.y } : null;
     for (const pt of points ?? []) grow({ x: pt.x, y: pt.y, width: 0, height: 0 });
+    const labelWidth = labelWidths.get(p.id);
+    if (labelPosition && labelWidth) grow({ x: labelPosition.x - labelWidth / 2, y: labelPosition.y - EDGE_LABEL_HEIGHT / 2, width: labelWidth, height: EDGE_LABEL_HEIGHT });
     edges.push({
       id: p.id,
       type: "transition",
@@ -322,8 +332,8 @@ export function layoutDiagram(spec: DiagramSpec): DiagramLayout {
     });
   }
 
-  if (!Number.isFinite(bounds.minX)) return { nodes, edges, width: 0, height: 0 };
-  return { nodes, edges, width: bounds.maxX - bounds.minX, height: bounds.maxY - bounds.minY };
+  if (!Number.isFinite(bounds.minX)) return { nodes, edges, x: 0, y: 0, width: 0, height: 0 };
+  return { nodes, edges, x: bounds.minX, y: bounds.minY, width: bounds.maxX - bounds.minX, height: bounds.maxY - bounds.minY };
 }
 
 function clonePoints(points: Point[] | undefined): Point[] | null {

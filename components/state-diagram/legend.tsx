@@ -2,9 +2,9 @@
 export function DiagramLegend({ transient = true, notYetSupported = true }: { transient?: boolean; notYetSupported?: boolean } = {}) {
   const item = "inline-flex items-center gap-1.5";
   return (
-    <div className="flex flex-wrap items-center gap-x-4 gap-y-1 text-[11px] text-slate-500">
+    <div className="flex flex-wrap items-center gap-x-4 gap-y-1 text-xs text-slate-600">
       <span className={item}>
-        <span className="inline-block h-3 w-5 rounded bg-sky-600" /> current
+        <span className="inline-block h-3 w-5 rounded bg-sky-700" /> current
       </span>
       <span className={item}>
         <span className="inline-block h-0.5 w-5 bg-brand-600" /> possible next move

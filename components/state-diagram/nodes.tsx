@@ -5,14 +5,15 @@ import { Handle, Position, type NodeProps } from "@xyflow/react";
 import type { GroupNode, Highlight, StartNode, StateNode } from "./types";
 import { cx } from "../ui/cx";
 
+// White text on each fill is at least 4.5:1 (WCAG AA): emerald, amber, sky and orange at 700.
 const CURRENT: Record<Highlight, string> = {
-  green: "bg-emerald-600 border-emerald-700 text-white shadow-emerald-600/30",
-  amber: "bg-amber-500 border-amber-600 text-white shadow-amber-500/30",
+  green: "bg-emerald-700 border-emerald-800 text-white shadow-emerald-700/30",
+  amber: "bg-amber-700 border-amber-800 text-white shadow-amber-700/30",
   red: "bg-red-600 border-red-700 text-white shadow-red-600/30",
-  blue: "bg-sky-600 border-sky-700 text-white shadow-sky-600/30",
+  blue: "bg-sky-700 border-sky-800 text-white shadow-sky-700/30",
   gray: "bg-slate-600 border-slate-700 text-white shadow-slate-600/30",
   purple: "bg-violet-600 border-violet-700 text-white shadow-violet-600/30",
-  orange: "bg-orange-500 border-orange-600 text-white shadow-orange-500/30",
+  orange: "bg-orange-700 border-orange-800 text-white shadow-orange-700/30",
   slate: "bg-slate-700 border-slate-800 text-white shadow-slate-700/30",
 };
 
@@ -36,11 +37,12 @@ export const StateNodeView = memo(function StateNodeView({ data }: NodeProps<Sta
       data-testid={`state-${data.stateId}`}
       data-current={data.current ? "true" : undefined}
       className={cx(
-        "relative flex h-full w-full items-center justify-center rounded-lg border px-3 text-[13px] font-medium whitespace-nowrap transition-colors duration-300",
+        // 13px (DIAGRAM_FONT_PX): at the smallest zoom a diagram allows, still 12px on screen.
+        "relative flex h-full w-full items-center justify-center rounded-lg border px-3 text-[13px] leading-5 font-medium whitespace-nowrap transition-colors duration-300",
         data.current
           ? cx(CURRENT[data.highlight], "shadow-lg ring-4 ring-offset-0", ringOf(data.highlight))
           : data.notYetSupported
-            ? "border-dashed border-slate-300 bg-white text-slate-400"
+            ? "border-dashed border-slate-300 bg-white text-slate-500"
             : data.next
               ? "border-slate-400 bg-white text-slate-800"
               : "border-slate-300 bg-white text-slate-700",
@@ -50,8 +52,12 @@ export const StateNodeView = memo(function StateNodeView({ data }: NodeProps<Sta
       )}
     >
       <Handles />
-      {data.label}
-      {data.current && <span className="absolute -top-2 -right-2 rounded-full bg-white px-1.5 text-[9px] leading-4 font-semibold tracking-wide text-slate-700 uppercase shadow ring-1 ring-slate-200">now</span>}
+      <span data-diagram-text="state">{data.label}</span>
+      {data.current && (
+        <span className="absolute -top-3 -right-3 rounded-full bg-white px-1.5 text-[13px] leading-[18px] font-semibold text-slate-800 shadow ring-1 ring-slate-300" data-diagram-text="now">
+          now
+        </span>
+      )}
     </div>
   );
 });
@@ -85,7 +91,9 @@ export const GroupNodeView = memo(function GroupNodeView({ data }: NodeProps<Gro
       )}
     >
       <Handles />
-      <div className="px-2.5 pt-1 text-[11px] font-semibold tracking-wide text-slate-500">{data.label}</div>
+      <div className="px-2.5 pt-0.5 text-[13px] leading-5 font-semibold text-slate-600" data-diagram-text="group">
+        {data.label}
+      </div>
     </div>
   );
 });

@@ -1,46 +1,22 @@
 "use client";
 
-import "@xyflow/react/dist/style.css";
-import { useEffect, useMemo } from "react";
-import { MarkerType, ReactFlow, ReactFlowProvider, useReactFlow, useStore, type EdgeMarker, type EdgeTypes, type NodeTypes } from "@xyflow/react";
-import { highlightDiagram, layoutDiagram } from "./layout";
-import { GroupNodeView, StartNodeView, StateNodeView } from "./nodes";
-import { TransitionEdgeView } from "./transition-edge";
-import type { DiagramSpec, Highlight, TransitionEdge } from "./types";
+import { useMemo, useRef, useState } from "react";
+import { layoutDiagram } from "./layout";
+import { browserTextMeasure } from "./measure";
+import { DiagramView, TOOLBAR_ROW_PX } from "./diagram-view";
+import { ExpandIcon, ToolButton } from "./controls";
+import { ExpandedDiagram } from "./expanded";
+import { CARD_ZOOM, cardHeight, chooseLayout } from "./sizing";
+import { useBoxSize } from "./use-box-size";
+import type { DiagramLayout, DiagramSpec, Highlight } from "./types";
 
-// Module scope: React Flow re-mounts every node when these objects change identity.
-const nodeTypes = { state: StateNodeView, stateGroup: GroupNodeView, start: StartNodeView } satisfies NodeTypes;
-const edgeTypes = { transition: TransitionEdgeView } satisfies EdgeTypes;
-
-const marker = (color: string, reverse = false): EdgeMarker => ({
-  type: MarkerType.ArrowClosed,
-  color,
-  width: 14,
-  height: 14,
-  ...(reverse ? { orient: "auto-start-reverse" } : {}),
-});
-const MARKERS = {
-  normal: { end: marker("#94a3b8"), start: marker("#94a3b8", true) },
-  active: { end: marker("#1f5bd6"), start: marker("#1f5bd6", true) },
-  muted: { end: marker("#cbd5e1"), start: marker("#cbd5e1", true) },
-};
-
-function withMarkers(edges: TransitionEdge[]): TransitionEdge[] {
-  return edges.map((e) => {
-    const m = e.data?.active ? MARKERS.active : e.data?.muted ? MARKERS.muted : MARKERS.normal;
-    return { ...e, markerEnd: m.end, ...(e.data?.bidirectional ? { markerStart: m.start } : {}) };
-  });
-}
-
-/** Keeps the whole diagram in view when its box changes size. */
-function FitOnResize() {
-  const { fitView } = useReactFlow();
-  const width = useStore((s) => s.width);
-  const height = useStore((s) => s.height);
-  useEffect(() => {
-    if (width > 0 && height > 0) void fitView({ padding: 0.06, maxZoom: 1.1 });
-  }, [width, height, fitView]);
-  return null;
+/** The diagram laid out both ways, its own direction first: the box picks whichever shows more. */
+export function useLayouts(spec: DiagramSpec): DiagramLayout[] {
+  return useMemo(() => {
+    const measure = browserTextMeasure();
+    const own = spec.direction ?? "LR";
+    return [layoutDiagram({ ...spec, direction: own }, measure), layoutDiagram({ ...spec, direction: own === "LR" ? "TB" : "LR" }, measure)];
+  }, [spec]);
 }
 
 export interface StateDiagramProps {
@@ -48,53 +24,62 @@ export interface StateDiagramProps {
   /** The state to highlight, or null when none applies. */
   current: string | null;
   highlight?: Highlight;
-  /** Rendered height in pixels; by default from the layout's proportions at `approxWidth`. */
-  height?: number;
-  /** About how wide the diagram will be drawn, to choose a height that fits it. */
-  approxWidth?: number;
+  /** What the diagram is ("Device status"): the expanded view's title, the toolbar's name. */
+  title: string;
   ariaLabel: string;
   testId?: string;
+  /** The tallest the card's box may grow before the diagram pans up and down. */
+  maxHeight?: number;
 }
 
 /**
- * A read-only, live state diagram: the layout is computed once per spec, the highlight
- * follows `current`.
+ * A read-only, live state diagram in a card: the layout is computed once per spec, the
+ * highlight follows `current`. Its box is as tall as the diagram at a readable zoom
+ * (sizing.ts); zoom, fit and pan in place, or expand it to the whole window.
  */
-export function StateDiagram({ spec, current, highlight = "blue", height, approxWidth = 860, ariaLabel, testId }: StateDiagramProps) {
-  const layout = useMemo(() => layoutDiagram(spec), [spec]);
-  const view = useMemo(() => {
-    const h = highlightDiagram(layout, current, highlight);
-    return { nodes: h.nodes, edges: withMarkers(h.edges) };
-  }, [layout, current, highlight]);
+export function StateDiagram({ spec, current, highlight = "blue", title, ariaLabel, testId, maxHeight = 760 }: StateDiagramProps) {
+  const ref = useRef<HTMLDivElement>(null);
+  const { width } = useBoxSize(ref);
+  const [expanded, setExpanded] = useState(false);
+  const layouts = useLayouts(spec);
 
-  const boxHeight = height ?? Math.round(Math.min(520, Math.max(140, layout.height * Math.min(1.1, approxWidth / Math.max(layout.width, 1)) + 32)));
+  const drawn = useMemo(() => {
+    if (width <= 0) return null;
+    const layout = layouts[chooseLayout(layouts, width, maxHeight, CARD_ZOOM)] as DiagramLayout;
+    return { layout, box: { width, height: cardHeight(layout, width, { ...CARD_ZOOM, minHeight: 72, maxHeight }) } };
+  }, [layouts, width, maxHeight]);
 
   return (
-    <div style={{ height: boxHeight }} className="w-full" data-testid={testId} data-current={current ?? ""} role="img" aria-label={ariaLabel}>
-      <ReactFlowProvider>
-        <ReactFlow
-          nodes={view.nodes}
-          edges={view.edges}
-          nodeTypes={nodeTypes}
-          edgeTypes={edgeTypes}
-          nodesDraggable={false}
-          nodesConnectable={false}
-          nodesFocusable={false}
-          edgesFocusable={false}
-          elementsSelectable={false}
-          zoomOnScroll={false}
-          zoomOnDoubleClick={false}
-          preventScrolling={false}
-          panOnDrag
-          minZoom={0.2}
-          maxZoom={2}
-          fitView
-          fitViewOptions={{ padding: 0.06, maxZoom: 1.1 }}
-          proOptions={{ hideAttribution: false }}
-        >
-          <FitOnResize />
-        </ReactFlow>
-      </ReactFlowProvider>
-    </div>
+    <>
+      <div ref={ref} className="w-full" data-testid={testId} data-current={current ?? ""} data-direction={drawn ? directionOf(spec, drawn.layout, layouts) : undefined}>
+        <div style={{ minHeight: drawn ? undefined : 160 + TOOLBAR_ROW_PX }}>
+          {drawn && (
+            <DiagramView
+              layout={drawn.layout}
+              box={drawn.box}
+              range={CARD_ZOOM}
+              current={current}
+              highlight={highlight}
+              ariaLabel={ariaLabel}
+              name={`${title} diagram`}
+              extraButtons={
+                <ToolButton label="Expand diagram" onClick={() => setExpanded(true)}>
+                  <ExpandIcon />
+                </ToolButton>
+              }
+            />
+          )}
+        </div>
+      </div>
+      {/* Beside the card's box, not in it: its texts and buttons are not the card's. */}
+      {expanded && (
+        <ExpandedDiagram layouts={layouts} current={current} highlight={highlight} title={title} ariaLabel={ariaLabel} testId={testId ? `${testId}-expanded` : undefined} onClose={() => setExpanded(false)} />
+      )}
+    </>
   );
+}
+
+function directionOf(spec: DiagramSpec, layout: DiagramLayout, layouts: DiagramLayout[]): "LR" | "TB" {
+  const own = spec.direction ?? "LR";
+  return layout === layouts[0] ? own : own === "LR" ? "TB" : "LR";
 }

@@ -38,14 +38,16 @@ export const TransitionEdgeView = memo(function TransitionEdgeView(props: EdgePr
         <EdgeLabelRenderer>
           <div
             className={cx(
-              "nodrag nopan pointer-events-none absolute rounded bg-white/95 px-1 text-[10px] leading-4 whitespace-nowrap",
-              active ? "font-medium text-brand-700" : "text-slate-500",
+              // 13px like the states (sizing.ts): never under 12px on screen. Colours at AA on white.
+              "nodrag nopan pointer-events-none absolute rounded bg-white/95 px-1 text-[13px] leading-5 whitespace-nowrap",
+              active ? "font-medium text-brand-700" : "text-slate-600",
             )}
             style={{ transform: `translate(-50%, -50%) translate(${labelX}px, ${labelY}px)` }}
+            data-diagram-text="edge"
           >
             {data.label}
             {data.by && (
-              <span className={cx(data.label && "ml-1", "text-[9px] tracking-wide uppercase", active ? "text-brand-500" : "text-slate-400")}>
+              <span className={cx(data.label && "ml-1", active ? "text-brand-600" : "text-slate-500")}>
                 {data.label ? "· " : ""}
                 {data.by}
               </span>

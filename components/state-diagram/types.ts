@@ -90,6 +90,9 @@ export type TransitionEdge = Edge<TransitionEdgeData, "transition">;
 export interface DiagramLayout {
   nodes: DiagramNode[];
   edges: TransitionEdge[];
+  /** Where the drawn content starts (the layout's margin), in layout pixels. */
+  x: number;
+  y: number;
   width: number;
   height: number;
 }
