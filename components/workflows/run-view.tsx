@@ -11,6 +11,7 @@ import { criticalPath } from "./critical-path";
 import { useGraphLayout } from "./use-graph-layout";
 import { FanNodeView, StepNodeView } from "./step-node";
 import { CanvasMiniMap } from "./canvas-minimap";
+import { FarLayer } from "./far-layer";
 
 // Module scope: React Flow re-mounts every node when this object changes identity.
 const nodeTypes = { step: StepNodeView, fan: FanNodeView } satisfies NodeTypes;
@@ -20,6 +21,8 @@ const MINIMAP_FROM_STEPS = 9;
 /** From this many nodes the minimap is one canvas (canvas-minimap.tsx) instead of an SVG element per node. */
 const CANVAS_MINIMAP_FROM = 1000;
 const FIT = { padding: 0.08, maxZoom: 1.1 } as const;
+/** The controls' fit view: hidden nodes too (a big graph far out hides them from React Flow, see FarLayer). */
+const FIT_ALL = { ...FIT, includeHiddenNodes: true } as const;
 /**
  * Below this zoom step names are unreadable: a graph of more than FIT_ALL_NODES nodes that would
  * need it opens at READABLE_ZOOM on its first steps instead of fitting the box (and drawing
@@ -111,6 +114,8 @@ const FAR_ZOOM = 0.3;
  * (2,000 steps fitted in view: 1.6 s without them).
  */
 const FAR_EDGES_MAX = 1000;
+/** Far out, a graph of more nodes than this is painted on one canvas (far-layer.tsx) instead of drawn as elements. */
+const FAR_CANVAS_FROM = 1000;
 
 /** React Flow with the run view's settings; inside the provider, so it can follow the zoom (one subscription for all nodes). */
 function RunCanvas({ nodes, edges, layout, initial, focus, onApplied, onNodeClick, onPaneClick }: {
@@ -124,12 +129,17 @@ function RunCanvas({ nodes, edges, layout, initial, focus, onApplied, onNodeClic
   onPaneClick: () => void;
 }) {
   const far = useStore((s) => s.transform[2] < FAR_ZOOM);
-  const thinned = far && edges.length > FAR_EDGES_MAX;
-  const drawnEdges = useMemo(() => (thinned ? edges.filter((e) => e.className === "critical") : edges), [thinned, edges]);
+  // A big graph far out is painted on a canvas (FarLayer); its nodes stay in React Flow, hidden,
+  // so the fit view and the minimap still know them.
+  const painted = far && nodes.length > FAR_CANVAS_FROM;
+  const drawnNodes = useMemo(() => (painted ? nodes.map((n) => ({ ...n, hidden: true })) : nodes), [painted, nodes]);
+  const thinned = far && !painted && edges.length > FAR_EDGES_MAX;
+  const drawnEdges = useMemo(() => (painted ? [] : thinned ? edges.filter((e) => e.className === "critical") : edges), [painted, thinned, edges]);
+  const { screenToFlowPosition, setCenter } = useReactFlow();
   return (
     <ReactFlow<RunNode>
       className={far ? "rv-far" : undefined}
-      nodes={nodes}
+      nodes={drawnNodes}
       edges={drawnEdges}
       nodeTypes={nodeTypes}
       nodesDraggable={false}
@@ -138,7 +148,15 @@ function RunCanvas({ nodes, edges, layout, initial, focus, onApplied, onNodeClic
       elementsSelectable={false}
       onlyRenderVisibleElements
       onNodeClick={(_e, node) => onNodeClick(node)}
-      onPaneClick={onPaneClick}
+      onPaneClick={(e) => {
+        if (!painted) return onPaneClick();
+        // Painted: the click is on the canvas; the node under it, if any, is clicked and brought close.
+        const p = screenToFlowPosition({ x: e.clientX, y: e.clientY });
+        const hit = nodes.find((n) => p.x >= n.position.x && p.x <= n.position.x + STEP_NODE_WIDTH && p.y >= n.position.y && p.y <= n.position.y + STEP_NODE_HEIGHT);
+        if (!hit) return onPaneClick();
+        if (hit.type === "step") void setCenter(hit.position.x + STEP_NODE_WIDTH / 2, hit.position.y + STEP_NODE_HEIGHT / 2, { zoom: READABLE_ZOOM });
+        onNodeClick(hit);
+      }}
       zoomOnScroll={false}
       preventScrolling={false}
       panOnDrag
@@ -149,12 +167,13 @@ function RunCanvas({ nodes, edges, layout, initial, focus, onApplied, onNodeClic
       fitViewOptions={FIT}
     >
       <InitialView layout={layout} focus={focus} onApplied={onApplied} />
+      {painted && <FarLayer nodes={nodes} edges={edges} layout={layout} />}
       {thinned && (
         <Panel position="top-left" className="rounded bg-white/90 px-2 py-1 text-xs text-slate-500 shadow-sm" data-testid="run-view-edges-hidden">
           Zoom in to see the dependencies
         </Panel>
       )}
-      <Controls showInteractive={false} fitViewOptions={FIT} />
+      <Controls showInteractive={false} fitViewOptions={FIT_ALL} />
       {nodes.length >= CANVAS_MINIMAP_FROM ? (
         <CanvasMiniMap nodes={nodes} layout={layout} />
       ) : (
