@@ -1,18 +1,10 @@
 import { test, expect } from "@playwright/test";
-import { E2E_ADMIN_PASSWORD } from "../playwright.config";
-import { api, approveByApi, deviceName, signIn, simulate, tokenFor, uniquePrefix } from "./support";
+import { api, onlineDevicePage } from "./support";
 
 test("an action created in the browser waits in the inbox, is approved with a reason, and its DONE output appears live", async ({ page }) => {
-  const prefix = uniquePrefix("act");
-  const name = deviceName(prefix, 1);
-  const admin = await tokenFor("admin", E2E_ADMIN_PASSWORD);
   // A simulated agent: exec is simulated there, with real scheduling, reports and output.
-  const sim = simulate(prefix, 1, ["--action-seconds", "0.2-0.4"]);
+  const { sim } = await onlineDevicePage(page, "act", ["--action-seconds", "0.2-0.4"]);
   try {
-    await approveByApi(admin, [name]);
-    await signIn(page);
-    await page.goto(`/devices/${name}`);
-    await expect(page.getByTestId("device-summary")).toHaveText(/Online/, { timeout: 15_000 });
 
     // Create from the device page: exec needs approval by server policy.
     await page.getByTestId("new-action").click();
@@ -50,18 +42,8 @@ test("an action created in the browser waits in the inbox, is approved with a re
 });
 
 test("a waiting action says why, live, and is cancelled when its expiry passes", async ({ page }) => {
-  const prefix = uniquePrefix("wait");
-  const name = deviceName(prefix, 1);
-  const admin = await tokenFor("admin", E2E_ADMIN_PASSWORD);
-  const sim = simulate(prefix, 1);
-  try {
-    await approveByApi(admin, [name]);
-    await signIn(page);
-    await page.goto(`/devices/${name}`);
-    await expect(page.getByTestId("device-summary")).toHaveText(/Online/, { timeout: 15_000 });
-  } finally {
-    await sim.stop();
-  }
+  const { name, admin, sim } = await onlineDevicePage(page, "wait");
+  await sim.stop();
   // The agent is gone; the server marks the device Offline after the 6 s disconnection timeout.
   await expect(page.getByTestId("device-summary")).toHaveText(/Offline/, { timeout: 20_000 });
   const created = await api<{ items: { id: string }[] }>("POST", "/actions", admin, { device: name, kind: "noop", args: {}, expiresInSeconds: 8 });
@@ -82,16 +64,8 @@ test("a waiting action says why, live, and is cancelled when its expiry passes",
 });
 
 test("an exec off the device's allow-list is warned about before it is created, and on its page", async ({ page }) => {
-  const prefix = uniquePrefix("refuse");
-  const name = deviceName(prefix, 1);
-  const admin = await tokenFor("admin", E2E_ADMIN_PASSWORD);
-  const sim = simulate(prefix, 1, ["--allow-exec", "uptime"]);
+  const { sim } = await onlineDevicePage(page, "refuse", ["--allow-exec", "uptime"]);
   try {
-    await approveByApi(admin, [name]);
-    await signIn(page);
-    await page.goto(`/devices/${name}`);
-    await expect(page.getByTestId("device-summary")).toHaveText(/Online/, { timeout: 15_000 });
-
     await page.getByTestId("new-action").click();
     await page.getByTestId("action-kind").selectOption("exec");
     await page.getByTestId("action-args").fill(JSON.stringify({ command: "uptime" }));

@@ -1,6 +1,6 @@
 import { test, expect } from "@playwright/test";
 import { E2E_ADMIN_PASSWORD } from "../playwright.config";
-import { approveByApi, createUser, api, deviceName, signIn, simulate, tokenFor, uniquePrefix } from "./support";
+import { approveByApi, createUser, api, deviceName, onlineDevicePage, signIn, simulate, tokenFor, uniquePrefix } from "./support";
 
 test("simulated agents enroll, are approved in the browser, go Online, then Offline when stopped — live", async ({ page }) => {
   const prefix = uniquePrefix("life");
@@ -47,16 +47,8 @@ test("simulated agents enroll, are approved in the browser, go Online, then Offl
 });
 
 test("decommission asks for confirmation, then the agent completes it live", async ({ page }) => {
-  const prefix = uniquePrefix("decom");
-  const name = deviceName(prefix, 1);
-  const admin = await tokenFor("admin", E2E_ADMIN_PASSWORD);
-  const sim = simulate(prefix, 1);
+  const { name, admin, sim } = await onlineDevicePage(page, "decom");
   try {
-    await approveByApi(admin, [name]);
-    await signIn(page);
-    await page.goto(`/devices/${name}`);
-    await expect(page.getByTestId("device-summary")).toHaveText(/Online/, { timeout: 15_000 });
-
     await page.getByTestId("decommission-button").click();
     const confirm = page.getByTestId("confirm-decommission");
     await expect(confirm).toBeDisabled();

@@ -94,3 +94,24 @@ export async function approveByApi(token: string, names: string[]): Promise<void
   const approved = await api("POST", "/enrollments/approve", token, { ids });
   expect(approved.status).toBe(200);
 }
+
+/**
+ * One simulated device, approved, and the browser signed in on its page once it shows Online:
+ * the start of most device and action tests. The caller stops `sim` (in a finally).
+ */
+export async function onlineDevicePage(page: Page, tag: string, extra: string[] = []): Promise<{ prefix: string; name: string; admin: string; sim: Simulation }> {
+  const prefix = uniquePrefix(tag);
+  const name = deviceName(prefix, 1);
+  const admin = await tokenFor("admin", E2E_ADMIN_PASSWORD);
+  const sim = simulate(prefix, 1, extra);
+  try {
+    await approveByApi(admin, [name]);
+    await signIn(page);
+    await page.goto(`/devices/${name}`);
+    await expect(page.getByTestId("device-summary")).toHaveText(/Online/, { timeout: 15_000 });
+  } catch (error) {
+    await sim.stop();
+    throw error;
+  }
+  return { prefix, name, admin, sim };
+}
