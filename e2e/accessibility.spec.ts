@@ -90,6 +90,11 @@ const visible = (testId: string) => async (page: Page) => {
   await expect(page.getByTestId(testId).first()).toBeVisible({ timeout: 15_000 });
 };
 
+const opens = (button: string, what: string) => async (page: Page) => {
+  await page.getByTestId(button).click();
+  await expect(page.getByTestId(what)).toBeVisible();
+};
+
 const enrollmentTab = (tab: string): ConsolePage => ({
   name: `enrollments (${tab})`,
   path: () => "/enrollments",
@@ -122,6 +127,20 @@ const PAGES: ConsolePage[] = [
   { name: "events", path: () => "/events", ready: visible("events-table") },
   { name: "tokens", path: () => "/tokens", ready: visible("tokens-table") },
   { name: "404", path: () => "/no-such-page", ready: visible("not-found") },
+  // What opens over a page: a filter's options, forms and confirmations in dialogs.
+  {
+    name: "devices, a status filter open",
+    path: () => `/devices?labelSelector=${encodeURIComponent(`e2e=${seeded.prefix}`)}`,
+    ready: async (page) => visible(`device-row-${seeded.device}`)(page),
+    then: async (page) => {
+      await page.getByTestId("filter-summary").click();
+      await expect(page.getByTestId("filter-summary-options")).toBeVisible();
+    },
+  },
+  { name: "actions, the new action dialog", path: () => "/actions", ready: visible("actions-table"), then: opens("new-action", "create-action-dialog") },
+  { name: "plans, the import dialog", path: () => "/plans", ready: visible("plans-table"), then: opens("import-plan", "import-plan-dialog") },
+  { name: "fleets, the new fleet editor", path: () => "/fleets", ready: visible("fleets-table"), then: opens("new-fleet", "new-fleet-editor") },
+  { name: "enrollments, the deny-all dialog", path: () => "/enrollments", ready: visible("enrollments-table"), then: opens("deny-all-pending", "deny-all-dialog") },
   { name: "login", path: () => "/login", ready: async (page) => expect(page.getByRole("button", { name: /sign in/i })).toBeVisible(), signedOut: true },
 ];
 
@@ -183,6 +202,8 @@ for (const scheme of ["light", "dark"] as const) {
         await p.then?.(page);
         // The theme is applied before the page paints (no flash of the other scheme).
         await expect(page.locator("html")).toHaveClass(scheme === "dark" ? /\bdark\b/ : /^(?!.*\bdark\b)/);
+        // A11Y_SHOTS=<dir>: a screenshot of each page, to look at the themes.
+        if (process.env.A11Y_SHOTS) await page.screenshot({ path: `${process.env.A11Y_SHOTS}/${scheme}-${p.name.replace(/\W+/g, "-")}.png`, fullPage: true });
         expect.soft(await violations(page, `${p.name} (${scheme})`), `${p.name} (${scheme})`).toEqual([]);
       });
     }
