@@ -10,6 +10,7 @@ import {
   hiddenShare,
   MAX_ZOOM,
   MIN_TEXT_PX,
+  overflows,
   READABLE_ZOOM,
   stepZoom,
   VIEW_PADDING,
@@ -100,6 +101,17 @@ describe("chooseLayout: the direction that shows the most at a readable size", (
     expect(hiddenShare({ width: 500, height: 300 }, 1000, 760, CARD_ZOOM)).toBe(0);
     expect(hiddenShare({ width: 4000, height: 300 }, 1000, 760, CARD_ZOOM)).toBeGreaterThan(0.7);
   });
+});
+
+describe("overflows: the card says it pans only when part of the diagram is out of view", () => {
+  const content = { x: 24, y: 24, width: 900, height: 300 };
+  const rows = [
+    { name: "fits at zoom 1", box: { width: 1000, height: 340 }, zoom: 1, want: false },
+    { name: "zoomed in past the box", box: { width: 1000, height: 340 }, zoom: 1.25, want: true },
+    { name: "too wide at the floor", box: { width: 700, height: 340 }, zoom: READABLE_ZOOM, want: true },
+    { name: "too tall", box: { width: 1000, height: 200 }, zoom: 1, want: true },
+  ];
+  for (const r of rows) it(r.name, () => expect(overflows(content, r.box, r.zoom)).toBe(r.want));
 });
 
 describe("stepZoom", () => {
