@@ -80,6 +80,13 @@ test("an exec off the device's allow-list is warned about before it is created, 
     await page.getByTestId("create-action-submit").click();
     await expect(page).toHaveURL(/\/actions\/[0-9a-f-]{36}$/);
     await expect(page.getByTestId("action-refusal")).toContainText(`command "rm" is not in its agent's allow-list`);
+    const id = page.url().split("/").pop()!;
+
+    // Approving warns too: in the inbox row, and in the dialog before it is confirmed.
+    await page.goto("/approvals");
+    await expect(page.getByTestId(`approval-refusal-${id}`)).toContainText(`"rm" is not in its agent's allow-list`);
+    await page.getByTestId(`approve-action-${id}`).click();
+    await expect(page.getByTestId("decision-refusal")).toContainText("The device will refuse it");
   } finally {
     await sim.stop();
   }

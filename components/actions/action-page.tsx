@@ -105,7 +105,7 @@ export function ActionPage({ id }: { id: string }) {
       <div className="mt-4 grid gap-4 lg:grid-cols-2">
         <ActionInfo action={a} />
         <div className="space-y-4">
-          <ApprovalRecord action={a} canOperate={canOperate} onDecide={(d) => decisions.start(d, [{ id: a.id, kind: a.kind, device: a.device }])} />
+          <ApprovalRecord action={a} canOperate={canOperate} onDecide={(d) => decisions.start(d, [{ id: a.id, kind: a.kind, device: a.device, refusal: a.refusal }])} />
           <ArgsCard args={a.args} />
         </div>
       </div>

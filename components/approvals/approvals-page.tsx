@@ -23,7 +23,7 @@ import type { Decision } from "./decision-dialog";
 import { PendingRequests } from "../requests/pending-requests";
 import { useRequestDecision } from "../requests/use-request-decision";
 
-const target = (a: ActionListItem) => ({ id: a.id, kind: a.kind, device: a.device });
+const target = (a: ActionListItem) => ({ id: a.id, kind: a.kind, device: a.device, refusal: a.refusal });
 
 /** PENDING_APPROVE actions across the fleet: decide one, a selection, or a page at once. */
 export function ApprovalsPage() {

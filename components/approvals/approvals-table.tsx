@@ -102,6 +102,11 @@ export function ApprovalsTable({
                       {shortId(a.id)}
                     </span>
                     {args && <div className="max-w-md truncate font-mono text-[11px] text-slate-500" title={JSON.stringify(a.args, null, 2)}>{args}</div>}
+                    {a.refusal && (
+                      <div className="mt-0.5 max-w-md text-xs font-medium text-red-700" role="note" data-testid={`approval-refusal-${a.id}`}>
+                        The device will refuse it: {a.refusal}
+                      </div>
+                    )}
                   </td>
                   <td className="px-3 py-2.5">
                     <Link prefetch={false} href={`/devices/${encodeURIComponent(a.device)}`} className="font-medium text-brand-700 hover:underline">

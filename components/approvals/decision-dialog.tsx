@@ -9,6 +9,8 @@ export interface DecisionTarget {
   id: string;
   kind: string;
   device: string;
+  /** Why its device's agent will refuse it, when known (lib/action-capability.ts). */
+  refusal?: string | null;
 }
 
 /** Approving or rejecting one or many actions, with an optional reason kept in the approval record. */
@@ -55,6 +57,13 @@ export function DecisionDialog({
           : `${n === 1 ? "It" : "They"} will not run (CANCELLED).`}{" "}
         Your name and the reason are kept in the approval record.
       </p>
+      {approve && targets.some((t) => t.refusal) && (
+        <p className="rounded-md bg-red-50 px-3 py-2 text-xs text-red-900 ring-1 ring-red-600/20 ring-inset" role="alert" data-testid="decision-refusal">
+          {n === 1
+            ? `The device will refuse it: ${first?.refusal ?? ""}`
+            : `${targets.filter((t) => t.refusal).length} of them will be refused by their devices, e.g. ${targets.find((t) => t.refusal)?.device}: ${targets.find((t) => t.refusal)?.refusal}`}
+        </p>
+      )}
       {n > 1 && (
         <ul className="max-h-32 overflow-y-auto rounded bg-slate-50 px-2 py-1 font-mono text-xs text-slate-600">
           {targets.map((t) => (
