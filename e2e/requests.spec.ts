@@ -1,6 +1,13 @@
-import { test, expect } from "@playwright/test";
+import { test, expect, type Page } from "@playwright/test";
+import { AxeBuilder } from "@axe-core/playwright";
 import { E2E_ADMIN_PASSWORD } from "../playwright.config";
 import { api, approveByApi, deviceName, signIn, simulate, tokenFor, uniquePrefix } from "./support";
+
+/** axe's WCAG 2.1 A/AA findings inside `selector`, one line each. */
+async function axe(page: Page, selector: string): Promise<string[]> {
+  const result = await new AxeBuilder({ page }).include(selector).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
+  return result.violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.html.slice(0, 120)}`));
+}
 
 test("an exec over a selector is one request in Approvals, approved all at once, and its progress reaches done live", async ({ page }) => {
   const prefix = uniquePrefix("req");
@@ -41,6 +48,7 @@ test("an exec over a selector is one request in Approvals, approved all at once,
     await page.getByTestId(`expand-request-${id}`).click();
     await expect(page.getByTestId(`request-actions-${id}`).locator("li")).toHaveCount(4);
     for (const name of names) await expect(page.getByTestId(`request-actions-${id}`)).toContainText(name);
+    expect(await axe(page, '[data-testid="pending-requests"]')).toEqual([]);
     // The per-action rows are still there for deciding one by one.
     await expect(page.getByTestId("approvals-table").locator('[data-testid^="approval-row-"]')).not.toHaveCount(0);
 
@@ -63,6 +71,7 @@ test("an exec over a selector is one request in Approvals, approved all at once,
     await expect(progress).toHaveAttribute("data-done", "4", { timeout: 30_000 });
     await expect(page.getByTestId("request-progress-line")).toHaveText("4/4 done, 0 waiting, 0 failed");
     await expect(page.getByTestId("request-ended")).toBeVisible();
+    expect(await axe(page, "main")).toEqual([]);
     await expect(page.getByTestId("actions-table").getByText("DONE")).toHaveCount(4);
 
     // The actions list filters by the request.

@@ -6,7 +6,8 @@
  * (actions.approve) is untouched: an action decided alone is simply no longer pending here.
  */
 import { randomUUID } from "node:crypto";
-import type { ActionState } from "../../lib/action-status";
+import { actionMachine, type ActionState } from "../../lib/action-status";
+import { assertTransition } from "../../lib/state-machine";
 import { WAIT_REASONS, type WaitReason } from "../../lib/action-wait";
 import type { ServerContext } from "../context";
 import { Prisma, type Tx } from "../db";
@@ -248,6 +249,8 @@ export interface RequestDecisionResult {
  */
 export async function decideRequest(ctx: ServerContext, id: string, decision: "Approved" | "Rejected", actor: string, reason?: string): Promise<RequestDecisionResult> {
   const to: ActionState = decision === "Approved" ? "PENDING_SCHEDULE" : "CANCELLED";
+  // Every row moved makes this one move (the UPDATE takes PENDING_APPROVE rows only): checked once against the table.
+  assertTransition(actionMachine, "PENDING_APPROVE", to);
   const now = ctx.now();
   const why = reason ?? null;
   const req = await ctx.db.actionRequest.findUnique({ where: { id }, select: { kind: true } });
