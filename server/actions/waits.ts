@@ -53,15 +53,27 @@ export async function actionNotes(ctx: ServerContext, rows: readonly WaitRow[]):
   const open = rows.filter((r) => WAITING.has(r.state) && (r.state !== "RUNNING" || r.cancelRequestedAt !== null));
   if (open.length === 0) return out;
   const deviceIds = [...new Set(open.map((r) => r.deviceId))];
+  // Labels only when policies may need them, the last report only when a refusal is asked for.
+  const withLabels = ctx.env.DROVER_ACTION_CONCURRENCY.length > 0;
+  const withReport = open.some((r) => r.args !== undefined && NOT_YET_OFFERED.has(r.state) && !r.offeredAt);
   const devices = new Map(
     (
       await inChunks(deviceIds, (chunk) =>
         ctx.db.device.findMany({
           where: { id: { in: chunk } },
-          select: { id: true, name: true, summary: true, lifecycle: true, decommissionRequestedAt: true, role: true, reported: true, labels: { select: { key: true, value: true } } },
+          select: {
+            id: true,
+            name: true,
+            summary: true,
+            lifecycle: true,
+            decommissionRequestedAt: true,
+            role: true,
+            reported: withReport,
+            labels: withLabels ? { select: { key: true, value: true } } : false,
+          },
         }),
       )
-    ).map((d) => [d.id, d]),
+    ).map((d) => [d.id, { ...d, labels: d.labels ?? [], capabilities: withReport ? capabilitiesIn(d.reported ?? null) : null }]),
   );
   // What each agent holds, oldest first: a NEW action waits for the one the agent runs before it.
   const holdingIds = [...new Set(open.filter((r) => r.state === "NEW").map((r) => r.deviceId))];
@@ -93,7 +105,7 @@ export async function actionNotes(ctx: ServerContext, rows: readonly WaitRow[]):
       earlier: earlier ? { id: earlier.id, kind: earlier.kind, state: earlier.state as ActionState } : null,
       fullPolicies: full.get(d.id) ?? [],
     });
-    const refusal = r.args !== undefined && NOT_YET_OFFERED.has(r.state) && !r.offeredAt ? agentRefusal(capabilitiesIn(d.reported), r.kind, JSON.parse(r.args) as Record<string, unknown>) : null;
+    const refusal = r.args !== undefined && NOT_YET_OFFERED.has(r.state) && !r.offeredAt ? agentRefusal(d.capabilities, r.kind, JSON.parse(r.args) as Record<string, unknown>) : null;
     if (wait || refusal) out.set(r.id, { waiting: wait, refusal });
   }
   return out;
