@@ -346,4 +346,13 @@ test("status filters follow the arrow keys: enrollment tabs, and the options of 
   await page.keyboard.press("Escape");
   await expect(page.getByTestId("filter-summary-options")).toBeHidden();
   await expect(filter).toBeFocused();
+
+  // The mouse still works: a click on an option ticks it; Tab past the last option closes the list.
+  await filter.click();
+  await page.getByTestId("filter-summary-Offline").click();
+  await expect(page).toHaveURL(/summary=Online%2COffline|summary=Online,Offline/);
+  await expect(page.getByTestId("filter-summary-options")).toBeVisible();
+  await page.getByTestId("filter-summary-options").getByRole("button", { name: "Clear" }).focus();
+  await page.keyboard.press("Tab");
+  await expect(page.getByTestId("filter-summary-options")).toBeHidden();
 });

@@ -73,8 +73,11 @@ export function MultiSelect({
       ref={ref}
       className="relative"
       onBlur={(e) => {
-        // Tabbing out of the list closes it.
-        if (open && !ref.current?.contains(e.relatedTarget as Node | null)) setOpen(false);
+        // Tabbing out of the list closes it. A click on an option's text moves focus to the
+        // nearest focusable ancestor (<main tabIndex=-1>) first: that must not (a click outside
+        // is the document's mousedown above).
+        const to = e.relatedTarget;
+        if (open && to && !ref.current?.contains(to) && !to.contains(ref.current)) setOpen(false);
       }}
     >
       <button
