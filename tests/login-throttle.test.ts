@@ -241,6 +241,18 @@ describe("one throttle for every password check", () => {
     expect(locks).toEqual([expect.objectContaining({ kind: "account", key: "trudy" })]);
   });
 
+  it("better-auth's own wall is DROVER_SIGN_IN_PER_MINUTE sign-ins a minute per address (30 by default)", async () => {
+    // better-auth enforces it in production only (the e2e suite runs the production server and raises it).
+    s = await startTestServer({ DROVER_SIGN_IN_PER_MINUTE: "3" });
+    expect(s.auth.options.rateLimit?.customRules?.["/sign-in/*"]).toEqual({ window: 60, max: 3 });
+    const defaults = await startTestServer();
+    try {
+      expect(defaults.auth.options.rateLimit?.customRules?.["/sign-in/*"]).toEqual({ window: 60, max: 30 });
+    } finally {
+      await defaults.close();
+    }
+  });
+
   it("better-auth's own limiter reads the server's address, not X-Forwarded-For", async () => {
     s = await startTestServer();
     const request = new Request(`${s.url}/api/auth/sign-in/username`, {

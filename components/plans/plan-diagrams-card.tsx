@@ -105,12 +105,12 @@ export function PlanDiagramsCard({
               Node{" "}
               {node ? (
                 <span className="font-normal text-slate-500" data-testid="diagram-node-name">
-                  {node.node.name} <span className="text-slate-400">({node.group === "controllers" ? "controller" : "worker"})</span>
+                  {node.node.name} <span className="text-slate-600">({node.group === "controllers" ? "controller" : "worker"})</span>
                 </span>
               ) : (
-                <span className="font-normal text-slate-400">none yet</span>
+                <span className="font-normal text-slate-600">none yet</span>
               )}
-              <span className="ml-2 font-normal text-slate-400">click a node in the table to draw its state</span>
+              <span className="ml-2 font-normal text-slate-600">click a node in the table to draw its state</span>
             </span>
           }
           badge={<StatusBadge table={planNodeStateTone} state={node?.node.state} />}

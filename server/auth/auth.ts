@@ -53,7 +53,7 @@ export function createAuth(db: Db, secret: string, server?: GuardServer, throttl
     // Guessing is the LoginThrottle's job (failures per account and address). better-auth's
     // own default (3 sign-ins per 10 s per address, successes included) would lock out an
     // office of operators behind one address at nine o'clock: keep it as a coarse wall only.
-    rateLimit: { customRules: { "/sign-in/*": { window: 60, max: 30 } } },
+    rateLimit: { customRules: { "/sign-in/*": { window: 60, max: server?.env.DROVER_SIGN_IN_PER_MINUTE ?? 30 } } },
     // Refusals (a wrong password, a locked account) are answers, not errors: only failures
     // of the server reach the log, through Drover's logger.
     onAPIError: { onError: (error) => logAuthError(server, error) },

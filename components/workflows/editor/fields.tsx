@@ -41,7 +41,7 @@ export function Labelled({ label, hint, error, children, htmlFor }: { label: str
           {error}
         </p>
       ) : (
-        hint && <p className="text-[11px] text-slate-400">{hint}</p>
+        hint && <p className="text-[11px] text-slate-600">{hint}</p>
       )}
     </div>
   );

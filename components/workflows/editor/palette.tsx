@@ -80,9 +80,9 @@ export function Palette({ onAdd, self }: { onAdd: (what: NewStep) => void; self:
       <div>
         <h3 className="mb-1.5 text-[11px] font-semibold tracking-wide text-slate-500 uppercase">Workflow reference</h3>
         {workflows.isPending ? (
-          <p className="text-xs text-slate-400">Loading…</p>
+          <p className="text-xs text-slate-600">Loading…</p>
         ) : others.length === 0 ? (
-          <p className="text-xs text-slate-400">No other saved workflow.</p>
+          <p className="text-xs text-slate-600">No other saved workflow.</p>
         ) : (
           <div className="space-y-1">
             {others.map((w) => (
@@ -91,7 +91,7 @@ export function Palette({ onAdd, self }: { onAdd: (what: NewStep) => void; self:
           </div>
         )}
       </div>
-      <p className="mt-auto text-[11px] leading-4 text-slate-400">
+      <p className="mt-auto text-[11px] leading-4 text-slate-600">
         Drag from a step&apos;s right handle to another&apos;s left handle: the second depends on the first.
       </p>
     </aside>

@@ -89,7 +89,7 @@ export function WorkflowPanel({ doc, creating, onChange }: { doc: EditorDoc; cre
         />
       </Labelled>
       <ScheduleFields schedule={doc.schedule} onChange={(schedule) => onChange({ schedule })} />
-      <p className="mt-auto text-[11px] leading-4 text-slate-400">Select a step to edit it. Shift-click or Shift-drag selects several.</p>
+      <p className="mt-auto text-[11px] leading-4 text-slate-600">Select a step to edit it. Shift-click or Shift-drag selects several.</p>
     </aside>
   );
 }

@@ -133,7 +133,7 @@ function EditorBody({ workflow }: { workflow: WorkflowObject | undefined }) {
           <ToolbarButton onClick={actions.deleteSelection} disabled={selection.nodes.length + selection.edges.length === 0} title="Delete the selected steps and dependencies (Delete)" testId="editor-delete">
             Delete
           </ToolbarButton>
-          <span className="ml-auto pr-1 text-xs text-slate-400">
+          <span className="ml-auto pr-1 text-xs text-slate-600">
             {Object.keys(doc.steps).length} step{Object.keys(doc.steps).length === 1 ? "" : "s"}
             {selection.nodes.length > 1 ? ` · ${selection.nodes.length} selected` : ""}
           </span>
@@ -151,7 +151,7 @@ function EditorBody({ workflow }: { workflow: WorkflowObject | undefined }) {
           <div className="relative min-w-0 flex-1" ref={canvasBox}>
             <EditorCanvas editor={editor} phases={phases} locked={locked} minimap={minimap} />
             {Object.keys(doc.steps).length === 0 && (
-              <p className="pointer-events-none absolute inset-x-0 top-1/3 text-center text-sm text-slate-400">Add a step from the palette: click it, or drag it here.</p>
+              <p className="pointer-events-none absolute inset-x-0 top-1/3 text-center text-sm text-slate-600">Add a step from the palette: click it, or drag it here.</p>
             )}
           </div>
           {selectedStep && step ? (
