@@ -3,19 +3,11 @@
  * decided as a unit). Pure.
  */
 import type { WaitReason } from "@/lib/action-wait";
+import type { RequestProgress } from "@/server/requests/requests";
 import type { Segment } from "../fleets/counts-bar";
 
-export interface ProgressCounts {
-  total: number;
-  done: number;
-  failed: number;
-  cancelled: number;
-  running: number;
-  waiting: number;
-  pendingApproval: number;
-  byState: Partial<Record<string, number>>;
-  waitingBy: { reason: WaitReason; count: number; message: string }[] | null;
-}
+/** A request's progress as the server counts it (server/requests/requests.ts), one type for both. */
+export type ProgressCounts = RequestProgress;
 
 /** "because …": why a group of actions waits, in a phrase after a count ("9 waiting because the device is not Online"). */
 export const WAIT_PHRASES: Record<WaitReason, string> = {
