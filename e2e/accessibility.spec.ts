@@ -63,13 +63,15 @@ test.beforeAll(async () => {
     ...(dependencies ? { dependencies } : {}),
     jobTemplate: { kind: "noop", targets: { devices: [device] }, ...(requireApproval ? { requireApproval } : {}) },
   });
+  // A long name: at 768 px the workflows list must cut it, not scroll sideways.
+  const workflowName = `${prefix}-nightly-kernel-and-firmware-refresh`;
   const workflow = await api("POST", "/workflows", admin, {
-    metadata: { name: prefix },
+    metadata: { name: workflowName },
     spec: { steps: { A: job(names[0]!), B: job(names[1]!, ["A"], true) } },
   });
   expect(workflow.status, JSON.stringify(workflow.body)).toBe(201);
 
-  seeded = { prefix, device: names[0]!, actionId: done.body.items[0]!.id, planId: plan.body.metadata.id, workflow: prefix };
+  seeded = { prefix, device: names[0]!, actionId: done.body.items[0]!.id, planId: plan.body.metadata.id, workflow: workflowName };
 });
 
 test.afterAll(async () => {

@@ -64,6 +64,33 @@ export type DeviceRole = z.infer<typeof DeviceRole>;
 /** 32+ random bytes, base64url: at least 43 characters. */
 export const EnrollmentSecret = z.string().regex(/^[A-Za-z0-9_-]{43,256}$/, "32 or more random bytes, base64url");
 
+/**
+ * The device's host facts (issue 10: inventory), sent by the agent at enrollment and with its
+ * heartbeats, so an operator can check a machine before approving it and see what it is
+ * after. Every field is optional: an agent reports what it can read; an older agent sends
+ * nothing. `usage` is the moment's numbers (bytes, percent), whose history the server keeps.
+ */
+export const SystemFacts = z.object({
+  hostname: z.string().max(253).optional(),
+  os: z.object({ name: z.string().max(128), version: z.string().max(128).optional() }).optional(),
+  kernel: z.string().max(256).optional(),
+  arch: z.string().max(32).optional(),
+  /** The machine's addresses, loopback excluded. */
+  ips: z.array(z.string().max(64)).max(64).optional(),
+  /** RFC 3339 */
+  bootTime: z.string().max(64).optional(),
+  agent: z.object({ version: z.string().max(64), startedAt: z.string().max(64).optional() }).optional(),
+  cpus: z.number().int().min(0).max(100_000).optional(),
+  usage: z
+    .object({
+      cpuPercent: z.number().min(0).max(100).optional(),
+      memory: z.object({ usedBytes: z.number().min(0), totalBytes: z.number().min(0) }).optional(),
+      disk: z.object({ usedBytes: z.number().min(0), totalBytes: z.number().min(0) }).optional(),
+    })
+    .optional(),
+});
+export type SystemFacts = z.infer<typeof SystemFacts>;
+
 export const EnrollmentRequestBody = z.object({
   deviceName: DeviceName,
   labels: LabelsSchema.default({}),
@@ -71,6 +98,7 @@ export const EnrollmentRequestBody = z.object({
   role: DeviceRole,
   agentVersion: z.string().min(1).max(64),
   secret: EnrollmentSecret,
+  system: SystemFacts.optional(),
 });
 export type EnrollmentRequestBody = z.infer<typeof EnrollmentRequestBody>;
 
@@ -193,6 +221,7 @@ export const StatusReport = z.object({
     .optional(),
   actions: z.array(z.object({ id: z.uuid(), state: z.enum(AGENT_ACTION_STATES) })).max(1000).default([]),
   capabilities: AgentCapabilities.optional(),
+  system: SystemFacts.optional(),
 });
 export type StatusReport = z.infer<typeof StatusReport>;
 export const StatusResponse = z.object({ heartbeatSeconds: z.number().int().positive() });

@@ -43,13 +43,14 @@ export function WorkflowsTable({ items, empty, loading = false }: { items: Workf
                       title={[w.reason, w.message].filter(Boolean).join(": ") || workflowMachine.states[w.phase].description}
                     />
                   </td>
-                  <td className="max-w-72 px-3 py-2.5">
-                    <Link prefetch={false} href={href} title={w.name} className="block truncate font-medium text-slate-900 hover:text-brand-700 hover:underline">
+                  <td className="px-3 py-2.5">
+                    {/* A cell's max-width does not bind in an auto-layout table: the cut is on the block inside. */}
+                    <Link prefetch={false} href={href} title={w.name} className="block max-w-40 truncate font-medium xl:max-w-72 text-slate-900 hover:text-brand-700 hover:underline">
                       {w.name}
                     </Link>
-                    {w.message && <div className="truncate text-[11px] text-slate-500" title={w.message}>{w.message}</div>}
+                    {w.message && <div className="max-w-40 truncate text-[11px] xl:max-w-72 text-slate-500" title={w.message}>{w.message}</div>}
                   </td>
-                  <td className="w-48 px-3 py-2.5">
+                  <td className="w-32 px-3 py-2.5 xl:w-48">
                     <CountsBar segments={stepSegments(w.counts)} total={w.steps} testId={`workflow-row-bar-${w.name}`} />
                     <div className="mt-1 text-[11px] text-slate-500 tabular-nums" data-testid={`workflow-row-steps-${w.name}`}>
                       {done}/{w.steps} done
