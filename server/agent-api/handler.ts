@@ -151,7 +151,8 @@ export function createAgentApi(ctx: ServerContext) {
     const release = q.wait > 0 ? polls.admit(`enrollment:${id}`, onClose) : () => undefined;
     res.on("close", onClose);
     try {
-      const decision = await awaitDecision(ctx, id, secret, q.wait, abort.signal);
+      const address = req.headers[CLIENT_ADDRESS_HEADER];
+      const decision = await awaitDecision(ctx, id, secret, q.wait, abort.signal, typeof address === "string" ? address : undefined);
       sendJson(res, 200, decision);
       return 200;
     } finally {

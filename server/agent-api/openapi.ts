@@ -24,7 +24,8 @@ export function agentOpenApi(): Record<string, unknown> {
     paths: {
       "/enrollments": {
         post: {
-          summary: "Ask to join the fleet (idempotent for the same deviceName and secret)",
+          summary:
+            "Ask to join the fleet (idempotent for the same deviceName and secret). The optional host facts (system) are kept with the request for the operator to check the machine before approving it, with the address it first came from; a repeat with the same secret updates the facts and the request's last-seen address and time",
           security: [],
           requestBody: { required: true, content: jsonContent(EnrollmentRequestBody, "input") },
           responses: { "201": { description: "Enrollment request", content: jsonContent(EnrollmentCreated) }, ...errorResponses(400, 409, 413, 415, 429) },

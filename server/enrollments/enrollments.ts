@@ -6,7 +6,7 @@
 import { matchesSelector, type Labels } from "../../lib/label-selector";
 import { enrollmentMachine, type EnrollmentState } from "../../lib/enrollment-status";
 import { assertTransition } from "../../lib/state-machine";
-import type { EnrollmentDecision, EnrollmentRequestBody } from "../../lib/protocol";
+import type { EnrollmentDecision, EnrollmentRequestBody, SystemFacts } from "../../lib/protocol";
 import type { ServerContext } from "../context";
 import type { Prisma, Tx } from "../db";
 import { AppError, conflict, notFound, unauthenticated, invalid } from "../errors";
@@ -32,18 +32,47 @@ export const enrollmentSelect = {
   reason: true,
   tokenIssuedAt: true,
   clientAddress: true,
+  firstSeenAt: true,
+  lastSeenAt: true,
+  lastSeenAddress: true,
+  system: true,
+  approvedLabels: true,
   createdAt: true,
 } satisfies Prisma.EnrollmentRequestSelect;
 
 type EnrollmentRow = Prisma.EnrollmentRequestGetPayload<{ select: typeof enrollmentSelect }>;
 
+/**
+ * `clientAddress` is where the request first came from (at `firstSeenAt`); `lastSeen*` is the
+ * agent's latest contact about it. Rows from before these columns read as seen once, at
+ * creation. `approvedLabels`: what the approving operator added over the requested `labels`.
+ */
 export function presentEnrollment(row: EnrollmentRow) {
-  return { ...row, labels: JSON.parse(row.labels) as Labels, status: row.status as EnrollmentState };
+  const firstSeenAt = row.firstSeenAt ?? row.createdAt;
+  return {
+    ...row,
+    labels: JSON.parse(row.labels) as Labels,
+    status: row.status as EnrollmentState,
+    firstSeenAt,
+    lastSeenAt: row.lastSeenAt ?? firstSeenAt,
+    lastSeenAddress: row.lastSeenAddress ?? row.clientAddress,
+    system: row.system === null ? null : (JSON.parse(row.system) as SystemFacts),
+    approvedLabels: row.approvedLabels === null ? null : (JSON.parse(row.approvedLabels) as Labels),
+  };
 }
 export type EnrollmentView = ReturnType<typeof presentEnrollment>;
 
 /** Pending requests only clear when an operator decides: tell the agent to come back in a minute. */
 export const ENROLLMENT_RETRY_AFTER_SECONDS = 60;
+
+/**
+ * How stale "last seen" may get before an agent's look at its decision writes it again: a
+ * waiting agent looks every 30 s or so, and a write per look is not worth a clock this fine.
+ */
+export const LAST_SEEN_RESOLUTION_MS = 60_000;
+
+/** At most 64 labels on a device, as LabelsSchema allows an agent or an operator to set. */
+const MAX_LABELS = 64;
 
 /**
  * Refuses (429) a request that would stay Pending when its address, or the server, already
@@ -78,8 +107,10 @@ async function assertRoomForPending(ctx: ServerContext, db: Tx | ServerContext["
 
 /**
  * A device asks to join. `clientAddress` is who sent it (server/lib/client-address.ts), kept
- * on the request and counted against the pending limits. Sending the same request again
- * (same name and secret) answers its current state and is never refused.
+ * on the request (the first address, with when) and counted against the pending limits, with
+ * the host facts it sent (`system`) for the operator to check the machine. Sending the same
+ * request again (same name and secret) answers its current state and is never refused; it
+ * moves "last seen" (address and time) and the facts, never the first address.
  */
 export async function createEnrollment(
   ctx: ServerContext,
@@ -90,6 +121,15 @@ export async function createEnrollment(
   const existing = await ctx.db.enrollmentRequest.findUnique({ where: { deviceName: body.deviceName } });
   if (existing) {
     if (sameHash(existing.secretHash, secretHash)) {
+      await ctx.db.enrollmentRequest.update({
+        where: { id: existing.id },
+        data: {
+          lastSeenAt: ctx.now(),
+          lastSeenAddress: clientAddress ?? existing.lastSeenAddress,
+          ...(body.system ? { system: JSON.stringify(body.system) } : {}),
+        },
+        select: { id: true },
+      });
       return { enrollmentId: existing.id, status: existing.status as EnrollmentState };
     }
     if (existing.status !== "Denied") {
@@ -100,8 +140,15 @@ export async function createEnrollment(
   }
 
   const actor = `device:${body.deviceName}`;
+  const seenAt = ctx.now();
+  // A denied name asking again with a new secret is a new request: seen first from here, now.
   const data = {
     clientAddress: clientAddress ?? null,
+    firstSeenAt: seenAt,
+    lastSeenAt: seenAt,
+    lastSeenAddress: clientAddress ?? null,
+    system: body.system ? JSON.stringify(body.system) : null,
+    approvedLabels: null,
     labels: JSON.stringify(body.labels),
     platform: body.platform,
     role: body.role,
@@ -240,9 +287,27 @@ async function joinFleets(tx: Tx, ctx: ServerContext, deviceIds: string[], now: 
   await reconcileMembership(tx, { deviceIds }, now, actor, effects);
 }
 
+const showLabels = (labels: Labels) =>
+  Object.entries(labels)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
+
+/**
+ * The device's labels at approval: the requested ones with the operator's over them (the
+ * operator wins on a key both give). 400 when together they pass the limit a device may carry.
+ */
+function approvalLabels(e: { deviceName: string; labels: string }, added: Labels): Labels {
+  const labels = { ...(JSON.parse(e.labels) as Labels), ...added };
+  const count = Object.keys(labels).length;
+  if (count > MAX_LABELS) throw invalid(`labels: "${e.deviceName}" would carry ${count} labels (requested and added), at most ${MAX_LABELS}`);
+  return labels;
+}
+
 /**
  * One Pending request to a decision, inside the caller's transaction; returns its events. The
  * id of a device it creates goes into `created` (for joinFleets, once for all of them).
+ * `added`: labels the approving operator puts on the device over the requested ones.
  */
 async function decideOne(
   tx: Tx,
@@ -252,14 +317,17 @@ async function decideOne(
   reason: string | undefined,
   now: Date,
   created: string[] = [],
+  added: Labels = {},
 ): Promise<NewEvent[]> {
   const from = e.status as EnrollmentState;
   if (from !== "Pending") throw conflict(`enrollment request for "${e.deviceName}" is already ${from}`);
   assertTransition(enrollmentMachine, from, decision);
+  const hasAdded = decision === "Approved" && Object.keys(added).length > 0;
+  const labels = decision === "Approved" ? approvalLabels(e, hasAdded ? added : {}) : {};
   // The status guard makes concurrent decisions safe: exactly one of them moves the row.
   const { count } = await tx.enrollmentRequest.updateMany({
     where: { id: e.id, status: "Pending" },
-    data: { status: decision, decidedBy: actor, decidedAt: now, reason: reason ?? null },
+    data: { status: decision, decidedBy: actor, decidedAt: now, reason: reason ?? null, approvedLabels: hasAdded ? JSON.stringify(added) : null },
   });
   if (count !== 1) throw conflict(`enrollment request for "${e.deviceName}" was decided concurrently`);
   const events: NewEvent[] = [
@@ -273,14 +341,14 @@ async function decideOne(
     },
   ];
   if (decision === "Approved") {
-    created.push(await createDevice(tx, e));
-    events.push({ objectKind: "Device", objectName: e.deviceName, type: "DeviceEnrolled", reason: "Enrolled", actor });
+    created.push(await createDevice(tx, e, labels));
+    const message = hasAdded ? `labels added at approval: ${showLabels(added)}` : "";
+    events.push({ objectKind: "Device", objectName: e.deviceName, type: "DeviceEnrolled", reason: "Enrolled", message, actor });
   }
   return events;
 }
 
-async function createDevice(tx: Tx, enrollment: { id: string; deviceName: string; labels: string; platform: string; role: string; agentVersion: string }): Promise<string> {
-  const labels = JSON.parse(enrollment.labels) as Labels;
+async function createDevice(tx: Tx, enrollment: { id: string; deviceName: string; platform: string; role: string; agentVersion: string }, labels: Labels): Promise<string> {
   const { id } = await tx.device.create({
     data: {
       name: enrollment.deviceName,
@@ -298,7 +366,9 @@ async function createDevice(tx: Tx, enrollment: { id: string; deviceName: string
 
 /**
  * Approves or denies one or many Pending requests, all or nothing: if any id is unknown
- * or already decided, nothing changes (404 / 409).
+ * or already decided, nothing changes (404 / 409). Approving may add `labels` (already
+ * validated by LabelsSchema) to every device it creates, over the requested ones; fleet
+ * membership follows them in the same transaction.
  */
 export async function decideEnrollments(
   ctx: ServerContext,
@@ -306,6 +376,7 @@ export async function decideEnrollments(
   decision: "Approved" | "Denied",
   actor: string,
   reason?: string,
+  labels: Labels = {},
 ): Promise<EnrollmentView[]> {
   if (ids.length === 0) throw invalid("ids: at least one enrollment id");
   const now = ctx.now();
@@ -317,7 +388,7 @@ export async function decideEnrollments(
     if (missing.length) throw notFound(`enrollment request ${missing.join(", ")}`);
     const newEvents: NewEvent[] = [];
     const created: string[] = [];
-    for (const e of found) newEvents.push(...(await decideOne(tx, e, decision, actor, reason, now, created)));
+    for (const e of found) newEvents.push(...(await decideOne(tx, e, decision, actor, reason, now, created, labels)));
     await joinFleets(tx, ctx, created, now, actor, effects);
     const events: EventRow[] = [...(await recordEvents(tx, newEvents)), ...(await finishEffects(tx, ctx, effects, now, actor))];
     const rows = await inChunks(unique, (chunk) => tx.enrollmentRequest.findMany({ where: { id: { in: chunk } }, select: enrollmentSelect }));
@@ -329,11 +400,28 @@ export async function decideEnrollments(
   return rows.map(presentEnrollment);
 }
 
+/**
+ * The agent looked at its request: "last seen" moves when the address changed or when it is
+ * older than LAST_SEEN_RESOLUTION_MS, so a waiting agent costs a write a minute at most, and
+ * none right after its POST (an agent approved at once by a rule writes nothing here).
+ */
+async function touchLastSeen(
+  ctx: ServerContext,
+  row: { id: string; lastSeenAt: Date | null; lastSeenAddress: string | null },
+  clientAddress: string | undefined,
+): Promise<void> {
+  const now = ctx.now();
+  const moved = clientAddress !== undefined && clientAddress !== row.lastSeenAddress;
+  if (!moved && row.lastSeenAt && now.getTime() - row.lastSeenAt.getTime() < LAST_SEEN_RESOLUTION_MS) return;
+  await ctx.db.enrollmentRequest.updateMany({ where: { id: row.id }, data: { lastSeenAt: now, ...(clientAddress !== undefined ? { lastSeenAddress: clientAddress } : {}) } });
+}
+
 /** The agent's view of its request. The token appears in the first answer after approval only. */
-async function readDecision(ctx: ServerContext, id: string, secret: string): Promise<EnrollmentDecision & { pending: boolean }> {
+async function readDecision(ctx: ServerContext, id: string, secret: string, clientAddress?: string): Promise<EnrollmentDecision & { pending: boolean }> {
   const row = await ctx.db.enrollmentRequest.findUnique({ where: { id } });
   if (!row) throw notFound(`enrollment request "${id}"`);
   if (!sameHash(row.secretHash, sha256(secret))) throw unauthenticated("wrong enrollment secret");
+  if (clientAddress !== undefined) await touchLastSeen(ctx, row, clientAddress);
   const status = row.status as EnrollmentState;
   if (status !== "Approved" || row.tokenIssuedAt !== null) return { status, pending: status === "Pending" };
 
@@ -353,6 +441,7 @@ export async function awaitDecision(
   secret: string,
   waitSeconds: number,
   signal: AbortSignal,
+  clientAddress?: string,
 ): Promise<EnrollmentDecision> {
   // Listen before the first read, so a decision landing in between still wakes us.
   let decided = false;
@@ -362,7 +451,7 @@ export async function awaitDecision(
     wake?.();
   });
   try {
-    const first = await readDecision(ctx, id, secret);
+    const first = await readDecision(ctx, id, secret, clientAddress);
     if (!first.pending || waitSeconds <= 0) return strip(first);
     if (!decided) {
       await new Promise<void>((resolve) => {
@@ -384,6 +473,12 @@ export async function awaitDecision(
 
 function strip(d: EnrollmentDecision & { pending: boolean }): EnrollmentDecision {
   return d.token ? { status: d.status, token: d.token } : { status: d.status };
+}
+
+export async function getEnrollment(ctx: ServerContext, id: string): Promise<EnrollmentView> {
+  const row = await ctx.db.enrollmentRequest.findUnique({ where: { id }, select: enrollmentSelect });
+  if (!row) throw notFound(`enrollment request "${id}"`);
+  return presentEnrollment(row);
 }
 
 export async function listEnrollments(ctx: ServerContext, q: { status?: EnrollmentState | undefined; clientAddress?: string | undefined; limit: number }) {

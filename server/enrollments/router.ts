@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { router, viewerProcedure, operatorProcedure } from "../trpc/init";
-import { EnrollmentStatus } from "../../lib/protocol";
-import { decideEnrollments, denyEnrollments, listEnrollments, reopenEnrollments, type DenyManyInput } from "./enrollments";
+import { EnrollmentStatus, LabelsSchema } from "../../lib/protocol";
+import { decideEnrollments, denyEnrollments, getEnrollment, listEnrollments, reopenEnrollments, type DenyManyInput } from "./enrollments";
 
 const Ids = z.object({ ids: z.array(z.string().min(1)).min(1).max(1000) });
 const Reason = z.string().max(1024).optional();
@@ -32,9 +32,12 @@ export const enrollmentsRouter = router({
       }),
     )
     .query(({ ctx, input }) => listEnrollments(ctx.server, input)),
+  /** One request with its host facts and where it was first and last seen from (REST `GET /enrollments/{id}`). */
+  get: viewerProcedure.input(z.object({ id: z.string().min(1).max(128) })).query(({ ctx, input }) => getEnrollment(ctx.server, input.id)),
+  /** `labels`: put on every device approved, over the labels it asked for (the operator wins). */
   approve: operatorProcedure
-    .input(Ids.extend({ reason: Reason }))
-    .mutation(({ ctx, input }) => decideEnrollments(ctx.server, input.ids, "Approved", ctx.actor, input.reason)),
+    .input(Ids.extend({ reason: Reason, labels: LabelsSchema.optional() }))
+    .mutation(({ ctx, input }) => decideEnrollments(ctx.server, input.ids, "Approved", ctx.actor, input.reason, input.labels)),
   deny: operatorProcedure
     .input(Ids.extend({ reason: Reason }))
     .mutation(({ ctx, input }) => decideEnrollments(ctx.server, input.ids, "Denied", ctx.actor, input.reason)),

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { FleetInput } from "../../lib/fleet-spec";
 import { PlanInput } from "../../lib/plan-spec";
 import { WorkflowInput } from "../../lib/workflow-spec";
+import { LabelsSchema } from "../../lib/protocol";
 import { invalid } from "../errors";
 
 export interface RestRoute {
@@ -37,6 +38,9 @@ function queryBoolean(name: string, value: string): boolean {
 }
 
 const items = (result: unknown) => ({ items: result });
+
+/** `POST /enrollments/{id}/approve`'s body for the OpenAPI document (the procedure's input has `ids`). */
+const ApproveOneBody = z.object({ reason: z.string().max(1024).optional(), labels: LabelsSchema.optional() });
 
 const WORKFLOW_BODY = "a Workflow object {metadata: {name}, spec: {steps, failFast?, activeDeadlineSeconds?, schedule?: {cron, timezone?, suspend?}}} as JSON or YAML (Content-Type: application/yaml); unknown fields are refused naming the field";
 
@@ -101,15 +105,23 @@ export const restRoutes: RestRoute[] = [
     method: "GET",
     path: "/enrollments",
     procedure: "enrollments.list",
-    summary: "Enrollment requests, newest first",
+    summary:
+      "Enrollment requests, newest first; each with its host facts (system), the address it first came from (clientAddress, at firstSeenAt) and the agent's latest contact (lastSeenAddress, lastSeenAt)",
     input: ({ query }) => query,
     output: items,
+  },
+  {
+    method: "GET",
+    path: "/enrollments/{id}",
+    procedure: "enrollments.get",
+    summary: "One enrollment request: requested labels, platform, role, agent version, host facts (system), first and last seen (address and time), decision and labels added at approval (approvedLabels)",
+    input: ({ params }) => params,
   },
   {
     method: "POST",
     path: "/enrollments/approve",
     procedure: "enrollments.approve",
-    summary: "Approve many Pending requests at once (all or nothing)",
+    summary: "Approve many Pending requests at once (all or nothing); {ids, reason?, labels?: {key: value}} puts labels on every device over those it asked for (the operator wins)",
     input: ({ body }) => body,
     output: items,
   },
@@ -133,8 +145,9 @@ export const restRoutes: RestRoute[] = [
     method: "POST",
     path: "/enrollments/{id}/approve",
     procedure: "enrollments.approve",
-    summary: "Approve one Pending request",
-    input: ({ params, body }) => ({ ids: [params.id], reason: body.reason }),
+    summary: "Approve one Pending request; {reason?, labels?: {key: value}} puts labels on the device over those it asked for (the operator wins), and its fleet membership follows them at once",
+    input: ({ params, body }) => ({ ids: [params.id], reason: body.reason, labels: body.labels }),
+    body: ApproveOneBody,
     output: (r) => (r as unknown[])[0],
   },
   {
