@@ -54,20 +54,9 @@ export async function requestDecommission(ctx: ServerContext, name: string, acto
     ctx,
     name,
     (row) => {
-      const from = row.lifecycle as Lifecycle;
-      if (from !== "Enrolled") throw conflict(`device "${name}" is ${from}: only an Enrolled device can be decommissioned`);
-      assertTransition(lifecycleMachine, from, "Decommissioning");
-      const events: NewEvent[] = [{ objectKind: "Device", objectName: name, type: "DecommissionRequested", reason: "Requested", actor }];
-      // It leaves its fleet now (a device being decommissioned is no member): it keeps its
-      // spec, unmanaged, and its fleet's counts no longer include it.
+      const change = decommissionChange(ctx, row, actor);
       fleet = row.owner;
-      if (row.owner !== null) {
-        events.push({ objectKind: "Device", objectName: name, type: "FleetLeft", reason: row.owner, message: `left fleet ${row.owner}: the device is being decommissioned`, actor });
-      }
-      return {
-        patch: { decommissionRequestedAt: ctx.now(), owner: null, ownerFleet: null },
-        events,
-      };
+      return change;
     },
     actor,
     cancelPendingActions(actor),
@@ -76,11 +65,32 @@ export async function requestDecommission(ctx: ServerContext, name: string, acto
 }
 
 /**
+ * The rule of a decommission request, for one device or many (devices/bulk.ts): throws 409
+ * unless the device is Enrolled. `reason` (bulk requests) goes into the event.
+ */
+export function decommissionChange(ctx: ServerContext, row: DeviceFactsRow, actor: string, reason?: string): { patch: Partial<DeviceFactsRow>; events: NewEvent[] } {
+  const name = row.name;
+  const from = row.lifecycle as Lifecycle;
+  if (from !== "Enrolled") throw conflict(`device "${name}" is ${from}: only an Enrolled device can be decommissioned`);
+  assertTransition(lifecycleMachine, from, "Decommissioning");
+  const events: NewEvent[] = [{ objectKind: "Device", objectName: name, type: "DecommissionRequested", reason: "Requested", ...(reason ? { message: reason } : {}), actor }];
+  // It leaves its fleet now (a device being decommissioned is no member): it keeps its
+  // spec, unmanaged, and its fleet's counts no longer include it.
+  if (row.owner !== null) {
+    events.push({ objectKind: "Device", objectName: name, type: "FleetLeft", reason: row.owner, message: `left fleet ${row.owner}: the device is being decommissioned`, actor });
+  }
+  return {
+    patch: { decommissionRequestedAt: ctx.now(), owner: null, ownerFleet: null },
+    events,
+  };
+}
+
+/**
  * A device being decommissioned is never offered work again (work.ts), so its actions still
  * waiting for approval or to be scheduled would wait forever: they are cancelled with the
  * request. What it already holds (NEW, RUNNING) it finishes or cancels itself.
  */
-function cancelPendingActions(actor: string) {
+export function cancelPendingActions(actor: string) {
   return async (tx: Tx, row: DeviceFactsRow, now: Date): Promise<NewEvent[]> => {
     const pending = await tx.action.findMany({ where: { deviceId: row.id, state: { in: [...PENDING_ACTION_STATES] } }, select: { id: true, state: true } });
     if (pending.length === 0) return [];
@@ -101,25 +111,26 @@ function cancelPendingActions(actor: string) {
 }
 
 export async function resumeDevice(ctx: ServerContext, name: string, actor: string): Promise<void> {
-  await mutateDevice(
-    ctx,
-    name,
-    (row) => {
-      if (!row.conflictPaused) throw conflict(`device "${name}" is not ConflictPaused`);
-      // Resuming accepts the version the device runs as known to the service; otherwise its
-      // next heartbeat (same renderedVersion) would pause it again at once. A device the
-      // service rendered a spec for (a fleet's template) is sent that spec again, numbered
-      // past the device's: what it runs came from state the service lost, so it converges
-      // back to what the service knows, through its long-poll, like any spec change.
-      const reported = parseReported(row.reported)?.config.renderedVersion ?? 0;
-      const resend = row.templateVersion !== null ? 1 : 0;
-      return {
-        patch: { conflictPaused: false, renderedVersion: Math.max(row.renderedVersion, reported) + resend },
-        events: [{ objectKind: "Device", objectName: name, type: "Resumed", reason: "ConflictResolved", actor }],
-      };
-    },
-    actor,
-  );
+  await mutateDevice(ctx, name, resumeChange(actor), actor);
+}
+
+/** The rule of a resume, for one device or many (devices/bulk.ts): throws 409 unless ConflictPaused. */
+export function resumeChange(actor: string) {
+  return (row: DeviceFactsRow): { patch: Partial<DeviceFactsRow>; events: NewEvent[] } => {
+    const name = row.name;
+    if (!row.conflictPaused) throw conflict(`device "${name}" is not ConflictPaused`);
+    // Resuming accepts the version the device runs as known to the service; otherwise its
+    // next heartbeat (same renderedVersion) would pause it again at once. A device the
+    // service rendered a spec for (a fleet's template) is sent that spec again, numbered
+    // past the device's: what it runs came from state the service lost, so it converges
+    // back to what the service knows, through its long-poll, like any spec change.
+    const reported = parseReported(row.reported)?.config.renderedVersion ?? 0;
+    const resend = row.templateVersion !== null ? 1 : 0;
+    return {
+      patch: { conflictPaused: false, renderedVersion: Math.max(row.renderedVersion, reported) + resend },
+      events: [{ objectKind: "Device", objectName: name, type: "Resumed", reason: "ConflictResolved", actor }],
+    };
+  };
 }
 
 /** Nudge (seed 004): reconcile one device now: re-derive its statuses and wake its long-poll. */

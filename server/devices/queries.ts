@@ -5,11 +5,12 @@
 import { parseSelector, type LabelSelector } from "../../lib/label-selector";
 import type { ServerContext } from "../context";
 import type { Prisma } from "../db";
-import { notFound } from "../errors";
+import { invalid, notFound } from "../errors";
 import { renderedSpecOf } from "./work";
 import { outOfDateReason, parseReported } from "./status";
 import { multipleOwnersMessage } from "../fleets/membership";
 import { rolloutNotes } from "../rollouts/device-notes";
+import { inventoryView, type Usage } from "./inventory";
 
 export function selectorWhere(selector: LabelSelector): Prisma.DeviceWhereInput[] {
   return selector.map((r): Prisma.DeviceWhereInput => {
@@ -40,6 +41,16 @@ export interface DeviceFilter {
   fleet?: string | undefined;
   /** Substring of the name. */
   search?: string | undefined;
+  /**
+   * Decommissioned devices are hidden unless "show" (issue 10: they are history, not fleet),
+   * or unless the lifecycle filter asks for them by name.
+   */
+  decommissioned?: "hide" | "show" | undefined;
+}
+
+/** Whether this filter hides Decommissioned devices. */
+export function hidesDecommissioned(filter: DeviceFilter): boolean {
+  return filter.decommissioned !== "show" && !filter.lifecycle?.includes("Decommissioned");
 }
 
 export function deviceWhere(filter: DeviceFilter): Prisma.DeviceWhereInput {
@@ -49,13 +60,94 @@ export function deviceWhere(filter: DeviceFilter): Prisma.DeviceWhereInput {
   if (filter.applicationSummary?.length) and.push({ applicationSummary: { in: filter.applicationSummary } });
   if (filter.lifecycle?.length) and.push({ lifecycle: { in: filter.lifecycle } });
   if (filter.fleet) and.push({ owner: filter.fleet });
-  if (filter.search) and.push({ name: { contains: filter.search } });
+  // The alias too: operators know devices by the names they gave them.
+  if (filter.search) and.push({ OR: [{ name: { contains: filter.search } }, { alias: { contains: filter.search } }] });
+  if (hidesDecommissioned(filter)) and.push({ lifecycle: { not: "Decommissioned" } });
   return { AND: and };
+}
+
+// ---------------------------------------------------------------------------------------
+// Sorting (issue 10). Keyset pages for every sort: the cursor holds the last row's sort value
+// and name, so a page costs the same on page 1 and page 200 and rows never repeat or vanish
+// when others change between pages (an offset would). Ties break by name, in the sort's own
+// direction, so an index on (column, name) can serve the scan either way.
+
+export const DEVICE_SORTS = {
+  name: "name",
+  status: "summary",
+  fleet: "owner",
+  updated: "updatedStatus",
+  applications: "applicationSummary",
+  lifecycle: "lifecycle",
+  lastSeen: "lastSeen",
+  created: "createdAt",
+} as const;
+export type DeviceSort = keyof typeof DEVICE_SORTS;
+export type SortOrder = "asc" | "desc";
+type SortColumn = (typeof DEVICE_SORTS)[DeviceSort];
+const NULLABLE: ReadonlySet<SortColumn> = new Set(["owner", "lastSeen"]);
+const DATES: ReadonlySet<SortColumn> = new Set(["lastSeen", "createdAt"]);
+
+/** Sorted by name, the cursor is the bare name (as before sorting existed); otherwise an opaque token. */
+function encodeCursor(sort: DeviceSort, row: Record<string, unknown>): string {
+  const column = DEVICE_SORTS[sort];
+  const name = row.name as string;
+  if (column === "name") return name;
+  const v = row[column];
+  const value = v instanceof Date ? v.toISOString() : ((v as string | null | undefined) ?? null);
+  return Buffer.from(JSON.stringify([value, name])).toString("base64url");
+}
+
+function decodeCursor(sort: DeviceSort, cursor: string): { value: string | Date | null; name: string } {
+  const column = DEVICE_SORTS[sort];
+  if (column === "name") return { value: cursor, name: cursor };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    parsed = null;
+  }
+  const ok = Array.isArray(parsed) && parsed.length === 2 && typeof parsed[1] === "string" && (parsed[0] === null || typeof parsed[0] === "string");
+  const [value, name] = ok ? (parsed as [string | null, string]) : [null, ""];
+  const date = value !== null && DATES.has(column) ? new Date(value) : null;
+  if (!ok || (value === null && !NULLABLE.has(column)) || (date && Number.isNaN(date.getTime()))) {
+    throw invalid(`cursor: not a cursor of this list sorted by ${sort} (use nextCursor from the previous page with the same sort)`);
+  }
+  return { value: date ?? value, name };
+}
+
+/**
+ * Null is the smallest value (first ascending, last descending): SQLite's own order, so its
+ * indexes serve both directions, and spelled out so PostgreSQL sorts the same.
+ */
+function sortOrderBy(sort: DeviceSort, order: SortOrder): Prisma.DeviceOrderByWithRelationInput[] {
+  const column = DEVICE_SORTS[sort];
+  if (column === "name") return [{ name: order }];
+  const first = NULLABLE.has(column) ? { [column]: { sort: order, nulls: order === "asc" ? "first" : "last" } } : { [column]: order };
+  return [first as Prisma.DeviceOrderByWithRelationInput, { name: order }];
+}
+
+/** The rows after the cursor's row in this order. */
+function afterCursor(sort: DeviceSort, order: SortOrder, cursor: string): Prisma.DeviceWhereInput {
+  const column = DEVICE_SORTS[sort];
+  const { value, name } = decodeCursor(sort, cursor);
+  const past = order === "asc" ? "gt" : "lt";
+  const nameAfter = { name: { [past]: name } };
+  if (column === "name") return nameAfter;
+  if (value === null) {
+    // Nulls come first ascending (then every non-null), last descending (then nothing).
+    const nullsAfter: Prisma.DeviceWhereInput = { AND: [{ [column]: null }, nameAfter] };
+    return order === "asc" ? { OR: [nullsAfter, { NOT: { [column]: null } }] } : nullsAfter;
+  }
+  const or: Prisma.DeviceWhereInput[] = [{ [column]: { [past]: value } }, { AND: [{ [column]: value }, nameAfter] }];
+  if (order === "desc" && NULLABLE.has(column)) or.push({ [column]: null });
+  return { OR: or };
 }
 
 const listSelect = {
   id: true,
   name: true,
+  alias: true,
   platform: true,
   role: true,
   lastSeen: true,
@@ -79,17 +171,32 @@ function labelsObject(labels: { key: string; value: string }[]): Record<string, 
   return Object.fromEntries(labels.map((l) => [l.key, l.value]));
 }
 
-/** Devices by name, a page at a time: `cursor` is the last name of the previous page. */
-export async function listDevices(ctx: ServerContext, filter: DeviceFilter, page: { limit: number; cursor?: string | undefined }) {
+export interface DevicePage {
+  limit: number;
+  /** `nextCursor` of the previous page, made with the same sort and order. */
+  cursor?: string | undefined;
+  sort?: DeviceSort | undefined;
+  order?: SortOrder | undefined;
+}
+
+/**
+ * Devices a page at a time, by name or by another column (`sort`, `order`). Also says how many
+ * Decommissioned devices the filter hides (`hiddenDecommissioned`, 0 when none are hidden).
+ */
+export async function listDevices(ctx: ServerContext, filter: DeviceFilter, page: DevicePage) {
+  const sort = page.sort ?? "name";
+  const order = page.order ?? "asc";
   const where = deviceWhere(filter);
-  const [rows, total] = await Promise.all([
+  const hidden = hidesDecommissioned(filter);
+  const [rows, total, hiddenDecommissioned] = await Promise.all([
     ctx.db.device.findMany({
-      where: page.cursor ? { AND: [where, { name: { gt: page.cursor } }] } : where,
-      orderBy: { name: "asc" },
+      where: page.cursor ? { AND: [where, afterCursor(sort, order, page.cursor)] } : where,
+      orderBy: sortOrderBy(sort, order),
       take: page.limit + 1,
-      select: listSelect,
+      select: { ...listSelect, createdAt: true },
     }),
     ctx.db.device.count({ where }),
+    hidden ? ctx.db.device.count({ where: deviceWhere({ ...filter, decommissioned: "show", lifecycle: ["Decommissioned"] }) }) : Promise.resolve(0),
   ]);
   const shown = rows.slice(0, page.limit);
   // Members its fleet's rollout holds back say so (waiting for the canary, its batch...).
@@ -100,8 +207,9 @@ export async function listDevices(ctx: ServerContext, filter: DeviceFilter, page
     fleet: d.owner,
     updatedInfo: withNote(outOfDateReason({ ...d, reported: parseReported(reported), fleetTemplateVersion: ownerFleet?.templateVersion ?? null }, d.updatedStatus), notes.get(d.name)),
   }));
-  const nextCursor = rows.length > page.limit ? (items[items.length - 1]?.name ?? null) : null;
-  return { items, total, nextCursor };
+  const last = shown.at(-1);
+  const nextCursor = rows.length > page.limit && last ? encodeCursor(sort, last) : null;
+  return { items, total, nextCursor, hiddenDecommissioned };
 }
 export type DeviceListItem = Awaited<ReturnType<typeof listDevices>>["items"][number];
 
@@ -122,12 +230,13 @@ export async function getDevice(ctx: ServerContext, name: string) {
       credentialRevokedAt: true,
       createdAt: true,
       enrollmentId: true,
+      inventory: { select: { system: true, systemAt: true, samples: true } },
     },
   });
   if (!d) throw notFound(`device "${name}"`);
   const reported = parseReported(d.reported);
   const decommissionReport = reported?.decommissioning;
-  const { ownerFleet, renderedSpecId, multipleOwners, ...rest } = d;
+  const { ownerFleet, renderedSpecId, multipleOwners, inventory, ...rest } = d;
   const fleetTemplateVersion = ownerFleet?.templateVersion ?? null;
   const overlap = multipleOwners ? (JSON.parse(multipleOwners) as string[]) : null;
   return {
@@ -145,6 +254,7 @@ export async function getDevice(ctx: ServerContext, name: string) {
         : []),
     ],
     decommissionInfo: decommissionReport?.info ?? null,
+    inventory: inventoryView(inventory, (reported as { usage?: Usage } | null)?.usage ?? null, d.lastSeen),
   };
 }
 export type DeviceDetail = Awaited<ReturnType<typeof getDevice>>;

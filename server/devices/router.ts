@@ -2,7 +2,9 @@ import { z } from "zod";
 import { router, viewerProcedure, operatorProcedure } from "../trpc/init";
 import { stateNames } from "../../lib/state-machine";
 import { applicationSummaryMachine, lifecycleMachine, summaryMachine, updatedMachine } from "../../lib/device-status";
-import { deviceCounts, getDevice, listDevices } from "./queries";
+import { DEVICE_SORTS, deviceCounts, getDevice, listDevices, type DeviceSort } from "./queries";
+import { bulkDecommission, bulkLabel, bulkResume, MAX_BULK_NAMES, type BulkTarget } from "./bulk";
+import { isValidLabelKey } from "../../lib/label-selector";
 import { requestDecommission, resumeDevice } from "./lifecycle";
 import { listEvents } from "../events/events";
 import { LabelsSchema } from "../../lib/protocol";
@@ -13,7 +15,8 @@ const oneOrMany = <T extends z.ZodType>(item: T) =>
 
 const enumOf = (names: string[]) => z.enum(names as [string, ...string[]]);
 
-export const DeviceListInput = z.object({
+/** What a list shows: the filters, without paging (the bulk operations take it too). */
+export const DeviceFilterInput = z.object({
   labelSelector: z.string().max(1024).optional(),
   summary: oneOrMany(enumOf(stateNames(summaryMachine))),
   updated: oneOrMany(enumOf(stateNames(updatedMachine))),
@@ -22,16 +25,56 @@ export const DeviceListInput = z.object({
   /** Members of this fleet. */
   fleet: z.string().max(63).optional(),
   search: z.string().max(63).optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-  cursor: z.string().optional(),
+  /** Decommissioned devices are hidden unless `show` (or unless `lifecycle` names Decommissioned). */
+  decommissioned: z.enum(["hide", "show"]).default("hide"),
 });
+
+export const DeviceListInput = DeviceFilterInput.extend({
+  /** The column to sort by; ties by name. Null (never seen, no fleet) sorts as the smallest value. */
+  sort: z.enum(Object.keys(DEVICE_SORTS) as [DeviceSort, ...DeviceSort[]]).default("name"),
+  order: z.enum(["asc", "desc"]).default("asc"),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  /** nextCursor of the previous page, with the same sort and order. */
+  cursor: z.string().max(2048).optional(),
+});
+
+/**
+ * Which devices a bulk operation works on: `names`, or every device `filter` matches (the
+ * list's filters, Decommissioned hidden unless `decommissioned: "show"`), never both.
+ */
+const bulkTarget = {
+  names: z.array(z.string().min(1).max(63)).min(1).max(MAX_BULK_NAMES).optional(),
+  filter: DeviceFilterInput.strict().optional(),
+};
+const ONE_TARGET = { message: "give either names or filter (not both)", path: ["names"] };
+const oneTarget = (t: { names?: string[] | undefined; filter?: unknown }) => (t.names === undefined) !== (t.filter === undefined);
+const target = (t: { names?: string[] | undefined; filter?: z.infer<typeof DeviceFilterInput> | undefined }): BulkTarget =>
+  t.names ? { names: t.names } : { filter: t.filter ?? { decommissioned: "hide" } };
+
+export const BulkDecommissionInput = z
+  .object({ ...bulkTarget, reason: z.string().trim().max(1024).optional().describe("why (in each device's DecommissionRequested event)") })
+  .strict()
+  .refine(oneTarget, ONE_TARGET);
+export const BulkResumeInput = z.object(bulkTarget).strict().refine(oneTarget, ONE_TARGET);
+export const BulkLabelInput = z
+  .object({
+    ...bulkTarget,
+    /** Labels to set on every device (added, or their value replaced). */
+    add: LabelsSchema.default({}),
+    /** Label keys to remove from every device. */
+    remove: z.array(z.string().refine(isValidLabelKey, "invalid label key")).max(64).default([]),
+  })
+  .strict()
+  .refine(oneTarget, ONE_TARGET)
+  .refine((b) => Object.keys(b.add).length + b.remove.length > 0, { message: "nothing to do: give add or remove", path: ["add"] })
+  .refine((b) => !b.remove.some((k) => k in b.add), { message: "a key cannot be both added and removed", path: ["remove"] });
 
 export const DeviceNameInput = z.object({ name: z.string().min(1).max(63) });
 
 export const devicesRouter = router({
   list: viewerProcedure.input(DeviceListInput).query(({ ctx, input }) => {
-    const { limit, cursor, ...filter } = input;
-    return listDevices(ctx.server, filter, { limit, cursor });
+    const { limit, cursor, sort, order, ...filter } = input;
+    return listDevices(ctx.server, filter, { limit, cursor, sort, order });
   }),
   get: viewerProcedure.input(DeviceNameInput).query(({ ctx, input }) => getDevice(ctx.server, input.name)),
   counts: viewerProcedure.query(({ ctx }) => deviceCounts(ctx.server)),
@@ -51,4 +94,12 @@ export const devicesRouter = router({
     await resumeDevice(ctx.server, input.name, ctx.actor);
     return getDevice(ctx.server, input.name);
   }),
+  /** Bulk (issue 10): each answers {matched, changed, skipped: [{reason, count, names}]}. */
+  bulkDecommission: operatorProcedure
+    .input(BulkDecommissionInput)
+    .mutation(({ ctx, input }) => bulkDecommission(ctx.server, target(input), ctx.actor, input.reason || undefined)),
+  bulkResume: operatorProcedure.input(BulkResumeInput).mutation(({ ctx, input }) => bulkResume(ctx.server, target(input), ctx.actor)),
+  bulkLabel: operatorProcedure
+    .input(BulkLabelInput)
+    .mutation(({ ctx, input }) => bulkLabel(ctx.server, target(input), { add: input.add, remove: input.remove }, ctx.actor)),
 });

@@ -76,8 +76,34 @@ export const restRoutes: RestRoute[] = [
     method: "GET",
     path: "/devices",
     procedure: "devices.list",
-    summary: "Devices with their derived statuses, a page at a time (cursor = nextCursor of the previous page)",
+    summary:
+      "Devices with their derived statuses, a page at a time (cursor = nextCursor of the previous page), sorted by ?sort=name|status|fleet|updated|applications|lifecycle|lastSeen|created&order=asc|desc (ties by name; null sorts first ascending). " +
+      "Decommissioned devices are left out unless ?decommissioned=show or ?lifecycle= names Decommissioned; hiddenDecommissioned says how many the filter left out",
     input: ({ query }) => query,
+  },
+  {
+    method: "POST",
+    path: "/devices/decommission",
+    procedure: "devices.bulkDecommission",
+    summary:
+      "Request decommissioning of many devices: {names: [...]} (at most 10,000) or {filter: {labelSelector, summary, updated, applicationSummary, lifecycle, fleet, search, decommissioned}}, and {reason?}. " +
+      "Devices that are not Enrolled are skipped. {matched, changed, skipped: [{reason, count, names}]}",
+    input: ({ body }) => body,
+  },
+  {
+    method: "POST",
+    path: "/devices/resume",
+    procedure: "devices.bulkResume",
+    summary: "Resume many ConflictPaused devices: {names} or {filter} as for /devices/decommission; the others are skipped. {matched, changed, skipped}",
+    input: ({ body }) => body,
+  },
+  {
+    method: "POST",
+    path: "/devices/labels",
+    procedure: "devices.bulkLabel",
+    summary:
+      "Add and remove labels on many devices: {names} or {filter} as for /devices/decommission, {add: {key: value}, remove: [key]}; fleet membership follows at once. Devices whose labels are already so are skipped. {matched, changed, skipped}",
+    input: ({ body }) => body,
   },
   { method: "GET", path: "/devices/{name}", procedure: "devices.get", summary: "One device in full", input: ({ params }) => params },
   {
@@ -176,7 +202,13 @@ export const restRoutes: RestRoute[] = [
     output: items,
     status: 201,
   },
-  { method: "GET", path: "/actions", procedure: "actions.list", summary: "Actions, newest first, a page at a time", input: ({ query }) => query },
+  {
+    method: "GET",
+    path: "/actions",
+    procedure: "actions.list",
+    summary: "Actions, newest first, a page at a time; ?createdAfter= (inclusive) and ?createdBefore= (exclusive) take RFC 3339 date-times with an offset",
+    input: ({ query }) => query,
+  },
   {
     method: "POST",
     path: "/actions/approve",
@@ -216,6 +248,15 @@ export const restRoutes: RestRoute[] = [
     procedure: "actions.cancel",
     summary: "Cancel: pending at once; NEW or RUNNING through the agent",
     input: ({ params, body }) => ({ id: params.id, reason: body.reason }),
+  },
+  {
+    method: "POST",
+    path: "/actions/{id}/rerun",
+    procedure: "actions.rerun",
+    summary:
+      "Run an ended action (DONE, FAILED, CANCELLED, LOST) again: a new action with the same device, kind, args and approval requirement, created as any new one is, with rerunOf set to this id. 409 when it has not ended",
+    input: ({ params }) => ({ id: params.id }),
+    status: 201,
   },
   {
     method: "GET",
