@@ -4,7 +4,7 @@
  * Every transition is checked against lib/action-status.ts and written with its event.
  */
 import { randomUUID } from "node:crypto";
-import { actionMachine, canMove, type ActionState } from "../../lib/action-status";
+import { actionMachine, canMove, FINAL_ACTION_STATES, type ActionState } from "../../lib/action-status";
 import { assertTransition } from "../../lib/state-machine";
 import { parseSelector } from "../../lib/label-selector";
 import type { ServerContext } from "../context";
@@ -40,6 +40,7 @@ export const actionSelect = {
   error: true,
   expiresAt: true,
   requestId: true,
+  rerunOf: true,
   createdAt: true,
   updatedAt: true,
   deviceId: true,
@@ -75,6 +76,8 @@ export interface CreateActionInput {
   requireApproval?: boolean | undefined;
   /** Not started (RUNNING) within this many seconds: cancelled by the server. */
   expiresInSeconds?: number | undefined;
+  /** Server-side only (rerunAction): the ended action this one runs again. */
+  rerunOf?: string | undefined;
 }
 
 /** The devices an action request targets: one by name, or every Enrolled device a selector matches. */
@@ -148,13 +151,14 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
     createdAt: new Date(now.getTime() + i),
     expiresAt,
     requestId: request.id,
+    rerunOf: input.rerunOf ?? null,
   }));
   const newEvents: NewEvent[] = rows.map((r, i) => ({
     objectKind: "Action",
     objectName: r.id,
     type: "ActionCreated",
     reason: state,
-    message: `${input.kind} on ${targets[i]!.name}${approval ? ", waiting for approval" : ""}${expiresAt ? `, expires ${expiresAt.toISOString()}` : ""}`,
+    message: `${input.kind} on ${targets[i]!.name}${input.rerunOf ? `, a rerun of ${input.rerunOf}` : ""}${approval ? ", waiting for approval" : ""}${expiresAt ? `, expires ${expiresAt.toISOString()}` : ""}`,
     actor,
   }));
   newEvents.unshift(requestCreatedEvent(request, rows.length, actor));
@@ -175,6 +179,7 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
       ...r,
       expiresAt: r.expiresAt ?? null,
       requestId: request.id,
+      rerunOf: r.rerunOf ?? null,
       decision: null,
       decidedBy: null,
       decidedAt: null,
@@ -299,6 +304,32 @@ export async function getAction(ctx: ServerContext, id: string) {
   return (await presentActions(ctx, [row]))[0]!;
 }
 
+/** The reruns of an action, newest first, at most 20 (issue 10): links on its page. */
+export async function actionReruns(ctx: ServerContext, id: string) {
+  const rows = await ctx.db.action.findMany({ where: { rerunOf: id }, select: { id: true, state: true, createdAt: true, createdBy: true }, orderBy: { createdAt: "desc" }, take: 20 });
+  return rows.map((r) => ({ ...r, state: r.state as ActionState }));
+}
+
+/**
+ * Runs an ended action again (issue 10): a new action with the same device, kind, args and
+ * approval requirement, made by createActions exactly as a new one is (its own request, the
+ * approval policy, the device Enrolled, capability warnings, offered when Online), with
+ * `rerunOf` set. An action that has not ended is 409: it may still run.
+ */
+export async function rerunAction(ctx: ServerContext, id: string, actor: string): Promise<ActionView> {
+  const a = await ctx.db.action.findUnique({ where: { id }, select: { state: true, kind: true, args: true, requireApproval: true, device: { select: { name: true } } } });
+  if (!a) throw notFound(`action "${id}"`);
+  if (!(FINAL_ACTION_STATES as readonly string[]).includes(a.state)) {
+    throw conflict(`action ${id} is ${a.state}: only an ended action (${FINAL_ACTION_STATES.join(", ")}) can be run again`);
+  }
+  const [created] = await createActions(
+    ctx,
+    { device: a.device.name, kind: a.kind, args: JSON.parse(a.args) as Record<string, unknown>, requireApproval: a.requireApproval || undefined, rerunOf: id },
+    actor,
+  );
+  return created!;
+}
+
 export interface ActionFilter {
   device?: string | undefined;
   state?: ActionState[] | undefined;
@@ -307,6 +338,10 @@ export interface ActionFilter {
   origin?: string | undefined;
   /** The operator's request (ActionRequest id) the actions belong to. */
   request?: string | undefined;
+  /** Created at or after this moment (issue 10). */
+  createdAfter?: Date | undefined;
+  /** Created before this moment. */
+  createdBefore?: Date | undefined;
 }
 
 export function actionWhere(f: ActionFilter): Prisma.ActionWhereInput {
@@ -316,6 +351,8 @@ export function actionWhere(f: ActionFilter): Prisma.ActionWhereInput {
   if (f.kind) and.push({ kind: f.kind });
   if (f.origin) and.push({ origin: f.origin });
   if (f.request) and.push({ requestId: f.request });
+  // On the createdAt index, as the list's order is.
+  if (f.createdAfter || f.createdBefore) and.push({ createdAt: { ...(f.createdAfter ? { gte: f.createdAfter } : {}), ...(f.createdBefore ? { lt: f.createdBefore } : {}) } });
   if (f.labelSelector) and.push({ device: { AND: selectorWhere(parseSelector(f.labelSelector)) } });
   return { AND: and };
 }

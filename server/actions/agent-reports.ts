@@ -10,6 +10,15 @@ import { publishEvents } from "../events/events";
 import type { FastPath } from "../devices/fast-path";
 import { wakeDevicesWithPendingActions } from "./scheduling";
 
+/**
+ * The bus topic of a running action's output (issue 10): `{output}` after each report that
+ * replaced it. No event row: the action page subscribes while it shows a RUNNING action.
+ */
+export const actionOutputTopic = (id: string) => `action-output:${id}`;
+export interface ActionOutputUpdate {
+  output: string;
+}
+
 /** A report in flight alongside a heartbeat must not make its action look lost. */
 export const LOST_GRACE_MS = 5_000;
 
@@ -21,8 +30,9 @@ function agentStore(ctx: ServerContext): FastPath {
 export async function reportAction(ctx: ServerContext, device: { id: string; name: string }, id: string, report: ActionReport) {
   if (!z.uuid().safeParse(id).success) throw invalid("id: an action id is a UUID");
   const store = agentStore(ctx);
-  const { events, finished, refused } = await store.reportAction(device, id, report, ctx.now());
+  const { events, finished, refused, output } = await store.reportAction(device, id, report, ctx.now());
   publishEvents(ctx, events);
+  if (output !== undefined) ctx.bus.publish<ActionOutputUpdate>(actionOutputTopic(id), { output });
   // A refused attempt on a server-created action: its event is committed, the agent gets 409.
   if (refused) throw refused;
   if (finished) ctx.metrics.actionsFinished.inc({ state: report.state });

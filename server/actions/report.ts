@@ -42,6 +42,8 @@ export type ReportDecision =
   | { kind: "noop" }
   | { kind: "create"; data: { id: string; deviceId: string; kind: string; args: string; origin: "agent"; state: ActionState; output?: string | undefined; error?: string | undefined }; event: NewEvent }
   | { kind: "overwrite"; set: { kind: string; args: string; origin: "agent"; state: ActionState; output?: string | undefined; error?: string | undefined }; event: NewEvent }
+  /** A RUNNING report with output on a RUNNING action: the agent's output so far replaces the stored one. */
+  | { kind: "output"; output: string }
   | { kind: "move"; from: ActionState; set: { state: ActionState; output?: string | undefined; error?: string | undefined; started: boolean; finished: boolean }; event: NewEvent }
   /** Refused, and the attempt is worth keeping: the store writes the event, then the caller gets `error`. */
   | { kind: "refuse"; error: AppError; event: NewEvent };
@@ -113,7 +115,12 @@ export function decideReport(row: StoredAction | null, id: string, device: Repor
     }
   }
   const from = row.state as ActionState;
-  if (from === report.state) return { kind: "noop" };
+  if (from === report.state) {
+    // Output streamed while it runs (issue 10): the whole output so far (the agent sends one
+    // at a time), so a retry is harmless. An ended action never changes again.
+    if (from === "RUNNING" && output !== undefined) return { kind: "output", output };
+    return { kind: "noop" };
+  }
   // While decommissioning the agent finishes or cancels what it holds and takes nothing new.
   if (device.decommissioning && !(ACTIVE_ACTION_STATES as readonly string[]).includes(from)) throw forbidden(DECOMMISSIONING);
   if (!canMove(from, report.state, "agent")) {

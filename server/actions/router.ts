@@ -2,14 +2,19 @@ import { z } from "zod";
 import { router, viewerProcedure, operatorProcedure } from "../trpc/init";
 import { ACTION_STATES } from "../../lib/action-status";
 import { ActionKind, jsonRecord } from "../../lib/protocol";
-import { actionCounts, cancelAction, createActions, decideActions, getAction, listActions, refusalsFor, resolveTargets, needsApproval } from "./actions";
+import { actionCounts, actionReruns, cancelAction, createActions, decideActions, getAction, listActions, refusalsFor, rerunAction, resolveTargets, needsApproval } from "./actions";
 import { listEvents } from "../events/events";
+import { actionOutputTopic, type ActionOutputUpdate } from "./agent-reports";
 
 const States = z
   .preprocess((v) => (typeof v === "string" ? v.split(",").filter(Boolean) : v), z.array(z.enum(ACTION_STATES as [string, ...string[]])))
   .optional();
 const Ids = z.object({ ids: z.array(z.string().min(1)).min(1).max(10_000), reason: z.string().max(1024).optional() });
 const Id = z.object({ id: z.string().min(1), reason: z.string().max(1024).optional() });
+/** `2026-11-23T05:00:00Z`, `2026-11-23T06:00:00.5+01:00`: a moment, never a bare date or a local time. */
+const RFC3339 = z.iso
+  .datetime({ offset: true, error: "expected an RFC 3339 date-time with an offset, e.g. 2026-11-23T05:00:00Z" })
+  .transform((v) => new Date(v));
 const Target = z.object({ device: z.string().min(1).max(63).optional(), labelSelector: z.string().max(1024).optional() });
 
 export const CreateActionInput = Target.extend({
@@ -28,8 +33,15 @@ export const ActionListInput = z.object({
   /** Only the actions of this request (ActionRequest id). */
   request: z.string().max(64).optional(),
   labelSelector: z.string().max(1024).optional(),
+  /** Created at or after this moment, RFC 3339 with an offset (issue 10). */
+  createdAfter: RFC3339.optional(),
+  /** Created before this moment. */
+  createdBefore: RFC3339.optional(),
   limit: z.coerce.number().int().min(1).max(500).default(50),
   cursor: z.string().optional(),
+}).refine((q) => !q.createdAfter || !q.createdBefore || q.createdAfter < q.createdBefore, {
+  path: ["createdBefore"],
+  message: "must be later than createdAfter",
 });
 
 export const actionsRouter = router({
@@ -41,6 +53,8 @@ export const actionsRouter = router({
   events: viewerProcedure
     .input(z.object({ id: z.string().min(1), limit: z.number().int().min(1).max(500).default(200) }))
     .query(({ ctx, input }) => listEvents(ctx.server, { kind: "Action", name: input.id, limit: input.limit })),
+  /** The actions that run this one again (rerunOf), newest first. */
+  reruns: viewerProcedure.input(z.object({ id: z.string().min(1) })).query(({ ctx, input }) => actionReruns(ctx.server, input.id)),
   counts: viewerProcedure.query(({ ctx }) => actionCounts(ctx.server)),
   /** Which devices a create request would target, before submitting it. */
   preview: viewerProcedure.input(Target.extend({ kind: z.string().max(64).optional(), args: jsonRecord(z.unknown()).optional() })).query(async ({ ctx, input }) => {
@@ -56,4 +70,45 @@ export const actionsRouter = router({
   approve: operatorProcedure.input(Ids).mutation(({ ctx, input }) => decideActions(ctx.server, input.ids, "Approved", ctx.actor, input.reason)),
   reject: operatorProcedure.input(Ids).mutation(({ ctx, input }) => decideActions(ctx.server, input.ids, "Rejected", ctx.actor, input.reason)),
   cancel: operatorProcedure.input(Id).mutation(({ ctx, input }) => cancelAction(ctx.server, input.id, ctx.actor, input.reason)),
+  /** A new action with the same device, kind, args and approval requirement (409 while this one has not ended). */
+  rerun: operatorProcedure.input(z.object({ id: z.string().min(1) })).mutation(({ ctx, input }) => rerunAction(ctx.server, input.id, ctx.actor)),
+  /**
+   * A running action's output as the agent sends it (issue 10): the stored output first, then
+   * each replacement. The action page subscribes while the action runs; its end comes as an
+   * event through events.live, as every state change does.
+   */
+  output: viewerProcedure.input(z.object({ id: z.string().min(1) })).subscription(async function* ({ ctx, input, signal }) {
+    const bus = ctx.server.bus;
+    let latest: ActionOutputUpdate | null = null;
+    let wake: (() => void) | null = null;
+    const unsubscribe = bus.subscribe<ActionOutputUpdate>(actionOutputTopic(input.id), (update) => {
+      // Only the newest matters: each carries the whole output so far.
+      latest = update;
+      wake?.();
+    });
+    try {
+      const row = await ctx.server.db.action.findUnique({ where: { id: input.id }, select: { output: true } });
+      if (!row) return;
+      if (latest === null) yield { output: row.output ?? "" };
+      while (!signal?.aborted) {
+        const next = latest as ActionOutputUpdate | null;
+        if (next) {
+          latest = null;
+          yield next;
+          continue;
+        }
+        await new Promise<void>((resolve) => {
+          const onAbort = () => resolve();
+          wake = () => {
+            signal?.removeEventListener("abort", onAbort);
+            resolve();
+          };
+          signal?.addEventListener("abort", onAbort, { once: true });
+        });
+        wake = null;
+      }
+    } finally {
+      unsubscribe();
+    }
+  }),
 });

@@ -47,6 +47,8 @@ export interface NewActionRow {
   expiresAt?: Date | null;
   /** The operator's request it belongs to (ActionRequest, issue 10). */
   requestId?: string | null;
+  /** The ended action it runs again (issue 10). */
+  rerunOf?: string | null;
 }
 
 /** An ActionRequest row written in the same commit as its actions (server/requests). */
@@ -379,12 +381,12 @@ export class FastPath {
         ).run(q.id, q.kind, q.args, q.origin, q.ref, q.targetKind, q.target, q.createdBy, sqliteDate(q.createdAt), q.requireApproval ? 1 : 0);
       }
       const insert = this.stmt(
-        `INSERT INTO "Action" ("id", "deviceId", "kind", "args", "origin", "state", "requireApproval", "createdBy", "createdAt", "updatedAt", "expiresAt", "requestId")
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO "Action" ("id", "deviceId", "kind", "args", "origin", "state", "requireApproval", "createdBy", "createdAt", "updatedAt", "expiresAt", "requestId", "rerunOf")
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       const at = sqliteDate(now);
       for (const r of rows)
-        insert.run(r.id, r.deviceId, r.kind, r.args, r.origin, r.state, r.requireApproval ? 1 : 0, r.createdBy, sqliteDate(r.createdAt), at, r.expiresAt ? sqliteDate(r.expiresAt) : null, r.requestId ?? null);
+        insert.run(r.id, r.deviceId, r.kind, r.args, r.origin, r.state, r.requireApproval ? 1 : 0, r.createdBy, sqliteDate(r.createdAt), at, r.expiresAt ? sqliteDate(r.expiresAt) : null, r.requestId ?? null, r.rerunOf ?? null);
       return events.map((e) => this.insertEvent(e, now));
     });
   }
@@ -425,7 +427,7 @@ export class FastPath {
     id: string,
     report: ActionReport,
     now: Date,
-  ): Promise<{ events: EventRow[]; finished: boolean; refused?: AppError }> {
+  ): Promise<{ events: EventRow[]; finished: boolean; refused?: AppError; output?: string }> {
     return this.commit(() => {
       const decommissioning = this.stmt(`SELECT "decommissionRequestedAt" IS NOT NULL AS d FROM "Device" WHERE "id" = ?`).get(device.id) as { d: number } | undefined;
       const decision = decideReport(this.actionStmt.get(id) ?? null, id, { ...device, decommissioning: decommissioning?.d === 1 }, report);
@@ -435,6 +437,11 @@ export class FastPath {
           return { events: [this.insertEvent(decision.event, now)], finished: false, refused: decision.error };
         case "noop":
           return { events: [], finished: false };
+        case "output": {
+          // Output so far of a running action (issue 10): one statement, no event (one a second per running action would flood the log).
+          const { changes } = this.stmt(`UPDATE "Action" SET "output" = ?, "updatedAt" = ? WHERE "id" = ? AND "state" = 'RUNNING'`).run(decision.output, at, id);
+          return changes === 1 ? { events: [], finished: false, output: decision.output } : { events: [], finished: false };
+        }
         case "create": {
           const d = decision.data;
           // First heard of now: started now if it runs, finished now if it is over.
