@@ -16,6 +16,7 @@ import { refreshFleetStatus, watchFleetStatus } from "./fleets/controller";
 import { runRollouts, watchRollouts } from "./rollouts/controller";
 import { runPlans, watchPlans } from "./plans/controller";
 import { runWorkflows, watchWorkflows } from "./workflows/controller";
+import { startMetricsHistory } from "./overview/history";
 
 export function startControllers(ctx: ServerContext): { stop(): void } {
   let running = false;
@@ -49,6 +50,8 @@ export function startControllers(ctx: ServerContext): { stop(): void } {
   const rollouts = watchRollouts(ctx);
   const plans = watchPlans(ctx);
   const workflows = watchWorkflows(ctx);
+  // The overview's history: a sample a minute on its own timer (server/overview/history.ts).
+  const history = startMetricsHistory(ctx);
   return {
     stop() {
       stopped = true;
@@ -57,6 +60,7 @@ export function startControllers(ctx: ServerContext): { stop(): void } {
       rollouts.stop();
       plans.stop();
       workflows.stop();
+      history.stop();
     },
   };
 }

@@ -94,6 +94,10 @@ const EnvSchema = z.object({
   DROVER_ENROLLMENT_PENDING_PER_ADDRESS: z.coerce.number().int().min(1).default(50),
   /** Pending enrollment requests the server keeps in all; past it, 429. */
   DROVER_ENROLLMENT_PENDING_MAX: z.coerce.number().int().min(1).default(5_000),
+  /** Seconds between two samples of the fleet's metrics (the overview's charts, server/overview/history.ts). */
+  DROVER_METRICS_SAMPLE_SECONDS: z.coerce.number().min(0.05).max(3600).default(60),
+  /** Days of those samples kept; older ones are pruned at each sample. */
+  DROVER_METRICS_RETENTION_DAYS: z.coerce.number().positive().max(3650).default(7),
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
 });
 

@@ -462,6 +462,14 @@ export const restRoutes: RestRoute[] = [
     input: ({ params, body }) => ({ name: params.name, reason: body.reason }),
     body: z.object({ reason: z.string().min(1).max(500).optional() }),
   },
+  {
+    method: "GET",
+    path: "/metrics/history",
+    procedure: "overview.history",
+    summary:
+      "The fleet's metrics over time (?range=1h|24h|7d, default 1h), one value per time bucket (times: each bucket's end, unix seconds; null where nothing was sampled): devices per summary status and lifecycle, heartbeats and actions created/finished per minute, rollouts' and plans' progress in percent, plans and workflows running. Sampled every DROVER_METRICS_SAMPLE_SECONDS (60), kept DROVER_METRICS_RETENTION_DAYS (7)",
+    input: ({ query }) => query,
+  },
   { method: "POST", path: "/nudge", procedure: "ops.nudge", summary: "Reconcile one Device, Action, Plan (by id) or Workflow (by name) now", input: ({ body }) => body },
 ];
 

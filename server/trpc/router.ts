@@ -12,6 +12,7 @@ import { fleetsRouter } from "../fleets/router";
 import { plansRouter } from "../plans/router";
 import { workflowsRouter } from "../workflows/router";
 import { requestsRouter } from "../requests/router";
+import { overviewRouter } from "../overview/router";
 
 const systemRouter = router({
   settings: viewerProcedure.query(({ ctx }) => ({
@@ -35,6 +36,7 @@ export const appRouter = router({
   plans: plansRouter,
   workflows: workflowsRouter,
   system: systemRouter,
+  overview: overviewRouter,
   ops: nudgeRouter,
 });
 
