@@ -7,6 +7,10 @@
  * queued action CANCELLED without running it, and stops a running one (its executor's
  * signal aborts) and reports it CANCELLED.
  *
+ * While an action runs, an executor that captures output hands it over (liveOutput) and its
+ * output so far goes to the server at most once a second when it grew (output-stream.ts),
+ * outside the journal and without holding the action up.
+ *
  * Two loops, side by side:
  *  - the runner takes the next action and runs it through its executor (executors/);
  *  - the reporter sends the journal's unanswered states in order, retrying with backoff
@@ -24,6 +28,7 @@ import { InvalidResponseError, ProtocolError, type ProtocolClient } from "./clie
 import { ActionFailure, type ActionContext, type ExecutorRegistry } from "./executors";
 import { truncateOutput } from "./executors/output";
 import { ActionJournal, isFinished, isSettled, stateOf, type AgentActionState, type JournalEntry } from "./journal";
+import { OutputStream } from "./output-stream";
 import type { StateStore } from "./state";
 import { Backoff, linkedSignal, sleep, Waker, type BackoffOptions } from "./timing";
 
@@ -53,6 +58,8 @@ export interface ActionQueueOptions {
   heartbeatSettled?: () => Promise<void>;
   /** A condition the heartbeat reports changed: send one now. */
   onConditionChange?: () => void;
+  /** How often a running action's output so far may be sent (issue 10); 1 s by default. */
+  outputIntervalMs?: number;
 }
 
 export interface ActionStats {
@@ -288,9 +295,24 @@ export class ActionQueue {
     const started = this.now();
 
     const linked = linkedSignal([this.life.signal, running.controller.signal]);
+    const stream = new OutputStream({
+      // Only once the server has it RUNNING: before that, a RUNNING report would be a move.
+      ready: () => stateOf(entry) === "RUNNING" && entry.reported >= entry.history.length,
+      send: async (output, signal) => {
+        const sending = linkedSignal([signal, this.life.signal]);
+        try {
+          await this.putReport(this.options.token(), id, { state: "RUNNING", output }, sending.signal);
+        } finally {
+          sending.dispose();
+        }
+      },
+      log,
+      ...(this.options.outputIntervalMs === undefined ? {} : { intervalMs: this.options.outputIntervalMs }),
+    });
     const context: ActionContext = {
       signal: linked.signal,
       log,
+      liveOutput: (source) => stream.attach(source),
       setCondition: (name, value) => {
         if (name === "rebooting" && this.rebootingFlag !== value) {
           this.rebootingFlag = value;
@@ -323,6 +345,7 @@ export class ActionQueue {
         outcome = { state: "FAILED", output, error: error instanceof Error ? error.message : String(error) };
       }
     } finally {
+      stream.stop();
       linked.dispose();
       this.running = null;
       if (this.rebootingFlag) context.setCondition("rebooting", false);

@@ -33,11 +33,14 @@ export function execExecutor(options: ExecOptions): Executor<typeof ExecArgs> {
     idempotent: false,
     argsSchema: ExecArgs,
     allowList: [...options.allow],
-    async run({ command, args, timeoutSeconds }, { signal, log }) {
+    async run({ command, args, timeoutSeconds }, { signal, log, liveOutput }) {
       if (!allowed.has(command)) {
         throw new ActionFailure(`command ${JSON.stringify(command)} is not in the agent's allow-list (--allow-exec)`);
       }
-      const result = await runCommand({ command, args, timeoutMs: timeoutSeconds * 1000, signal, killGraceMs: options.killGraceMs });
+      // The capture is the queue's to read while the command runs (its output so far, sent live).
+      const capture = new OutputCapture();
+      liveOutput?.(capture);
+      const result = await runCommand({ command, args, timeoutMs: timeoutSeconds * 1000, signal, killGraceMs: options.killGraceMs, capture });
       log.debug({ event: "exec.exited", command, code: result.code, signal: result.signal, outputBytes: result.outputBytes }, "command exited");
       const name = JSON.stringify(command);
       switch (result.end) {
@@ -82,10 +85,12 @@ export function runCommand(options: {
   killGraceMs?: number | undefined;
   /** The child's whole environment (the agent's by default). */
   env?: NodeJS.ProcessEnv | undefined;
+  /** Where stdout and stderr go (a fresh one by default); the caller may read it while the command runs. */
+  capture?: OutputCapture | undefined;
 }): Promise<CommandResult> {
   const { command, args, timeoutMs, signal } = options;
   const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
-  const output = new OutputCapture();
+  const output = options.capture ?? new OutputCapture();
   let stderrTail = Buffer.alloc(0);
   const ownGroup = process.platform !== "win32";
 

@@ -11,7 +11,7 @@ import { rebootExecutor } from "./reboot";
 import { sleepExecutor } from "./sleep";
 import { registry, type ExecutorRegistry } from "./types";
 
-export { ActionFailure, capabilitiesOf, registry, type ActionContext, type ActionResult, type Executor, type ExecutorRegistry } from "./types";
+export { ActionFailure, capabilitiesOf, registry, type ActionContext, type ActionResult, type Executor, type ExecutorRegistry, type LiveOutput } from "./types";
 export { simulatedExecutors, DEFAULT_SIMULATED_ACTION_SECONDS, DEFAULT_PLAN_APPLY_SECONDS, type SimulatedActionOptions, type SimulatedPlanOptions } from "./simulated";
 export type { PlanUpdateOptions } from "./plan-update";
 

@@ -22,7 +22,7 @@ import path from "node:path";
 import { PlanSignalArgs, type PlanUpdateActionKind } from "../../lib/plan-spec";
 import { DEFAULT_ARTIFACT_MAX_BYTES, DownloadFailure, downloadFile, redactUrl } from "../runtime/artifact";
 import { runCommand } from "./exec";
-import { truncateOutput } from "./output";
+import { OutputCapture, truncateOutput } from "./output";
 import { ActionFailure, type Executor } from "./types";
 
 export interface PlanUpdateOptions {
@@ -61,7 +61,7 @@ export function planUpdateExecutor(kind: PlanUpdateActionKind, options: PlanUpda
     // command does, nor how far a run cut short by a restart got: the plan sees FAILED.
     idempotent: false,
     argsSchema: PlanSignalArgs,
-    async run(args, { signal, log }) {
+    async run(args, { signal, log, liveOutput }) {
       const command = options.command;
       if (!command) throw new ActionFailure(`this agent has no --update-command: it cannot apply ${kind}`);
       if (options.platform !== undefined && args.platform !== options.platform) {
@@ -95,6 +95,14 @@ export function planUpdateExecutor(kind: PlanUpdateActionKind, options: PlanUpda
         `${args.sha256 ? " (matches the plan)" : " (not checked: the plan gives none)"}\n` +
         `running ${command} ${file} ${args.version}\n`;
 
+      // The header and the command's output so far, sent while it runs.
+      const capture = new OutputCapture();
+      liveOutput?.({
+        get total() {
+          return capture.total;
+        },
+        text: () => truncateOutput(header + capture.text()),
+      });
       try {
         const result = await runCommand({
           command,
@@ -102,6 +110,7 @@ export function planUpdateExecutor(kind: PlanUpdateActionKind, options: PlanUpda
           timeoutMs,
           signal,
           killGraceMs: options.killGraceMs,
+          capture,
           env: {
             ...(options.env ?? process.env),
             DROVER_UPDATE_FILE: file,

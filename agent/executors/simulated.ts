@@ -1,7 +1,8 @@
 /**
  * The simulator's executors: the same kinds, args schemas and idempotency as the real ones,
  * behind the same interface, but nothing touches the host. `exec` never spawns: it takes a
- * random time in `seconds` and returns a fake output; `noop` and `reboot` take a random
+ * random time in `seconds` and returns a fake output (a line a second while it runs, sent
+ * live as a real exec's is); `noop` and `reboot` take a random
  * time too; `sleep` sleeps its own seconds. A share `failure` of the actions that would have
  * succeeded fails instead ("simulated failure").
  *
@@ -15,6 +16,7 @@ import { PlanSignalArgs, type PlanUpdateActionKind } from "../../lib/plan-spec";
 import { redactUrl } from "../runtime/artifact";
 import { ExecArgs } from "./exec";
 import { NoopArgs } from "./noop";
+import { OutputCapture } from "./output";
 import { RebootArgs } from "./reboot";
 import { sleepExecutor } from "./sleep";
 import { abortableDelay, ActionFailure, registry, type Executor, type ExecutorRegistry } from "./types";
@@ -79,13 +81,23 @@ export function simulatedExecutors(options: SimulatedActionOptions): ExecutorReg
     idempotent: false,
     argsSchema: ExecArgs,
     ...(options.allowExec ? { allowList: [...options.allowExec] } : {}),
-    async run({ command, args }, { signal }) {
+    async run({ command, args }, { signal, liveOutput }) {
       if (options.allowExec && !options.allowExec.includes(command)) {
         throw new ActionFailure(`command ${JSON.stringify(command)} is not in the agent's allow-list (--allow-exec)`);
       }
       const ms = duration();
-      await abortableDelay(ms, signal);
-      return { output: `[simulated] ${[command, ...args].join(" ")}\n[simulated] exited 0 after ${Math.round(ms)} ms\n` };
+      const output = new OutputCapture();
+      output.write(`[simulated] ${[command, ...args].join(" ")}\n`);
+      liveOutput?.(output);
+      // A long one writes a line a second, so that its output grows while it runs (issue 10).
+      let waited = 0;
+      for (; waited + 1000 < ms; waited += 1000) {
+        await abortableDelay(1000, signal);
+        output.write(`[simulated] running, ${(waited + 1000) / 1000} s\n`);
+      }
+      await abortableDelay(ms - waited, signal);
+      output.write(`[simulated] exited 0 after ${Math.round(ms)} ms\n`);
+      return { output: output.text() };
     },
   };
   const reboot: Executor<typeof RebootArgs> = {

@@ -13,6 +13,17 @@ export interface ActionContext {
   log: Logger;
   /** Sets a condition that the heartbeat reports (a reboot sets `rebooting`). */
   setCondition(name: "rebooting", value: boolean): void;
+  /**
+   * An executor that captures output as it runs hands the capture here: the queue sends the
+   * output so far while the action runs, at most once a second (issue 10). Optional.
+   */
+  liveOutput?(source: LiveOutput): void;
+}
+
+/** Output while it is written: bytes written so far (a change counter) and the text kept. */
+export interface LiveOutput {
+  readonly total: number;
+  text(): string;
 }
 
 export interface ActionResult {
