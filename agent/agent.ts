@@ -14,7 +14,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
-import type { DeviceRole, StatusReport } from "../lib/protocol";
+import type { DeviceRole, StatusReport, SystemFacts } from "../lib/protocol";
 import { ActionQueue, type ActionStats } from "./actions";
 import { InvalidResponseError, ProtocolClient, ProtocolError, TransportError } from "./client";
 import { builtinExecutors, capabilitiesOf, type ExecutorRegistry } from "./executors";
@@ -22,6 +22,7 @@ import type { HealthSource, Resources } from "./health";
 import { NullRuntime } from "./runtime/null";
 import type { DeviceRuntime } from "./runtime/types";
 import { IdentityDocument, StateError, type AppliedSpecDocument, type StateStore } from "./state";
+import type { StaticFacts, SystemFactsSource } from "./system-facts";
 import { Backoff, HEARTBEAT_JITTER, jittered, linkedSignal, sleep, Waker, type BackoffOptions } from "./timing";
 import { Updater } from "./update";
 
@@ -93,6 +94,11 @@ export interface AgentOptions {
    * nothing (no files, no applications).
    */
   runtime?: DeviceRuntime;
+  /**
+   * Host facts for the inventory (system-facts.ts), sent with the enrollment request and the
+   * heartbeats; none by default (nothing is sent).
+   */
+  system?: SystemFactsSource;
   now?: () => number;
   random?: () => number;
 }
@@ -120,6 +126,12 @@ export function exitCodeFor(outcome: AgentOutcome): number {
       return 1;
   }
 }
+
+/**
+ * The full facts go out again after this long even when unchanged: the server may have lost
+ * them (a restore from backup), and it cannot ask.
+ */
+export const FACTS_REFRESH_MS = 60 * 60_000;
 
 export type AgentPhase = "idle" | "enrolling" | "pending" | "denied" | "polling" | "decommissioning" | "done";
 
@@ -162,6 +174,9 @@ export class Agent {
   private heartbeatsSettled = 0;
   private heartbeatWaiters: { want: number; resolve: () => void }[] = [];
   private heartbeatLoopRunning = false;
+
+  /** The static facts the server last acknowledged, and when (see systemForHeartbeat). */
+  private factsSent: { facts: StaticFacts; at: number } | null = null;
 
   /** What this agent runs, told to the server with every heartbeat (lib/protocol AgentCapabilities). */
   private readonly capabilities: StatusReport["capabilities"];
@@ -328,6 +343,7 @@ export class Agent {
               role: device.role,
               agentVersion: device.agentVersion,
               secret: enrollment.secret,
+              ...(await this.enrollmentFacts()),
             },
             signal,
           );
@@ -589,6 +605,7 @@ export class Agent {
 
   private async sendStatus(extra: Pick<StatusReport, "decommissioning">, signal: AbortSignal) {
     const resources = await this.resources();
+    const { system, facts } = await this.systemForHeartbeat();
     // From here to the POST nothing awaits: the queue listed is the queue as it is sent,
     // and so is the update condition.
     const seq = ++this.heartbeatsBuilt;
@@ -602,6 +619,7 @@ export class Agent {
         config: { renderedVersion: this.appliedVersion },
         actions: this.actions.queue(),
         capabilities: this.capabilities,
+        ...(system ? { system } : {}),
         ...extra,
       },
       signal,
@@ -618,7 +636,42 @@ export class Agent {
       if (this.heartbeatInFlight === inFlight) this.heartbeatInFlight = null;
     }
     this.stats.heartbeats++;
+    // Acknowledged: later heartbeats carry usage only until a fact changes.
+    if (facts) this.factsSent = { facts, at: this.now() };
     return answer;
+  }
+
+  /**
+   * `system` for the next heartbeat: the full facts when the server has not acknowledged
+   * these (the first heartbeat after start, a changed fact, a failed send) or after
+   * FACTS_REFRESH_MS; otherwise `usage` alone. A failed reading sends nothing rather than
+   * failing the heartbeat.
+   */
+  private async systemForHeartbeat(): Promise<{ system?: SystemFacts; facts?: StaticFacts }> {
+    const source = this.options.system;
+    if (!source) return {};
+    try {
+      const [facts, usage] = await Promise.all([source.facts(), source.usage()]);
+      const sent = this.factsSent;
+      const full = !sent || this.now() - sent.at >= FACTS_REFRESH_MS || (sent.facts !== facts && JSON.stringify(sent.facts) !== JSON.stringify(facts));
+      return full ? { system: { ...facts, usage }, facts } : { system: { usage } };
+    } catch (error) {
+      this.log.warn({ event: "system-facts.failed", error: errorInfo(error) }, "reading host facts failed");
+      return {};
+    }
+  }
+
+  /** The full facts for the enrollment request, so the operator deciding sees the machine. */
+  private async enrollmentFacts(): Promise<{ system?: SystemFacts }> {
+    const source = this.options.system;
+    if (!source) return {};
+    try {
+      const [facts, usage] = await Promise.all([source.facts(), source.usage()]);
+      return { system: { ...facts, usage } };
+    } catch (error) {
+      this.log.warn({ event: "system-facts.failed", error: errorInfo(error) }, "reading host facts failed");
+      return {};
+    }
   }
 
   private async resources(): Promise<Resources> {

@@ -13,6 +13,7 @@ import { HostHealthSource } from "./health";
 import { HostRuntime } from "./runtime/host";
 import { DEFAULT_APP_KILL_GRACE_MS } from "./runtime/supervisor";
 import { FileStateStore } from "./state";
+import { HostFactsSource } from "./system-facts";
 
 /** How long a stop may take before the process exits anyway: applications get their SIGTERM grace first. */
 const STOP_GRACE_MS = DEFAULT_APP_KILL_GRACE_MS + 3_000;
@@ -60,6 +61,7 @@ export async function main(argv: string[]): Promise<number> {
     client: new ProtocolClient({ serverUrl: config.server, userAgent: `drover-agent/${AGENT_VERSION}` }),
     store,
     health: new HostHealthSource(config.stateDir),
+    system: new HostFactsSource({ diskPath: config.stateDir, agentVersion: AGENT_VERSION }),
     executors: builtinExecutors({
       allowExec: config.allowExec,
       realReboot: config.realReboot,

@@ -41,6 +41,7 @@ import { SimulatedRuntime, simulatedApplicationNames, type SimulatedUpdateOption
 import { FileStateStore, MemoryStateStore, type StateStore } from "./state";
 import { AGENT_VERSION } from "./env";
 import type { DeviceRole, RenderedSpec } from "../lib/protocol";
+import type { StaticFacts, SystemFactsSource, Usage } from "./system-facts";
 
 export interface SimulationOptions {
   server: string;
@@ -245,6 +246,68 @@ export function simulatedApplications(profile: Profile, random: () => number) {
   };
 }
 
+const SIMULATED_OS = [
+  { os: { name: "Debian GNU/Linux", version: "12 (bookworm)" }, kernel: "6.1.0-28-amd64" },
+  { os: { name: "Ubuntu", version: "22.04.5 LTS (Jammy Jellyfish)" }, kernel: "5.15.0-126-generic" },
+  { os: { name: "Ubuntu", version: "24.04.1 LTS (Noble Numbat)" }, kernel: "6.8.0-49-generic" },
+  { os: { name: "Rocky Linux", version: "9.5 (Blue Onyx)" }, kernel: "5.14.0-503.14.1.el9_5.x86_64" },
+  { os: { name: "Alpine Linux", version: "3.20.3" }, kernel: "6.6.58-0-lts" },
+] as const;
+const UNAME_ARCH: Record<string, string> = { amd64: "x86_64", arm64: "aarch64", arm: "armv7l", riscv64: "riscv64" };
+const GIB = 1024 ** 3;
+const pick = <T>(list: readonly T[], random: () => number): T => list[Math.floor(random() * list.length)] as T;
+
+/**
+ * Synthetic host facts for one simulated device: static facts drawn once (one object, so the
+ * agent sees no change without comparing), usage a small random walk per reading around the
+ * device's own level, high on the resource its profile makes Degraded or Error. A few draws
+ * a heartbeat: cheap at 10,000 devices.
+ */
+export function simulatedSystemFacts(
+  device: { name: string; index: number; platform: string; agentVersion: string; startedAt: Date },
+  profile: Profile,
+  random: () => number,
+): SystemFactsSource {
+  const arch = UNAME_ARCH[device.platform.split("-")[1] ?? ""] ?? device.platform.split("-")[1] ?? "x86_64";
+  const host = pick(SIMULATED_OS, random);
+  const n = device.index + 1;
+  const facts: StaticFacts = {
+    hostname: device.name,
+    os: { ...host.os },
+    kernel: arch === "x86_64" ? host.kernel : host.kernel.replace("amd64", "arm64").replace("x86_64", arch),
+    arch,
+    ips: [`10.${100 + (Math.floor(n / 62_500) % 150)}.${Math.floor(n / 250) % 250}.${(n % 250) + 2}`],
+    // Up between two hours and forty days before the simulation started.
+    bootTime: new Date(device.startedAt.getTime() - (2 + random() * 958) * 3_600_000).toISOString(),
+    cpus: pick([2, 4, 4, 8, 8, 16], random),
+    agent: { version: device.agentVersion, startedAt: device.startedAt.toISOString() },
+  };
+  const memoryTotal = pick([2, 4, 8, 8, 16, 32], random) * GIB;
+  const diskTotal = pick([16, 32, 64, 64, 128, 256], random) * 1e9;
+  const hot = (resource: keyof Resources) => (profile.resource === resource ? profile.resources : "healthy");
+  const level = (resource: keyof Resources, base: number) => ({ healthy: base, degraded: 0.88, error: 0.97 })[hot(resource)];
+  let cpu = level("cpu", 0.05 + random() * 0.35);
+  let memory = level("memory", 0.25 + random() * 0.45);
+  let disk = level("disk", 0.15 + random() * 0.5);
+  const cpuBase = cpu;
+  const memoryBase = memory;
+  const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
+  return {
+    facts: async () => facts,
+    async usage(): Promise<Usage> {
+      // Back toward its own level, plus noise; a flapping device spikes now and then.
+      cpu = clamp(cpu + (cpuBase - cpu) * 0.3 + (random() - 0.5) * 0.16 + (profile.flap && random() < 0.3 ? 0.5 : 0), 0, 1);
+      memory = clamp(memory + (memoryBase - memory) * 0.2 + (random() - 0.5) * 0.04, 0.05, 0.995);
+      disk = clamp(disk + random() * 0.0004, 0, 0.995);
+      return {
+        cpuPercent: Math.round(cpu * 1000) / 10,
+        memory: { usedBytes: Math.round(memory * memoryTotal), totalBytes: memoryTotal },
+        disk: { usedBytes: Math.round(disk * diskTotal), totalBytes: diskTotal },
+      };
+    },
+  };
+}
+
 export function deviceNames(prefix: string, count: number): string[] {
   const width = Math.max(5, String(count).length);
   return Array.from({ length: count }, (_, i) => `${prefix}-${String(i + 1).padStart(width, "0")}`);
@@ -322,6 +385,12 @@ export function startSimulation(options: SimulationOptions): SimulationHandle {
       client,
       store,
       health: simulatedHealth(profile, agentRandom),
+      // A stream of its own, so that the facts do not shift the health and application draws.
+      system: simulatedSystemFacts(
+        { name, index, platform: options.platform ?? "linux-amd64", agentVersion: AGENT_VERSION, startedAt: new Date() },
+        profile,
+        seededRandom(seed + index + 1 + 0x85ebca6b),
+      ),
       runtime: new SimulatedRuntime(updateKnobs, simulatedApplications(profile, agentRandom)),
       logger: logger.child({ device: name }),
       timing,

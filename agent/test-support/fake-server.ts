@@ -25,6 +25,8 @@ export interface FakeDevice {
   enrollmentId: string;
   secret: string;
   labels: Record<string, string>;
+  /** The host facts sent with the (last) enrollment request. */
+  system?: EnrollmentRequestBody["system"];
   status: "Pending" | "Approved" | "Denied";
   token?: string;
   tokenIssued: boolean;
@@ -298,6 +300,7 @@ export class FakeServer {
         enrollmentId: randomUUID(),
         secret: body.secret,
         labels: body.labels,
+        ...(body.system ? { system: body.system } : {}),
         status: this.autoApprove ? "Approved" : this.autoDeny ? "Denied" : "Pending",
         tokenIssued: false,
         revoked: false,

@@ -320,6 +320,28 @@ export class FastPath {
     return this.commit(() => void this.touchStmt.run(reported, at, at, id));
   }
 
+  /**
+   * The inventory's write (inventory.ts): the full static facts when sent (else kept), and
+   * a usage sample appended unless the last one is at or after `notBefore` (the minute's
+   * start), keeping the newest `max`. One upsert, in the heartbeat's group commit.
+   */
+  writeInventory(deviceId: string, system: string | null, sample: string | null, notBefore: number, max: number, now: Date): Promise<void> {
+    const at = sqliteDate(now);
+    return this.commit(
+      () =>
+        void this.stmt(
+          `INSERT INTO "DeviceInventory" ("deviceId", "system", "systemAt", "samples", "updatedAt")
+            VALUES (@deviceId, @system, CASE WHEN @system IS NULL THEN NULL ELSE @at END, CASE WHEN @sample IS NULL THEN '[]' ELSE json_array(json(@sample)) END, @at)
+          ON CONFLICT ("deviceId") DO UPDATE SET
+            "system" = COALESCE(excluded."system", "system"),
+            "systemAt" = COALESCE(excluded."systemAt", "systemAt"),
+            "samples" = CASE WHEN @sample IS NULL OR COALESCE(json_extract("samples", '$[#-1][0]'), 0) >= @notBefore THEN "samples"
+              ELSE json_insert(CASE WHEN json_array_length("samples") >= @max THEN json_remove("samples", '$[0]') ELSE "samples" END, '$[#]', json(@sample)) END,
+            "updatedAt" = excluded."updatedAt"`,
+        ).run({ deviceId, system, sample, at, notBefore, max }),
+    );
+  }
+
   workFacts(id: string): WorkFacts | null {
     const r = this.workStmt.get(id);
     return r ? { ...r, decommissionRequestedAt: date(r.decommissionRequestedAt) } : null;

@@ -15,6 +15,7 @@ import { notFound } from "../errors";
 import type { HeartbeatWrite } from "./fast-path";
 import { reconcileQueue } from "../actions/agent-reports";
 import { topics } from "../bus";
+import { recordInventory } from "./inventory";
 import { derive, deviceFactsSelect, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
 
 function applyReport(device: DeviceFactsRow, reportedJson: string, report: StatusReport, now: Date, ctx: ServerContext) {
@@ -78,8 +79,13 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
     config: report.config,
     decommissioning: report.decommissioning,
     capabilities: report.capabilities,
+    // The latest usage (inventory.ts): this write happens on every report anyway.
+    ...(report.system?.usage ? { usage: report.system.usage } : {}),
   };
   const reportedJson = JSON.stringify(reported);
+  // Started first, so that on SQLite it joins the same group commit as the write below.
+  const inventory = recordInventory(ctx, device.id, report.system, now);
+  inventory.catch(() => {}); // awaited below; not unhandled if the status write throws first
   const changes = applyReport(device, reportedJson, report, now, ctx).events.length > 0;
   if (!changes) {
     // Nothing changed but lastSeen and the report; status columns are left as they are.
@@ -106,5 +112,6 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
   if (device.owner !== null && (changes || restartsMoved(device.reported, report))) ctx.bus.publish(topics.memberReports, { owner: device.owner });
   // The queue the agent sent is its whole queue: what we have as NEW or RUNNING and it lacks is LOST.
   if (ctx.fast) await reconcileQueue(ctx, device, report.actions);
+  await inventory;
   ctx.metrics.heartbeats.inc();
 }

@@ -8,7 +8,8 @@ import { isValidLabelKey } from "../../lib/label-selector";
 import { requestDecommission, resumeDevice } from "./lifecycle";
 import { listEvents } from "../events/events";
 import { LabelsSchema } from "../../lib/protocol";
-import { setDeviceLabels } from "./labels";
+import { setDeviceLabels, updateDevice } from "./labels";
+import { DeviceAliasInput } from "../../lib/device-alias";
 
 const oneOrMany = <T extends z.ZodType>(item: T) =>
   z.preprocess((v) => (typeof v === "string" ? v.split(",").filter(Boolean) : v), z.array(item)).optional();
@@ -71,6 +72,11 @@ export const BulkLabelInput = z
 
 export const DeviceNameInput = z.object({ name: z.string().min(1).max(63) });
 
+/** An operator's edit: labels (replaced whole) and/or the alias (empty or null clears it); nothing else. */
+export const DeviceUpdateInput = z
+  .strictObject({ name: DeviceNameInput.shape.name, labels: LabelsSchema.optional(), alias: DeviceAliasInput.optional() })
+  .refine((i) => i.labels !== undefined || i.alias !== undefined, "nothing to change: give labels, alias or both");
+
 export const devicesRouter = router({
   list: viewerProcedure.input(DeviceListInput).query(({ ctx, input }) => {
     const { limit, cursor, sort, order, ...filter } = input;
@@ -88,6 +94,11 @@ export const devicesRouter = router({
   /** Replace the device's labels; fleet membership follows at once. */
   setLabels: operatorProcedure.input(DeviceNameInput.extend({ labels: LabelsSchema })).mutation(async ({ ctx, input }) => {
     await setDeviceLabels(ctx.server, input.name, input.labels, ctx.actor);
+    return getDevice(ctx.server, input.name);
+  }),
+  /** Labels and alias in one edit (the console's Edit dialog, PATCH /devices/{name}). */
+  update: operatorProcedure.input(DeviceUpdateInput).mutation(async ({ ctx, input }) => {
+    await updateDevice(ctx.server, input.name, { labels: input.labels, alias: input.alias }, ctx.actor);
     return getDevice(ctx.server, input.name);
   }),
   resume: operatorProcedure.input(DeviceNameInput).mutation(async ({ ctx, input }) => {

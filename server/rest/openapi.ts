@@ -2,7 +2,7 @@
 import type { z } from "zod";
 import { appRouter } from "../trpc/router";
 import { restRoutes } from "./routes";
-import { errorResponses, jsonSchema } from "../lib/openapi";
+import { errorResponses, jsonContent, jsonSchema } from "../lib/openapi";
 
 let cached: Record<string, unknown> | null = null;
 
@@ -23,7 +23,7 @@ export function operatorOpenApi(): Record<string, unknown> {
       operationId: route.procedure + (route.path.includes("{") ? "One" : ""),
       parameters: params,
       responses: {
-        [String(route.status ?? 200)]: { description: "OK" },
+        [String(route.status ?? 200)]: { description: "OK", ...(route.response ? { content: jsonContent(route.response) } : {}) },
         ...errorResponses(400, 401, 403, 404, 409, 429, ...(route.method === "GET" ? [] : [413, 415])),
       },
     };

@@ -9,9 +9,10 @@ import { PlanInput } from "../../lib/plan-spec";
 import { WorkflowInput } from "../../lib/workflow-spec";
 import { LabelsSchema } from "../../lib/protocol";
 import { invalid } from "../errors";
+import { DeviceResponseDoc } from "../devices/inventory-doc";
 
 export interface RestRoute {
-  method: "GET" | "POST" | "PUT" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** Path under /api/v1 with `{param}` placeholders. */
   path: string;
   /** Dotted procedure path in the app router. */
@@ -27,6 +28,8 @@ export interface RestRoute {
   yaml?: boolean;
   /** The request body's schema for the OpenAPI document, where the procedure's input does not show it. */
   body?: z.ZodType;
+  /** The success answer's schema for the OpenAPI document, where one is documented. */
+  response?: z.ZodType;
   /** Query parameters of a non-GET route, for the OpenAPI document (a GET's come from its input). */
   query?: { name: string; description: string; schema: Record<string, unknown> }[];
 }
@@ -105,7 +108,23 @@ export const restRoutes: RestRoute[] = [
       "Add and remove labels on many devices: {names} or {filter} as for /devices/decommission, {add: {key: value}, remove: [key]}; fleet membership follows at once. Devices whose labels are already so are skipped. {matched, changed, skipped}",
     input: ({ body }) => body,
   },
-  { method: "GET", path: "/devices/{name}", procedure: "devices.get", summary: "One device in full", input: ({ params }) => params },
+  {
+    method: "GET",
+    path: "/devices/{name}",
+    procedure: "devices.get",
+    summary:
+      "One device in full, with its alias and inventory {system (host facts as last sent in full), systemAt, usage (the last report's), usageAt, history: [{at, cpuPercent, memoryPercent, diskPercent}] (one a minute at most, the last 120)}",
+    input: ({ params }) => params,
+    response: DeviceResponseDoc,
+  },
+  {
+    method: "PATCH",
+    path: "/devices/{name}",
+    procedure: "devices.update",
+    summary:
+      "Edit a device: {labels?: {key: value}} replaces its labels (it joins, leaves or changes fleet at once), {alias?: string | null} its display name (empty or null clears it); unknown fields are refused",
+    input: ({ params, body }) => ({ ...body, name: params.name }),
+  },
   {
     method: "POST",
     path: "/devices/{name}/decommission",
