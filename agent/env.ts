@@ -18,7 +18,11 @@ export class ArgsError extends Error {
   }
 }
 
+/** Set by `npm run build:agent` (scripts/build-agent.mjs): a bundle has no package.json beside it. */
+declare const __DROVER_AGENT_VERSION__: string | undefined;
+
 export const AGENT_VERSION: string = (() => {
+  if (typeof __DROVER_AGENT_VERSION__ === "string") return __DROVER_AGENT_VERSION__;
   try {
     const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version?: unknown };
     return typeof pkg.version === "string" ? pkg.version : "0.0.0";

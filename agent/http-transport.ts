@@ -7,7 +7,8 @@
  * agents that is the difference between the simulator or the server being what a
  * benchmark measures. It implements only what ProtocolClient uses: method, headers,
  * string body and signal in; status, ok, statusText, headers.get, text and json out (not a
- * real Response). The real agent keeps global fetch.
+ * real Response). The real agent uses it too, for memory: undici's WebAssembly parser costs
+ * about 10 MB of an idle agent's RSS.
  *
  * Sockets: unlimited per origin (every agent holds a long-poll), keep-alive, at most
  * `maxFreeSockets` idle ones kept for reuse.
@@ -51,18 +52,26 @@ function liteResponse(response: http.IncomingMessage, text: string): Response {
   return lite as unknown as Response;
 }
 
+/** HeadersInit as a plain record, lower-cased, without `new Headers()` (the global loads undici). */
+function headerRecord(init: HeadersInit | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (!init) return headers;
+  const entries: Iterable<[string, string]> | [string, string][] =
+    Symbol.iterator in init ? (init as Iterable<[string, string]>) : Object.entries(init as Record<string, string>);
+  for (const [key, value] of entries) headers[key.toLowerCase()] = value;
+  return headers;
+}
+
 export function createNodeHttpTransport(options: { maxFreeSockets?: number } = {}): NodeHttpTransport {
   const agentOptions = { keepAlive: true, maxSockets: Infinity, maxFreeSockets: options.maxFreeSockets ?? 256, scheduling: "lifo" as const };
   const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
 
   const nodeFetch = (input: string | URL | Request, init: RequestInit = {}): Promise<Response> =>
     new Promise((resolve, reject) => {
-      const url = new URL(input instanceof Request ? input.url : input);
+      // Not `instanceof Request`: touching the global loads undici, which this transport avoids.
+      const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url);
       const secure = url.protocol === "https:";
-      const headers: Record<string, string> = {};
-      new Headers(init.headers).forEach((value, key) => {
-        headers[key] = value;
-      });
+      const headers = headerRecord(init.headers);
       const body = init.body;
       if (body !== undefined && body !== null && typeof body !== "string") {
         reject(new TypeError("node-http transport: only string bodies are supported"));

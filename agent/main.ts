@@ -10,6 +10,7 @@ import { ProtocolClient } from "./client";
 import { AGENT_USAGE, AGENT_VERSION, ArgsError, parseAgentArgs, type AgentConfig } from "./env";
 import { builtinExecutors } from "./executors";
 import { HostHealthSource } from "./health";
+import { createNodeHttpTransport } from "./http-transport";
 import { HostRuntime } from "./runtime/host";
 import { DEFAULT_APP_KILL_GRACE_MS } from "./runtime/supervisor";
 import { FileStateStore } from "./state";
@@ -58,7 +59,9 @@ export async function main(argv: string[]): Promise<number> {
       role: config.role,
       agentVersion: AGENT_VERSION,
     },
-    client: new ProtocolClient({ serverUrl: config.server, userAgent: `drover-agent/${AGENT_VERSION}` }),
+    // node:http rather than global fetch: undici compiles its WebAssembly parser on first use,
+    // about 10 MB of the idle agent's memory (issue 12: under 50 MB idle).
+    client: new ProtocolClient({ serverUrl: config.server, userAgent: `drover-agent/${AGENT_VERSION}`, fetch: createNodeHttpTransport({ maxFreeSockets: 2 }).fetch }),
     store,
     health: new HostHealthSource(config.stateDir),
     system: new HostFactsSource({ diskPath: config.stateDir, agentVersion: AGENT_VERSION }),

@@ -20,10 +20,14 @@ export class AgentProcess {
   readonly exited: Promise<number | null>;
   private readonly child: ChildProcess;
 
-  /** `preload`: modules imported before the agent (e.g. test-support/healthy-host.ts). */
-  constructor(args: string[], options: { preload?: string[] } = {}) {
-    const imports = ["tsx", ...(options.preload ?? [])].flatMap((m) => ["--import", m]);
-    this.child = spawn(process.execPath, [...imports, "agent/main.ts", ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  /**
+   * `preload`: modules imported before the agent (e.g. test-support/healthy-host.ts).
+   * `bundle`: run this built agent file (npm run build:agent) with plain node, from `cwd`.
+   */
+  constructor(args: string[], options: { preload?: string[]; bundle?: string; cwd?: string } = {}) {
+    const imports = [...(options.bundle ? [] : ["tsx"]), ...(options.preload ?? [])].flatMap((m) => ["--import", m]);
+    const entry = options.bundle ?? "agent/main.ts";
+    this.child = spawn(process.execPath, [...imports, entry, ...args], { cwd: options.cwd ?? ROOT, stdio: ["ignore", "pipe", "pipe"] });
     children.add(this.child);
     let buffer = "";
     this.child.stdout?.on("data", (chunk: Buffer) => {
@@ -59,6 +63,10 @@ export class AgentProcess {
 
   async waitFor(event: string, timeoutMs = 20_000, match: (line: LogLine) => boolean = () => true): Promise<LogLine> {
     return eventually(() => this.lines.find((l) => l.event === event && match(l)), timeoutMs, `agent log event "${event}" (stderr: ${this.stderr.join("")})`);
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
   }
 
   kill(signal: NodeJS.Signals): void {
