@@ -6,6 +6,7 @@ import { FINAL_ACTION_STATES, type ActionState } from "@/lib/action-status";
 import { useTRPC } from "../trpc";
 import { useMe } from "../hooks/use-me";
 import { PageHeader } from "../ui/page-header";
+import { YamlButton } from "../ui/yaml-view";
 import { Card, CardHeader } from "../ui/card";
 import { ErrorState } from "../ui/states";
 import { Skeleton } from "../ui/skeleton";
@@ -83,7 +84,9 @@ export function ActionPage({ id }: { id: string }) {
           </>
         }
         actions={
-          canOperate && (
+          <>
+            <YamlButton object={a} what={`action ${a.id}`} />
+            {canOperate && (
             <>
               {!final && <NudgeButton kind="Action" name={a.id} testId="nudge-action" />}
               {!final &&
@@ -95,7 +98,8 @@ export function ActionPage({ id }: { id: string }) {
                   <CancelActionButton id={a.id} state={a.state} kind={a.kind} device={a.device} />
                 ))}
             </>
-          )
+          )}
+          </>
         }
       />
       {decisions.outcome && <DecisionBanner outcome={decisions.outcome} />}

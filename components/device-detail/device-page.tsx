@@ -5,6 +5,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../trpc";
 import { useMe } from "../hooks/use-me";
 import { PageHeader } from "../ui/page-header";
+import { YamlButton } from "../ui/yaml-view";
 import { DetailError, DetailLoading } from "../ui/detail-page";
 import { StatusBadge } from "../status/status-badge";
 import { lifecycleTone, summaryTone } from "../status/tones";
@@ -66,14 +67,17 @@ export function DevicePage({ name }: { name: string }) {
         }
         description={`${d.role} · ${d.platform}`}
         actions={
-          canOperate && (
+          <>
+            <YamlButton object={d} what={`device ${d.name}`} />
+            {canOperate && (
             <>
               <NudgeButton kind="Device" name={d.name} testId="nudge-device" />
               {d.lifecycle === "Enrolled" && <CreateActionButton device={d.name} />}
               {d.summary === "ConflictPaused" && <ResumeButton name={d.name} />}
               {d.lifecycle === "Enrolled" && <DecommissionButton name={d.name} />}
             </>
-          )
+          )}
+          </>
         }
       />
       {d.summary === "ConflictPaused" && (

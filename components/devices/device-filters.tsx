@@ -13,7 +13,16 @@ export function hasFilters(p: DeviceParams): boolean {
   return p.selector.trim() !== "" || p.search.trim() !== "" || p.fleet !== "" || STATUS_AXES.some((a) => p.status[a.key].length > 0);
 }
 
-export function DeviceFilters({ params, update }: { params: DeviceParams; update: (patch: Partial<DeviceParams>, opts?: { replace?: boolean }) => void }) {
+export function DeviceFilters({
+  params,
+  update,
+  hiddenDecommissioned,
+}: {
+  params: DeviceParams;
+  update: (patch: Partial<DeviceParams>, opts?: { replace?: boolean }) => void;
+  /** How many Decommissioned devices the filter leaves out (the list answer says). */
+  hiddenDecommissioned?: number | undefined;
+}) {
   const trpc = useTRPC();
   const counts = useQuery(trpc.devices.counts.queryOptions());
 
@@ -39,6 +48,24 @@ export function DeviceFilters({ params, update }: { params: DeviceParams; update
             onChange={(values) => update({ status: { ...params.status, [axis.key]: values } })}
           />
         ))}
+        {params.showDecommissioned ? (
+          <span className="text-xs text-slate-600" data-testid="decommissioned-toggle">
+            Decommissioned shown ·{" "}
+            <button className="text-brand-700 hover:underline" data-testid="hide-decommissioned" onClick={() => update({ showDecommissioned: false })}>
+              hide
+            </button>
+          </span>
+        ) : (
+          hiddenDecommissioned !== undefined &&
+          hiddenDecommissioned > 0 && (
+            <span className="text-xs text-slate-600" data-testid="decommissioned-toggle">
+              {hiddenDecommissioned.toLocaleString()} decommissioned hidden ·{" "}
+              <button className="text-brand-700 hover:underline" data-testid="show-decommissioned" onClick={() => update({ showDecommissioned: true })}>
+                show
+              </button>
+            </span>
+          )
+        )}
         {hasFilters(params) && (
           <Button
             variant="ghost"

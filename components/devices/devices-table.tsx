@@ -8,39 +8,121 @@ import { applicationSummaryTone, lifecycleTone, summaryTone, updatedTone } from 
 import { LabelChips } from "../ui/label-chips";
 import { RelativeTime } from "../ui/time";
 import { TableRows } from "../ui/table-rows";
-import { TableHeader, WIDE_ONLY, type Column } from "../ui/table-header";
+import { WIDE_ONLY } from "../ui/table-header";
 import { cx } from "../ui/cx";
 import { useLive } from "../live/live-updates";
 import { LinkRow } from "../ui/link-row";
+import { SelectAllHeader, SelectCheckbox } from "../ui/selection";
+import type { DeviceSort, SortOrder } from "./params";
 
-const COLUMNS: Column[] = ["Name", "Status", "Fleet", "Update", { label: "Applications", wide: true }, { label: "Lifecycle", wide: true }, { label: "Labels", wide: true }, "Last seen"];
+/** The columns; those with `sort` sort the list on the server by that key. */
+const COLUMNS: { label: string; sort?: DeviceSort; wide?: boolean }[] = [
+  { label: "Name", sort: "name" },
+  { label: "Status", sort: "status" },
+  { label: "Fleet", sort: "fleet" },
+  { label: "Update", sort: "updated" },
+  { label: "Applications", sort: "applications", wide: true },
+  { label: "Lifecycle", sort: "lifecycle", wide: true },
+  { label: "Labels", wide: true },
+  { label: "Last seen", sort: "lastSeen" },
+];
+
+/** What the header's sort buttons change: clicking the sorted column reverses it; another column starts ascending (last seen: newest first). */
+export interface SortState {
+  sort: DeviceSort;
+  order: SortOrder;
+  onSort: (sort: DeviceSort, order: SortOrder) => void;
+}
+
+/** Row selection for the bulk bar (operators only). */
+export interface RowSelection {
+  selected: ReadonlySet<string>;
+  onToggle: (name: string) => void;
+  onToggleAll: (names: string[], select: boolean) => void;
+}
+
+function SortableHeader({ sorting, leading }: { sorting: SortState; leading?: ReactNode }) {
+  return (
+    <thead className="border-b border-slate-200 bg-slate-50/80 text-xs font-medium text-slate-600">
+      <tr>
+        {leading}
+        {COLUMNS.map((c) => {
+          const active = c.sort !== undefined && c.sort === sorting.sort;
+          const next: SortOrder = active ? (sorting.order === "asc" ? "desc" : "asc") : c.sort === "lastSeen" ? "desc" : "asc";
+          return (
+            <th
+              key={c.label}
+              scope="col"
+              aria-sort={active ? (sorting.order === "asc" ? "ascending" : "descending") : undefined}
+              className={cx("px-3 py-2.5 font-medium whitespace-nowrap", !leading && "first:pl-4", c.wide && WIDE_ONLY)}
+            >
+              {c.sort ? (
+                <button
+                  type="button"
+                  data-testid={`sort-${c.sort}`}
+                  onClick={() => sorting.onSort(c.sort as DeviceSort, next)}
+                  title={`Sort by ${c.label.toLowerCase()}, ${next === "asc" ? "ascending" : "descending"}`}
+                  className={cx("-mx-1 inline-flex items-center gap-1 rounded px-1 hover:text-slate-900 focus-visible:outline-2 focus-visible:outline-brand-500", active && "text-slate-900")}
+                >
+                  {c.label}
+                  <span aria-hidden="true" className={cx("text-[10px]", !active && "text-slate-400")}>
+                    {active ? (sorting.order === "asc" ? "▲" : "▼") : "↕"}
+                  </span>
+                </button>
+              ) : (
+                c.label
+              )}
+            </th>
+          );
+        })}
+      </tr>
+    </thead>
+  );
+}
 
 export function DevicesTable({
   items,
   loading,
   onLabelClick,
   empty,
+  sorting,
+  selection,
 }: {
   items: DeviceListItem[] | undefined;
   loading: boolean;
   onLabelClick: (key: string, value: string) => void;
   empty: ReactNode;
+  sorting: SortState;
+  /** Present for operators: a checkbox per row and one for the page. */
+  selection?: RowSelection | undefined;
 }) {
   const { recentlyChanged } = useLive();
+  const names = (items ?? []).map((d) => d.name);
   return (
     <div className="overflow-x-auto">
       <table className="w-full text-left text-sm" data-testid="devices-table">
-        <TableHeader columns={COLUMNS} />
+        <SortableHeader
+          sorting={sorting}
+          leading={
+            selection && <SelectAllHeader ids={names} selected={selection.selected} onToggleAll={selection.onToggleAll} label="Select every device on this page" testId="select-page" />
+          }
+        />
         <tbody className={cx("transition-opacity", loading && items && "opacity-60")}>
-          <TableRows items={items} columns={COLUMNS.length} loadingRows={10} empty={empty}>
+          <TableRows items={items} columns={COLUMNS.length + (selection ? 1 : 0)} loadingRows={10} empty={empty}>
             {(d) => (
               <LinkRow
                 key={d.id}
                 href={`/devices/${encodeURIComponent(d.name)}`}
                 data-testid={`device-row-${d.name}`}
-                className={recentlyChanged.has(d.name) && "flash"}
+                className={cx(recentlyChanged.has(d.name) && "flash", selection?.selected.has(d.name) && "bg-brand-50/60")}
               >
-                <td className="py-2.5 pr-3 pl-4">
+                {selection && (
+                  // The row opens the device on a click; a click on its checkbox only selects.
+                  <td className="w-10 py-2.5 pl-4" onClick={(e) => e.stopPropagation()}>
+                    <SelectCheckbox label={`Select ${d.name}`} testId={`select-${d.name}`} checked={selection.selected.has(d.name)} onChange={() => selection.onToggle(d.name)} />
+                  </td>
+                )}
+                <td className={cx("py-2.5 pr-3", !selection && "pl-4")}>
                   <Link
                     prefetch={false}
                     href={`/devices/${encodeURIComponent(d.name)}`}

@@ -5,6 +5,11 @@
 import { STATUS_AXES, type StatusAxis } from "../status/axes";
 
 export const PAGE_SIZES = [25, 50, 100, 200] as const;
+
+/** The server's sort keys (devices.list `sort`); the URL says `sort=lastSeen&order=desc`. */
+export const DEVICE_SORTS = ["name", "status", "fleet", "updated", "applications", "lifecycle", "lastSeen", "created"] as const;
+export type DeviceSort = (typeof DEVICE_SORTS)[number];
+export type SortOrder = "asc" | "desc";
 export const DEFAULT_PAGE_SIZE = 50;
 
 export interface DeviceParams {
@@ -13,6 +18,10 @@ export interface DeviceParams {
   /** Members of this fleet only (`fleet=` in the URL); "" for any. */
   fleet: string;
   status: Record<StatusAxis["key"], string[]>;
+  sort: DeviceSort;
+  order: SortOrder;
+  /** Decommissioned devices listed too (`decommissioned=show`); hidden by default. */
+  showDecommissioned: boolean;
   limit: number;
   /** Cursors of the pages before this one; the last is this page's cursor. */
   cursors: string[];
@@ -32,6 +41,9 @@ export function parseDeviceParams(sp: URLSearchParams): DeviceParams {
     search: sp.get("q") ?? "",
     fleet: sp.get("fleet") ?? "",
     status,
+    sort: (DEVICE_SORTS as readonly string[]).includes(sp.get("sort") ?? "") ? (sp.get("sort") as DeviceSort) : "name",
+    order: sp.get("order") === "desc" ? "desc" : "asc",
+    showDecommissioned: sp.get("decommissioned") === "show",
     limit,
     cursors: list(sp.get("after")),
   };
@@ -46,6 +58,9 @@ export function deviceParamsToSearch(p: DeviceParams): string {
     const values = p.status[axis.key];
     if (values.length) sp.set(axis.param, values.join(","));
   }
+  if (p.sort !== "name") sp.set("sort", p.sort);
+  if (p.order !== "asc") sp.set("order", p.order);
+  if (p.showDecommissioned) sp.set("decommissioned", "show");
   if (p.limit !== DEFAULT_PAGE_SIZE) sp.set("limit", String(p.limit));
   if (p.cursors.length) sp.set("after", p.cursors.join(","));
   const s = sp.toString();

@@ -6,6 +6,7 @@ import { useTRPC } from "../trpc";
 import { useMe } from "../hooks/use-me";
 import { useHeartbeatInterval } from "../hooks/use-heartbeat-interval";
 import { PageHeader } from "../ui/page-header";
+import { YamlButton } from "../ui/yaml-view";
 import { Card, CardHeader } from "../ui/card";
 import { Badge } from "../ui/badge";
 import { DetailError, DetailLoading } from "../ui/detail-page";
@@ -77,7 +78,12 @@ export function FleetPage({ name }: { name: string }) {
           </span>
         }
         description={`Created by ${f.metadata.createdBy.replace(/^user:/, "")} · generation ${f.metadata.generation}`}
-        actions={canOperate && <DeleteFleetButton name={f.metadata.name} members={f.status.devices.total} />}
+        actions={
+          <>
+            <YamlButton object={f} what={`fleet ${f.metadata.name}`} />
+            {canOperate && <DeleteFleetButton name={f.metadata.name} members={f.status.devices.total} />}
+          </>
+        }
       />
       <CanaryBanner conditions={f.status.conditions} rollout={rollout} />
       <div className="grid gap-4 lg:grid-cols-2">

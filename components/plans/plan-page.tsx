@@ -7,6 +7,7 @@ import type { PlanView } from "@/lib/plan-status";
 import { useTRPC } from "../trpc";
 import { useMe } from "../hooks/use-me";
 import { PageHeader } from "../ui/page-header";
+import { YamlButton } from "../ui/yaml-view";
 import { Badge } from "../ui/badge";
 import { Skeleton } from "../ui/skeleton";
 import { DetailError, DetailLoading } from "../ui/detail-page";
@@ -77,7 +78,12 @@ function PlanBody({ plan, canOperate }: { plan: PlanView; canOperate: boolean })
             </span>
           </>
         }
-        actions={canOperate && <PlanControls plan={plan} />}
+        actions={
+          <>
+            <YamlButton object={plan} what={`plan ${plan.metadata.id}`} />
+            {canOperate && <PlanControls plan={plan} />}
+          </>
+        }
       />
       <PlanSummary plan={plan} />
       <div className="mt-4">

@@ -5,6 +5,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useTRPC } from "../trpc";
 import { useMe } from "../hooks/use-me";
 import { PageHeader } from "../ui/page-header";
+import { YamlButton } from "../ui/yaml-view";
 import { Card, CardHeader } from "../ui/card";
 import { Button } from "../ui/button";
 import { Skeleton } from "../ui/skeleton";
@@ -81,7 +82,9 @@ export function RequestPage({ id }: { id: string }) {
           </>
         }
         actions={
-          canOperate &&
+          <>
+            <YamlButton object={r} what={`request ${r.id}`} />
+            {canOperate &&
           n > 0 && (
             <>
               <Button variant="primary" disabled={decision.busy} onClick={() => decision.start("approve", target)} data-testid="approve-request">
@@ -91,7 +94,8 @@ export function RequestPage({ id }: { id: string }) {
                 Reject
               </Button>
             </>
-          )
+          )}
+          </>
         }
       />
       {decision.outcome && <DecisionBanner outcome={decision.outcome} onDismiss={decision.clearOutcome} />}

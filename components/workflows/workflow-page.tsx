@@ -7,6 +7,7 @@ import type { WorkflowObject } from "@/server/workflows/workflows";
 import { useTRPC } from "../trpc";
 import { useMe } from "../hooks/use-me";
 import { PageHeader } from "../ui/page-header";
+import { YamlButton } from "../ui/yaml-view";
 import { Badge } from "../ui/badge";
 import { Card, CardHeader } from "../ui/card";
 import { Skeleton } from "../ui/skeleton";
@@ -85,7 +86,12 @@ function WorkflowBody({ workflow, canOperate }: { workflow: WorkflowObject; canO
             {s.schedule && <ScheduleLine schedule={s.schedule} />}
           </>
         }
-        actions={canOperate && <WorkflowControls workflow={workflow} />}
+        actions={
+          <>
+            <YamlButton object={workflow} what={`workflow ${name}`} />
+            {canOperate && <WorkflowControls workflow={workflow} />}
+          </>
+        }
       />
       <Card>
         <CardHeader

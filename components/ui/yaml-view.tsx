@@ -1,0 +1,84 @@
+"use client";
+
+import { useMemo, useRef, useState } from "react";
+import YAML from "yaml";
+import { Button } from "./button";
+import { Dialog } from "./dialog";
+
+/**
+ * The object as YAML. Pages pass what their tRPC query returned: the REST API serves the same
+ * procedures' answers as JSON (server/rest/routes.ts), so a JSON round trip (dates as ISO
+ * strings, undefined dropped) gives exactly what `GET /api/v1/...` returns.
+ */
+export function toYaml(object: unknown): string {
+  const json: unknown = object === undefined ? null : JSON.parse(JSON.stringify(object));
+  return YAML.stringify(json, { lineWidth: 0, aliasDuplicateObjects: false });
+}
+
+/**
+ * Copies `text`: the Clipboard API where the page is a secure context, else (the console over
+ * plain HTTP on a LAN address) the selected text of `fallback` through execCommand.
+ */
+async function copyText(text: string, fallback: HTMLElement | null): Promise<boolean> {
+  try {
+    if (navigator.clipboard && window.isSecureContext) {
+      await navigator.clipboard.writeText(text);
+      return true;
+    }
+  } catch {
+    // Fall through to the selection.
+  }
+  if (!fallback) return false;
+  const range = document.createRange();
+  range.selectNodeContents(fallback);
+  const selection = window.getSelection();
+  selection?.removeAllRanges();
+  selection?.addRange(range);
+  return document.execCommand("copy");
+}
+
+/** The YAML in a scrolling block with a Copy button. */
+export function YamlView({ object, testId = "yaml-view" }: { object: unknown; testId?: string }) {
+  const text = useMemo(() => toYaml(object), [object]);
+  const pre = useRef<HTMLPreElement>(null);
+  const [copied, setCopied] = useState<"yes" | "no" | null>(null);
+  return (
+    <div className="space-y-2">
+      <div className="flex items-center justify-end gap-2">
+        <span role="status" className="text-xs text-slate-500">
+          {copied === "yes" ? "Copied." : copied === "no" ? "Could not copy: select the text instead." : ""}
+        </span>
+        <Button size="sm" data-testid={`${testId}-copy`} onClick={() => void copyText(text, pre.current).then((ok) => setCopied(ok ? "yes" : "no"))}>
+          Copy
+        </Button>
+      </div>
+      <pre
+        ref={pre}
+        tabIndex={0}
+        aria-label="YAML"
+        data-testid={testId}
+        className="max-h-[65vh] overflow-auto rounded-md bg-slate-50 p-3 font-mono text-xs leading-5 whitespace-pre text-slate-800 ring-1 ring-slate-200 ring-inset"
+      >
+        {text}
+      </pre>
+    </div>
+  );
+}
+
+/**
+ * A "YAML" button for a detail page's header: opens the object as the REST API returns it,
+ * with a copy button. `what` names it in the dialog's title ("device edge-1").
+ */
+export function YamlButton({ object, what }: { object: unknown; what: string }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <>
+      <Button data-testid="yaml-button" onClick={() => setOpen(true)} disabled={object === undefined} title="The object as the REST API returns it, as YAML">
+        YAML
+      </Button>
+      <Dialog open={open} onClose={() => setOpen(false)} title={`YAML of ${what}`} size="lg" data-testid="yaml-dialog" footer={<Button onClick={() => setOpen(false)}>Close</Button>}>
+        {open && <YamlView object={object} />}
+      </Dialog>
+    </>
+  );
+}
