@@ -83,7 +83,15 @@ export interface Enrollment {
   deviceName: string;
   status: string;
   labels: Labels;
+  /** The address the request first came from, at firstSeenAt. */
   clientAddress: string | null;
+  /** Issue 10 (optional: a server from before sends none of these). Labels the approving operator added over `labels`. */
+  approvedLabels?: Labels | null;
+  firstSeenAt?: string;
+  lastSeenAt?: string;
+  lastSeenAddress?: string | null;
+  /** Host facts the agent sent (SystemFacts, lib/protocol.ts). */
+  system?: Record<string, unknown> | null;
   createdAt: string;
 }
 

@@ -1,6 +1,7 @@
-import type { Command } from "commander";
+import { InvalidArgumentError, type Command } from "commander";
 import { apiFor, note, write } from "../context";
 import { EXIT } from "../http";
+import { isValidLabelKey, isValidLabelValue } from "../../lib/label-selector";
 import type { Action, Enrollment } from "../types";
 import { registerRequestDecision } from "./requests";
 
@@ -12,28 +13,44 @@ const PAST: Record<Verb, string> = { approve: "approved", reject: "rejected", de
  * One id → POST /{resource}/{id}/{verb}; several → the bulk route, all or nothing (one
  * already decided makes it 409 and nothing changes).
  */
-async function decide(cmd: Command, resource: Resource, verb: Verb, ids: string[], reason: string | undefined): Promise<void> {
+async function decide(cmd: Command, resource: Resource, verb: Verb, ids: string[], reason: string | undefined, labels?: Record<string, string>): Promise<void> {
   const api = apiFor(cmd);
   const unique = [...new Set(ids)];
+  const extra = labels && Object.keys(labels).length ? { labels } : {};
   const decided =
     unique.length === 1
-      ? [await api.post<Action | Enrollment>(`/${resource}/${encodeURIComponent(unique[0]!)}/${verb}`, { reason })]
-      : (await api.post<{ items: (Action | Enrollment)[] }>(`/${resource}/${verb}`, { ids: unique, reason })).items;
+      ? [await api.post<Action | Enrollment>(`/${resource}/${encodeURIComponent(unique[0]!)}/${verb}`, { reason, ...extra })]
+      : (await api.post<{ items: (Action | Enrollment)[] }>(`/${resource}/${verb}`, { ids: unique, reason, ...extra })).items;
   for (const item of decided) {
     if ("deviceName" in item) write(`enrollment/${item.id} ${PAST[verb]} (device ${item.deviceName})\n`);
     else write(`action/${item.id} ${PAST[verb]} (${item.kind} on ${item.device}, now ${item.state})\n`);
   }
 }
 
+/** `--label k=v`, repeatable: checked here with the server's rules, so a typo is a usage error before any request. */
+function collectLabel(value: string, previous: Record<string, string>): Record<string, string> {
+  const at = value.indexOf("=");
+  const key = at < 0 ? value : value.slice(0, at);
+  const labelValue = at < 0 ? "" : value.slice(at + 1);
+  if (at < 0 || !isValidLabelKey(key)) throw new InvalidArgumentError("expected key=value with a valid label key, e.g. site=lab");
+  if (!isValidLabelValue(labelValue)) throw new InvalidArgumentError("invalid label value: at most 63 letters, digits, '-', '_' or '.', starting and ending alphanumeric");
+  return { ...previous, [key]: labelValue };
+}
+
 function decision(parent: Command, verb: Verb, resource: Resource, description: string): void {
   const noun = resource === "actions" ? "action" : "enrollment";
-  parent
+  const command = parent
     .command(noun)
     .alias(resource)
     .description(description)
     .argument("<ids...>", `one or more ${noun} ids (several: all or nothing)`)
-    .option("--reason <text>", "recorded with the decision")
-    .action((ids: string[], opts: { reason?: string }, cmd: Command) => decide(cmd, resource, verb, ids, opts.reason));
+    .option("--reason <text>", "recorded with the decision");
+  if (verb === "approve" && resource === "enrollments") {
+    command
+      .option("-l, --label <key=value>", "put this label on the device, over those it asked for (repeatable)", collectLabel, {})
+      .addHelpText("after", "\nExamples:\n  drover approve enrollment 5d1c… --label site=lab --label owner=ops --reason 'rack 4'");
+  }
+  command.action((ids: string[], opts: { reason?: string; label?: Record<string, string> }, cmd: Command) => decide(cmd, resource, verb, ids, opts.reason, opts.label));
 }
 
 export function registerDecisions(program: Command): void {
