@@ -1,7 +1,8 @@
 "use client";
 
 import Link from "next/link";
-import { useQuery } from "@tanstack/react-query";
+import { skipToken, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useSubscription } from "@trpc/tanstack-react-query";
 import { FINAL_ACTION_STATES, type ActionState } from "@/lib/action-status";
 import { useTRPC } from "../trpc";
 import { useMe } from "../hooks/use-me";
@@ -20,6 +21,7 @@ import { ActionInfo, ApprovalRecord, ArgsCard, OutputCard, RefusalBanner, Waitin
 import { ActionTimeline } from "./action-timeline";
 import { CancelActionButton } from "./cancel-action-button";
 import { NudgeButton } from "./nudge-button";
+import { RerunActionButton } from "./rerun-action-button";
 import { shortId } from "./format";
 
 const breadcrumb = (
@@ -30,11 +32,30 @@ const breadcrumb = (
 
 const isFinal = (s: ActionState) => (FINAL_ACTION_STATES as readonly string[]).includes(s);
 
+/**
+ * While the action runs, its output as the agent sends it (actions.output, issue 10), written
+ * into the action's cached view so the page shows it at once; the end of the run comes as an
+ * event, like every state change, and the subscription ends with it.
+ */
+function useLiveOutput(id: string, running: boolean) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  useSubscription(
+    trpc.actions.output.subscriptionOptions(running ? { id } : skipToken, {
+      onData: ({ output }) => {
+        queryClient.setQueryData(trpc.actions.get.queryKey({ id }), (old) => (old && old.state === "RUNNING" ? { ...old, output } : old));
+      },
+    }),
+  );
+}
+
 export function ActionPage({ id }: { id: string }) {
   const trpc = useTRPC();
   const { canOperate } = useMe();
   const action = useQuery(trpc.actions.get.queryOptions({ id }));
   const events = useQuery(trpc.actions.events.queryOptions({ id }));
+  const reruns = useQuery(trpc.actions.reruns.queryOptions({ id }));
+  useLiveOutput(id, action.data?.state === "RUNNING");
   const decisions = useDecisions({ afterConflict: "This page now shows the decision that was made." });
 
   if (action.isPending) return <DetailLoading title={<Skeleton className="h-6 w-40" />} breadcrumb={breadcrumb} />;
@@ -88,6 +109,7 @@ export function ActionPage({ id }: { id: string }) {
             <YamlButton object={a} what={`action ${a.id}`} />
             {canOperate && (
             <>
+              {final && <RerunActionButton action={a} />}
               {!final && <NudgeButton kind="Action" name={a.id} testId="nudge-action" />}
               {!final &&
                 (cancelRequested ? (
@@ -107,7 +129,7 @@ export function ActionPage({ id }: { id: string }) {
       <WaitingBanner waiting={a.waiting} />
       <ActionDiagram state={a.state} />
       <div className="mt-4 grid gap-4 lg:grid-cols-2">
-        <ActionInfo action={a} />
+        <ActionInfo action={a} reruns={reruns.data} />
         <div className="space-y-4">
           <ApprovalRecord action={a} canOperate={canOperate} onDecide={(d) => decisions.start(d, [{ id: a.id, kind: a.kind, device: a.device, refusal: a.refusal }])} />
           <ArgsCard args={a.args} />

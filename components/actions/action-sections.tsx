@@ -1,6 +1,7 @@
 "use client";
 
 import Link from "next/link";
+import { useLayoutEffect, useRef } from "react";
 import type { ActionDetail } from "../trpc";
 import { Card, CardHeader } from "../ui/card";
 import { Badge } from "../ui/badge";
@@ -8,7 +9,8 @@ import { Button } from "../ui/button";
 import { AbsoluteTime, RelativeTime } from "../ui/time";
 import { StatusBadge } from "../status/status-badge";
 import { summaryTone } from "../status/tones";
-import { actorName } from "./format";
+import { actorName, shortId } from "./format";
+import { ActionDuration } from "./action-duration";
 import { Field } from "../ui/field";
 
 function When({ value }: { value: string | Date | null }) {
@@ -20,8 +22,12 @@ function When({ value }: { value: string | Date | null }) {
   );
 }
 
-export function ActionInfo({ action }: { action: ActionDetail }) {
+/** The actions that run this one again, newest first (actions.reruns). */
+export type ActionReruns = { id: string; state: string; createdAt: string | Date }[];
+
+export function ActionInfo({ action, reruns }: { action: ActionDetail; reruns?: ActionReruns | undefined }) {
   const cancelling = action.cancelRequestedAt && (action.state === "NEW" || action.state === "RUNNING");
+  const final = ["DONE", "FAILED", "CANCELLED", "LOST"].includes(action.state);
   return (
     <Card>
       <CardHeader title="Action" />
@@ -59,6 +65,27 @@ export function ActionInfo({ action }: { action: ActionDetail }) {
         <Field label="Finished">
           <When value={action.finishedAt} />
         </Field>
+        <Field label={final ? "Duration" : action.state === "RUNNING" ? "Running for" : "Waiting for"}>
+          <ActionDuration action={action} testId="action-duration" />
+        </Field>
+        {action.rerunOf && (
+          <Field label="Rerun of">
+            <Link href={`/actions/${encodeURIComponent(action.rerunOf)}`} className="font-mono text-brand-700 hover:underline" data-testid="action-rerun-of" title={action.rerunOf}>
+              {shortId(action.rerunOf)}
+            </Link>
+          </Field>
+        )}
+        {reruns && reruns.length > 0 && (
+          <Field label="Rerun as">
+            <span className="flex flex-wrap gap-x-2" data-testid="action-reruns">
+              {reruns.map((r) => (
+                <Link key={r.id} href={`/actions/${encodeURIComponent(r.id)}`} className="font-mono text-brand-700 hover:underline" title={`${r.id} (${r.state})`}>
+                  {shortId(r.id)}
+                </Link>
+              ))}
+            </span>
+          </Field>
+        )}
         <Field label="Last change">
           <When value={action.updatedAt} />
         </Field>
@@ -167,12 +194,32 @@ export function ArgsCard({ args }: { args: Record<string, unknown> }) {
 export function OutputCard({ action }: { action: ActionDetail }) {
   const output = action.output ?? "";
   const finished = action.finishedAt !== null;
+  const running = action.state === "RUNNING";
+  const pre = useRef<HTMLPreElement>(null);
+  // Follows the end while the operator is at the bottom; scrolled up to read, it stays put.
+  const atBottom = useRef(true);
+  useLayoutEffect(() => {
+    const el = pre.current;
+    if (el && atBottom.current) el.scrollTop = el.scrollHeight;
+  }, [output]);
   return (
     <Card>
       <CardHeader
         title="Output"
         description={
-finished ? "As reported by the agent when the action ended." : "The agent reports output when the action ends; it appears here then."
+          finished
+            ? "As reported by the agent when the action ended."
+            : running
+              ? "The output so far, sent by the agent while the action runs (at most once a second)."
+              : "The agent sends output once the action runs; it appears here as it comes."
+        }
+        actions={
+          running ? (
+            <span className="inline-flex items-center gap-1.5 text-xs font-medium text-slate-600" data-testid="output-live">
+              <span className="size-2 animate-pulse rounded-full bg-emerald-500" aria-hidden="true" />
+              live
+            </span>
+          ) : undefined
         }
       />
       {action.error && (
@@ -182,7 +229,13 @@ finished ? "As reported by the agent when the action ended." : "The agent report
         </div>
       )}
       <pre
+        ref={pre}
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          atBottom.current = el.scrollTop + el.clientHeight >= el.scrollHeight - 8;
+        }}
         data-testid="action-output"
+        data-running={running ? "true" : undefined}
         tabIndex={0}
         className="palette-light max-h-[28rem] min-h-24 overflow-auto rounded-b-lg bg-slate-950 px-4 py-3 font-mono text-[12px] leading-5 whitespace-pre-wrap text-slate-100 [overflow-wrap:anywhere]"
       >

@@ -11,7 +11,7 @@ import { selectorError } from "../devices/text-filters";
 import { ActionFilters } from "./action-filters";
 import { ActionsTable } from "./actions-table";
 import { CreateActionButton } from "./create-action-dialog";
-import { hasActionFilters, listInput } from "./params";
+import { dateParamError, hasActionFilters, listInput } from "./params";
 import { useActionParams } from "./use-action-params";
 import { RequestFilterNotice } from "../requests/request-filter-notice";
 
@@ -20,11 +20,14 @@ export function ActionsPage() {
   const { canOperate } = useMe();
   const { params, update } = useActionParams();
   const selectorInvalid = selectorError(params.selector) !== null;
+  // A created-at range the server would refuse (not RFC 3339, or empty): the filter says why; the list is not asked.
+  const datesInvalid = dateParamError(params) !== null;
+  const invalid = selectorInvalid || datesInvalid;
 
   const list = useQuery({
     ...trpc.actions.list.queryOptions(listInput(params)),
     placeholderData: keepPreviousData,
-    enabled: !selectorInvalid,
+    enabled: !invalid,
   });
 
   const filtered = hasActionFilters(params);
@@ -50,11 +53,13 @@ export function ActionsPage() {
         ) : (
           <>
             <ActionsTable
-              items={selectorInvalid ? [] : list.data?.items}
+              items={invalid ? [] : list.data?.items}
               loading={list.isFetching}
               empty={
                 <ListEmptyState noun="actions" selectorInvalid={selectorInvalid} page={page} onFirstPage={() => update({ cursors: [] })}>
-                  {filtered ? (
+                  {datesInvalid ? (
+                    <EmptyState title="Fix the created-at range to see actions" />
+                  ) : filtered ? (
                     <EmptyState title="No actions match these filters">Loosen the filters, or clear them.</EmptyState>
                   ) : (
                     <EmptyState title="No actions yet">
@@ -64,7 +69,7 @@ export function ActionsPage() {
                 </ListEmptyState>
               }
             />
-            <CursorPagination params={params} update={update} nextCursor={list.data?.nextCursor} noun="actions" shown={list.data?.items.length ?? 0} total={selectorInvalid ? 0 : total} />
+            <CursorPagination params={params} update={update} nextCursor={list.data?.nextCursor} noun="actions" shown={list.data?.items.length ?? 0} total={invalid ? 0 : total} />
           </>
         )}
       </Card>

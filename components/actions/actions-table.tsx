@@ -11,6 +11,7 @@ import { TableHeader, WIDE_ONLY, type Column } from "../ui/table-header";
 import { cx } from "../ui/cx";
 import { actorName, argsSummary, shortId } from "./format";
 import { LinkRow } from "../ui/link-row";
+import { ActionDuration } from "./action-duration";
 
 /** Actions as a table; a row opens the action. `showDevice` off on a device's own page. */
 export function ActionsTable({
@@ -26,7 +27,7 @@ export function ActionsTable({
   showDevice?: boolean;
   loadingRows?: number;
 }) {
-  const columns: Column[] = ["Action", ...(showDevice ? ["Device"] : []), "State", { label: "Origin", wide: true }, "Created", { label: "Finished", wide: true }];
+  const columns: Column[] = ["Action", ...(showDevice ? ["Device"] : []), "State", { label: "Origin", wide: true }, "Created", { label: "Finished", wide: true }, { label: "Duration", wide: true }];
   return (
     <div className="overflow-x-auto">
       <table className="w-full text-left text-sm" data-testid="actions-table">
@@ -51,6 +52,14 @@ export function ActionsTable({
                       {shortId(a.id)}
                     </span>
                     {args && <div className="max-w-72 truncate font-mono text-[11px] text-slate-500">{args}</div>}
+                    {a.rerunOf && (
+                      <div className="text-xs text-slate-500">
+                        rerun of{" "}
+                        <Link prefetch={false} href={`/actions/${encodeURIComponent(a.rerunOf)}`} className="font-mono text-brand-700 hover:underline" data-testid={`action-rerun-of-${a.id}`}>
+                          {shortId(a.rerunOf)}
+                        </Link>
+                      </div>
+                    )}
                   </td>
                   {showDevice && (
                     <td className="px-3 py-2.5">
@@ -80,6 +89,9 @@ export function ActionsTable({
                   </td>
                   <td className={cx("px-3 py-2.5 text-slate-600", WIDE_ONLY)}>
                     <RelativeTime value={a.finishedAt} never="—" />
+                  </td>
+                  <td className={cx("px-3 py-2.5 whitespace-nowrap text-slate-600", WIDE_ONLY)}>
+                    <ActionDuration action={a} testId={`action-duration-${a.id}`} />
                   </td>
                 </LinkRow>
               );

@@ -42,3 +42,39 @@ export const ARGS_EXAMPLES: Record<string, string> = {
   exec: '{ "command": "uptime", "args": [], "timeoutSeconds": 60 }',
   reboot: "{}",
 };
+
+/** A length of time, short: `850 ms`, `4.2 s`, `42 s`, `5m 03s`, `2h 04m`, `3d 4h`; `wholeSeconds` for a ticking one (`0 s`, `4 s`). */
+export function formatDuration(ms: number, opts: { wholeSeconds?: boolean } = {}): string {
+  const t = Math.max(0, ms);
+  if (!opts.wholeSeconds && t < 1_000) return `${Math.round(t)} ms`;
+  if (!opts.wholeSeconds && t < 10_000) return `${(Math.floor(t / 100) / 10).toFixed(1)} s`;
+  const s = Math.floor(t / 1000);
+  if (s < 60) return `${s} s`;
+  const pad = (n: number) => String(n).padStart(2, "0");
+  if (s < 3600) return `${Math.floor(s / 60)}m ${pad(s % 60)}s`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h ${pad(Math.floor((s % 3600) / 60))}m`;
+  return `${Math.floor(s / 86_400)}d ${Math.floor((s % 86_400) / 3600)}h`;
+}
+
+export type ActionTiming =
+  /** Ended after running: finishedAt − startedAt. */
+  | { kind: "ran"; ms: number }
+  /** RUNNING: since startedAt, growing. */
+  | { kind: "running"; ms: number }
+  /** Not started yet (pending approval or schedule, or NEW on the agent): since createdAt, growing. */
+  | { kind: "waiting"; ms: number }
+  /** Ended without ever running (cancelled or rejected while pending, lost before it started). */
+  | { kind: "none" };
+
+type Moment = string | Date | null;
+const ms = (v: Moment) => (v === null ? NaN : new Date(v).getTime());
+
+/** How long an action ran, runs or has waited, at `now` (issue 10). */
+export function actionTiming(a: { state: string; createdAt: Moment; startedAt: Moment; finishedAt: Moment }, now: number): ActionTiming {
+  if (a.finishedAt !== null || ["DONE", "FAILED", "CANCELLED", "LOST"].includes(a.state)) {
+    const ran = ms(a.finishedAt) - ms(a.startedAt);
+    return Number.isNaN(ran) ? { kind: "none" } : { kind: "ran", ms: ran };
+  }
+  if (a.state === "RUNNING" && a.startedAt !== null) return { kind: "running", ms: now - ms(a.startedAt) };
+  return { kind: "waiting", ms: now - ms(a.createdAt) };
+}
