@@ -73,6 +73,8 @@ const EnvSchema = z.object({
   DROVER_SWEEP_SECONDS: z.coerce.number().positive().default(2),
   /** Secret for signing session cookies; generated and kept in the database when unset. */
   DROVER_AUTH_SECRET: z.string().min(32).optional(),
+  /** The agent build served at /api/agent/v1/download (issue 12); default dist/agent, built on first request. */
+  DROVER_AGENT_DIST: z.string().min(1).optional(),
   /** Public URL of the console, for cookie and origin checks; defaults to the request's host. */
   DROVER_PUBLIC_URL: z.string().url().optional(),
   /**

@@ -27,9 +27,10 @@ import { createAgentApi } from "./agent-api/handler";
 import { createRestApi, REST_BASE } from "./rest/handler";
 import { AGENT_API_BASE, MAX_BODY_BYTES } from "../lib/protocol";
 import { startControllers } from "./controllers";
-import { sendJson } from "./lib/http";
-import { AppError } from "./errors";
-import { clientAddress, CLIENT_ADDRESS_HEADER } from "./lib/client-address";
+import { RateLimiter, sendError, sendJson } from "./lib/http";
+import { AppError, invalid } from "./errors";
+import { clientAddress, CLIENT_ADDRESS_HEADER, isHttps } from "./lib/client-address";
+import { installScript } from "./agent-dist/artifact";
 import { admit, applyDeadlines, parseRequestUrl, TIMEOUT_CHECK_INTERVAL_MS, type DeadlineOptions } from "./front-door";
 import { sameHash, sha256 } from "./lib/crypto";
 
@@ -115,6 +116,26 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const addressOf = (req: http.IncomingMessage) => String(req.headers[CLIENT_ADDRESS_HEADER]);
 
   /** /metrics: from an allowed address (loopback by default), or with the metrics token. */
+  // `curl -fsSL SERVER/install.sh | sudo sh` (issue 12): the script with this server's URL in
+  // it, as the device will reach it (DROVER_PUBLIC_URL, else the Host the request came to).
+  const installLimiter = new RateLimiter(2, 30);
+  const sendInstall = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    try {
+      installLimiter.take(String(req.headers[CLIENT_ADDRESS_HEADER]));
+    } catch (error) {
+      return void sendError(res, error);
+    }
+    const host = req.headers.host ?? `localhost:${env.PORT}`;
+    // The host goes into a shell script: a name or address and a port, nothing else.
+    if (!env.DROVER_PUBLIC_URL && !/^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host)) {
+      return void sendError(res, invalid("Host: not a host name or address with an optional port"));
+    }
+    const origin = env.DROVER_PUBLIC_URL ?? `${isHttps(req, env.DROVER_TRUSTED_PROXIES) ? "https" : "http"}://${host}`;
+    const text = installScript(origin);
+    res.writeHead(200, { "content-type": "text/x-shellscript; charset=utf-8", "content-length": Buffer.byteLength(text), "cache-control": "no-cache" });
+    res.end(req.method === "HEAD" ? undefined : text);
+  };
+
   const metricsAllowed = (req: http.IncomingMessage): boolean => {
     const token = env.DROVER_METRICS_TOKEN;
     const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
@@ -185,6 +206,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
         .catch(fail);
     }
     if (p === "/healthz") return sendJson(res, 200, { ok: true });
+    if (p === "/install.sh" && (req.method === "GET" || req.method === "HEAD")) return void sendInstall(req, res);
     // Every API prefix answers in the protocol's error shape, never with a console page.
     if (!next || p === "/api" || p.startsWith("/api/")) return sendJson(res, 404, { error: { code: "NOT_FOUND", message: `${req.method} ${p} not found` } });
     const pages = next;

@@ -23,11 +23,13 @@ export class AgentProcess {
   /**
    * `preload`: modules imported before the agent (e.g. test-support/healthy-host.ts).
    * `bundle`: run this built agent file (npm run build:agent) with plain node, from `cwd`.
+   * `command`: run this program instead (an installed agent's bin/drover-agent), with `env`.
    */
-  constructor(args: string[], options: { preload?: string[]; bundle?: string; cwd?: string } = {}) {
+  constructor(args: string[], options: { preload?: string[]; bundle?: string; cwd?: string; command?: string; env?: NodeJS.ProcessEnv } = {}) {
     const imports = [...(options.bundle ? [] : ["tsx"]), ...(options.preload ?? [])].flatMap((m) => ["--import", m]);
     const entry = options.bundle ?? "agent/main.ts";
-    this.child = spawn(process.execPath, [...imports, entry, ...args], { cwd: options.cwd ?? ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const [program, argv] = options.command ? [options.command, args] : [process.execPath, [...imports, entry, ...args]];
+    this.child = spawn(program, argv, { cwd: options.cwd ?? ROOT, stdio: ["ignore", "pipe", "pipe"], env: options.env ?? process.env });
     children.add(this.child);
     let buffer = "";
     this.child.stdout?.on("data", (chunk: Buffer) => {

@@ -28,6 +28,7 @@ import { topics } from "../bus";
 import { agentOpenApi } from "./openapi";
 import { reportAction } from "../actions/agent-reports";
 import { CLIENT_ADDRESS_HEADER } from "../lib/client-address";
+import { agentDist, manifestBody, sendArtifact, type AgentDist } from "../agent-dist/artifact";
 
 function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   const r = schema.safeParse(value);
@@ -44,6 +45,10 @@ export function createAgentApi(ctx: ServerContext) {
   // Per-device and per-name limits: generous for a well-behaved agent, a wall for a loop.
   const perDevice = new RateLimiter(10, 40);
   const perEnrollment = new RateLimiter(2, 10);
+  // Downloads are the heaviest answers here (≈ 0.6 MB): a fleet installing at once is fine,
+  // one address fetching in a loop is not.
+  const perAddress = new RateLimiter(2, 30);
+  const dist: AgentDist = agentDist(ctx.env.DROVER_AGENT_DIST);
   const polls = new PollBudget(ctx.env.DROVER_MAX_HELD_POLLS, ctx.env.DROVER_MAX_POLLS_PER_DEVICE, (reason) =>
     ctx.metrics.pollsRefused.inc({ reason }),
   );
@@ -188,6 +193,15 @@ export function createAgentApi(ctx: ServerContext) {
     if (m?.[1] && method === "GET") return { name: "enrollment", status: await enrollmentStatus(req, res, url, decodePathSegment(m[1], "enrollment id")) };
     const a = /^\/actions\/([^/]+)$/.exec(path);
     if (a?.[1] && method === "PUT") return { name: "action", status: await actionReport(req, res, decodePathSegment(a[1], "action id")) };
+    if (path === "/download" && (method === "GET" || method === "HEAD")) {
+      perAddress.take(String(req.headers[CLIENT_ADDRESS_HEADER]));
+      return { name: "download", status: sendArtifact(req, res, await dist.current()) };
+    }
+    if (path === "/download/manifest" && method === "GET") {
+      perAddress.take(String(req.headers[CLIENT_ADDRESS_HEADER]));
+      sendJson(res, 200, manifestBody(await dist.current(), `${AGENT_API_BASE}/download`));
+      return { name: "download-manifest", status: 200 };
+    }
     if (path === "/openapi.json" && method === "GET") {
       sendJson(res, 200, agentOpenApi());
       return { name: "openapi", status: 200 };

@@ -1,0 +1,170 @@
+#!/bin/sh
+# Installs the Drover device agent from the Drover server that served this script.
+#
+#   curl -fsSL __DROVER_SERVER__/install.sh | sudo sh -s -- [--token T] [options]
+#
+# Options:
+#   --token T          an enrollment token (the console's "Add devices" page makes one)
+#   --name NAME        the device's name (default: this host's name, lower-cased)
+#   --labels k=v,...   labels the device asks for
+#   --prefix DIR       where the agent goes (default /opt/drover-agent)
+#   --no-service       install only; print how to start it (no systemd unit)
+#   --uninstall        stop and remove the agent (keeps its state; add --purge to remove it)
+#   --purge            with --uninstall: also remove the state (credential, journal)
+#
+# What it does: downloads the agent from the server and checks its sha256, installs it under
+# the prefix (drover-agent.mjs, agent.env, bin/drover-agent, state/), writes and starts a
+# systemd unit (drover-agent.service) unless --no-service, and prints what it did. The
+# agent needs Node.js 20 or newer (Debian: apt install nodejs).
+set -eu
+
+SERVER="__DROVER_SERVER__"
+TOKEN=""
+NAME=""
+LABELS=""
+PREFIX="/opt/drover-agent"
+SERVICE=1
+UNINSTALL=0
+PURGE=0
+UNIT="drover-agent.service"
+UNIT_DIR="${DROVER_SYSTEMD_DIR:-/etc/systemd/system}"
+
+say() { printf 'drover-agent: %s\n' "$*"; }
+fail() { printf 'drover-agent: error: %s\n' "$*" >&2; exit 1; }
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --token) [ $# -ge 2 ] || fail "--token needs a value"; TOKEN="$2"; shift 2 ;;
+    --name) [ $# -ge 2 ] || fail "--name needs a value"; NAME="$2"; shift 2 ;;
+    --labels) [ $# -ge 2 ] || fail "--labels needs a value"; LABELS="$2"; shift 2 ;;
+    --prefix) [ $# -ge 2 ] || fail "--prefix needs a value"; PREFIX="$2"; shift 2 ;;
+    --server) [ $# -ge 2 ] || fail "--server needs a value"; SERVER="$2"; shift 2 ;;
+    --no-service) SERVICE=0; shift ;;
+    --uninstall) UNINSTALL=1; shift ;;
+    --purge) PURGE=1; shift ;;
+    -h|--help) sed -n '2,19p' "$0" 2>/dev/null || true; exit 0 ;;
+    *) fail "unknown option $1 (see --help)" ;;
+  esac
+done
+
+# The values go into a shell-sourced file and a command line: only the characters the
+# server would accept anyway, so nothing here is ever interpreted.
+case "$TOKEN" in *[!A-Za-z0-9_.-]*) fail "--token: unexpected characters" ;; esac
+case "$LABELS" in *[!A-Za-z0-9_./=,-]*) fail "--labels: only k=v,k=v with letters, digits, '-', '_', '.', '/'" ;; esac
+case "$PREFIX" in /*) ;; *) fail "--prefix must be an absolute path" ;; esac
+case "$PREFIX" in *[!A-Za-z0-9_./-]*) fail "--prefix: unexpected characters" ;; esac
+case "$SERVER" in http://*|https://*) ;; *) fail "--server must be an http:// or https:// URL" ;; esac
+case "$SERVER" in *[!A-Za-z0-9_.:/\[\]-]*) fail "--server: unexpected characters" ;; esac
+
+has_systemd() { [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; }
+
+if [ "$UNINSTALL" -eq 1 ]; then
+  if [ -f "$UNIT_DIR/$UNIT" ]; then
+    if has_systemd; then systemctl disable --now "$UNIT" >/dev/null 2>&1 || true; fi
+    rm -f "$UNIT_DIR/$UNIT"
+    if has_systemd; then systemctl daemon-reload || true; fi
+    say "removed the service $UNIT"
+  fi
+  if [ -f "$PREFIX/drover-agent.pid" ]; then kill "$(cat "$PREFIX/drover-agent.pid")" 2>/dev/null || true; fi
+  rm -rf "$PREFIX/drover-agent.mjs" "$PREFIX/bin" "$PREFIX/agent.env" "$PREFIX/manifest.json" "$PREFIX/drover-agent.pid"
+  if [ "$PURGE" -eq 1 ]; then
+    rm -rf "$PREFIX"
+    say "removed $PREFIX with the agent's state"
+  else
+    say "removed the agent from $PREFIX (its state stays in $PREFIX/state; --purge removes it)"
+  fi
+  exit 0
+fi
+
+command -v node >/dev/null 2>&1 || fail "Node.js 20 or newer is needed (Debian: apt install nodejs)"
+node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' ||
+  fail "Node.js 20 or newer is needed; this is $(node --version)"
+
+if [ -z "$NAME" ]; then
+  NAME=$(hostname 2>/dev/null | tr 'A-Z_' 'a-z-' | tr -cd 'a-z0-9.-')
+  [ -n "$NAME" ] || fail "cannot read this host's name: pass --name"
+fi
+case "$NAME" in *[!a-z0-9.-]*|"") fail "--name: lowercase letters, digits, '-' and '.'" ;; esac
+
+if command -v curl >/dev/null 2>&1; then
+  get() { curl -fsSL "$1" -o "$2"; }
+elif command -v wget >/dev/null 2>&1; then
+  get() { wget -q "$1" -O "$2"; }
+else
+  fail "curl or wget is needed"
+fi
+
+mkdir -p "$PREFIX/bin" "$PREFIX/state"
+chmod 0700 "$PREFIX/state"
+TMP="$PREFIX/.download.$$"
+trap 'rm -f "$TMP" "$TMP.json"' EXIT
+
+get "$SERVER/api/agent/v1/download/manifest" "$TMP.json" || fail "cannot reach $SERVER"
+WANT=$(sed -n 's/.*"sha256": *"\([0-9a-f]\{64\}\)".*/\1/p' "$TMP.json")
+VERSION=$(sed -n 's/.*"version": *"\([^"]*\)".*/\1/p' "$TMP.json")
+[ -n "$WANT" ] || fail "the server's manifest has no sha256"
+get "$SERVER/api/agent/v1/download" "$TMP" || fail "cannot download the agent from $SERVER"
+GOT=$(sha256sum "$TMP" | cut -d' ' -f1)
+[ "$GOT" = "$WANT" ] || fail "sha256 mismatch: got $GOT, the server says $WANT"
+chmod 0755 "$TMP"
+# Replace in one rename: a running agent keeps its open file, the next start gets the new one.
+mv -f "$TMP" "$PREFIX/drover-agent.mjs"
+mv -f "$TMP.json" "$PREFIX/manifest.json"
+
+umask 077
+cat > "$PREFIX/agent.env" <<EOF
+# Drover agent settings, read by $PREFIX/bin/drover-agent. Edit, then restart the agent.
+DROVER_SERVER=$SERVER
+DROVER_NAME=$NAME
+DROVER_LABELS=$LABELS
+DROVER_ENROLLMENT_TOKEN=$TOKEN
+DROVER_STATE_DIR=$PREFIX/state
+# More agent options (see: node $PREFIX/drover-agent.mjs --help), e.g. --allow-exec /usr/bin/uptime
+DROVER_AGENT_OPTIONS=
+EOF
+umask 022
+
+cat > "$PREFIX/bin/drover-agent" <<EOF
+#!/bin/sh
+# Starts the Drover agent with the settings in $PREFIX/agent.env.
+set -eu
+. "$PREFIX/agent.env"
+set -- --server "\$DROVER_SERVER" --name "\$DROVER_NAME" --state-dir "\$DROVER_STATE_DIR" \\
+  \${DROVER_LABELS:+--labels "\$DROVER_LABELS"} \${DROVER_ENROLLMENT_TOKEN:+--enrollment-token "\$DROVER_ENROLLMENT_TOKEN"} \\
+  \$DROVER_AGENT_OPTIONS "\$@"
+exec node "$PREFIX/drover-agent.mjs" "\$@"
+EOF
+chmod 0755 "$PREFIX/bin/drover-agent"
+say "installed drover-agent $VERSION (sha256 $GOT) in $PREFIX"
+say "settings: $PREFIX/agent.env (server $SERVER, name $NAME${LABELS:+, labels $LABELS}${TOKEN:+, with an enrollment token})"
+
+if [ "$SERVICE" -eq 1 ]; then
+  has_systemd || fail "no systemd here: run again with --no-service and start $PREFIX/bin/drover-agent yourself"
+  cat > "$UNIT_DIR/$UNIT" <<EOF
+[Unit]
+Description=Drover device agent
+Documentation=$SERVER/api/agent/v1/openapi.json
+Wants=network-online.target
+After=network-online.target
+
+[Service]
+ExecStart=$PREFIX/bin/drover-agent
+Restart=always
+RestartSec=5
+# Exit 1 is a credential revoked or an enrollment denied, 2 bad settings: do not loop on them.
+RestartPreventExitStatus=1 2
+KillSignal=SIGTERM
+TimeoutStopSec=20
+
+[Install]
+WantedBy=multi-user.target
+EOF
+  systemctl daemon-reload
+  systemctl enable --now "$UNIT" >/dev/null
+  say "started the service $UNIT (systemctl status $UNIT; journalctl -u $UNIT -f)"
+else
+  say "not installed as a service (--no-service). Start it with:"
+  say "  $PREFIX/bin/drover-agent"
+  say "or in the background: nohup $PREFIX/bin/drover-agent >> $PREFIX/agent.log 2>&1 & echo \$! > $PREFIX/drover-agent.pid"
+fi
+say "uninstall: curl -fsSL $SERVER/install.sh | sudo sh -s -- --uninstall${PREFIX:+ --prefix $PREFIX}"
