@@ -64,6 +64,19 @@ export function registerActions(program: Command): void {
     });
 
   program
+    .command("rerun")
+    .description("run ended actions again")
+    .command("action")
+    .description("run an ended action (DONE, FAILED, CANCELLED, LOST) again: a new action with the same device, kind, args and approval requirement")
+    .argument("<id>", "the action id")
+    .addOption(outputOption())
+    .addHelpText("after", `\nThe new action follows the rules of any new one: it may wait for approval, and is refused (409) while the\naction has not ended or when its device is no longer Enrolled.\n\nExample:\n  drover rerun action 3f2b…`)
+    .action(async (id: string, opts: { output: Format }, cmd: Command) => {
+      const created = await apiFor(cmd).post<Action & { rerunOf: string }>(`/actions/${encodeURIComponent(id)}/rerun`, {});
+      write(opts.output === "table" ? `action/${created.id} created (${created.state}), a rerun of action/${id}\n` : formatData(created, opts.output));
+    });
+
+  program
     .command("cancel")
     .description("cancel actions")
     .command("action")
