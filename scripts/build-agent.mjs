@@ -14,6 +14,16 @@ const version = values.version ?? JSON.parse(fs.readFileSync(path.join(root, "pa
 const outDir = path.resolve(values.out ?? path.join(root, "dist", "agent"));
 const file = path.join(outDir, "drover-agent.mjs");
 
+// zod re-exports the error messages of ~40 languages (z.locales), which the agent never uses
+// (its messages are English, set by zod itself): half the bundle's size, and ~1 MB of memory.
+const withoutZodLocales = {
+  name: "without-zod-locales",
+  setup(b) {
+    b.onResolve({ filter: /[\\/]locales[\\/]index\.js$/, namespace: "file" }, (args) => (args.importer.includes(`${path.sep}zod${path.sep}`) ? { path: args.path, namespace: "zod-locales" } : undefined));
+    b.onLoad({ filter: /.*/, namespace: "zod-locales" }, () => ({ contents: "export {};", loader: "js" }));
+  },
+};
+
 await build({
   entryPoints: [path.join(root, "agent", "main.ts")],
   outfile: file,
@@ -29,6 +39,7 @@ await build({
   // Some bundled CommonJS (pino's dependencies) calls require() for Node's own modules.
   banner: { js: `#!/usr/bin/env node\nimport { createRequire as __droverRequire } from "node:module";\nconst require = __droverRequire(import.meta.url);` },
   logLevel: "warning",
+  plugins: [withoutZodLocales],
 });
 fs.chmodSync(file, 0o755);
 
