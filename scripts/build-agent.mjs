@@ -1,18 +1,24 @@
-// `npm run build:agent [-- --version X --out DIR]`: the device agent as one self-contained
-// file that runs on plain Node 20 with no node_modules (issue 12), bundled by esbuild, plus
-// a manifest with its version and sha256 that the server serves beside it
-// (GET /api/agent/v1/download). The agent's code is unchanged; only its version is baked in.
+// `npm run build:agent [-- --version X --out DIR --sea]`: the device agent as one
+// self-contained file that runs on plain Node 20 with no node_modules (issue 12), bundled by
+// esbuild, and a manifest with its version and sha256 that the server serves beside it
+// (GET /api/agent/v1/download). With --sea, also a single executable that needs no Node on
+// the device (Node's single executable applications: this Node binary with the agent
+// injected by postject), for this machine's platform. The agent's code is unchanged; only
+// its version is baked in.
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { build } from "esbuild";
 
 const root = path.resolve(import.meta.dirname, "..");
-const { values } = parseArgs({ options: { version: { type: "string" }, out: { type: "string" }, quiet: { type: "boolean" } } });
+const { values } = parseArgs({ options: { version: { type: "string" }, out: { type: "string" }, quiet: { type: "boolean" }, sea: { type: "boolean" } } });
 const version = values.version ?? JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).version;
 const outDir = path.resolve(values.out ?? path.join(root, "dist", "agent"));
 const file = path.join(outDir, "drover-agent.mjs");
+const say = (line) => values.quiet || console.log(line);
 
 // zod re-exports the error messages of ~40 languages (z.locales), which the agent never uses
 // (its messages are English, set by zod itself): half the bundle's size, and ~1 MB of memory.
@@ -24,26 +30,57 @@ const withoutZodLocales = {
   },
 };
 
-await build({
+const common = {
   entryPoints: [path.join(root, "agent", "main.ts")],
-  outfile: file,
   bundle: true,
   platform: "node",
   target: "node20",
-  format: "esm",
   minify: true,
   // Stack traces in the agent's logs keep their function and class names.
   keepNames: true,
   legalComments: "none",
   define: { __DROVER_AGENT_VERSION__: JSON.stringify(version) },
+  logLevel: "error",
+  plugins: [withoutZodLocales],
+};
+
+await build({
+  ...common,
+  outfile: file,
+  format: "esm",
   // Some bundled CommonJS (pino's dependencies) calls require() for Node's own modules.
   banner: { js: `#!/usr/bin/env node\nimport { createRequire as __droverRequire } from "node:module";\nconst require = __droverRequire(import.meta.url);` },
-  logLevel: "warning",
-  plugins: [withoutZodLocales],
 });
 fs.chmodSync(file, 0o755);
 
-const bytes = fs.readFileSync(file);
-const manifest = { name: "drover-agent", version, file: path.basename(file), size: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex"), node: ">=20" };
+const describe = (f) => {
+  const bytes = fs.readFileSync(f);
+  return { file: path.basename(f), size: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") };
+};
+const manifest = { name: "drover-agent", version, ...describe(file), node: ">=20", binaries: [] };
+say(`drover-agent ${version}: ${path.relative(process.cwd(), file)} (${(manifest.size / 1024).toFixed(0)} KiB, sha256 ${manifest.sha256.slice(0, 12)}…)`);
+
+if (values.sea) {
+  // Node 20's single executable applications take one CommonJS script.
+  const ARCH = { x64: "amd64", arm64: "arm64" };
+  const platform = `${os.platform()}-${ARCH[os.arch()] ?? os.arch()}`;
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "drover-sea-"));
+  try {
+    await build({ ...common, outfile: path.join(work, "agent.cjs"), format: "cjs" });
+    fs.writeFileSync(path.join(work, "sea-config.json"), JSON.stringify({ main: "agent.cjs", output: "sea.blob", disableExperimentalSEAWarning: true }));
+    execFileSync(process.execPath, ["--experimental-sea-config", "sea-config.json"], { cwd: work, stdio: "ignore" });
+    const binary = path.join(outDir, `drover-agent-${platform}`);
+    const tmp = `${binary}.tmp`;
+    fs.copyFileSync(process.execPath, tmp);
+    const { inject } = await import("postject");
+    await inject(tmp, "NODE_SEA_BLOB", fs.readFileSync(path.join(work, "sea.blob")), { sentinelFuse: "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2" });
+    fs.chmodSync(tmp, 0o755);
+    fs.renameSync(tmp, binary);
+    manifest.binaries.push({ platform, ...describe(binary) });
+    say(`drover-agent ${version}: ${path.relative(process.cwd(), binary)} (single executable, ${(fs.statSync(binary).size / 1e6).toFixed(0)} MB)`);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
 fs.writeFileSync(path.join(outDir, "manifest.json"), JSON.stringify(manifest, null, 2) + "\n");
-if (!values.quiet) console.log(`drover-agent ${version}: ${path.relative(process.cwd(), file)} (${(bytes.length / 1024).toFixed(0)} KiB, sha256 ${manifest.sha256.slice(0, 12)}…)`);

@@ -23,11 +23,11 @@ let healthyHost: string;
 
 beforeAll(async () => {
   dist = fs.mkdtempSync(path.join(os.tmpdir(), "drover-dist-"));
-  execFileSync(process.execPath, [path.join(ROOT, "scripts/build-agent.mjs"), "--out", dist, "--version", "7.0.1", "--quiet"], { cwd: ROOT });
+  execFileSync(process.execPath, [path.join(ROOT, "scripts/build-agent.mjs"), "--out", dist, "--version", "7.0.1", "--quiet", "--sea"], { cwd: ROOT, stdio: "pipe" });
   server = await startTestServer({ DROVER_AGENT_DIST: dist, DROVER_HEARTBEAT_SECONDS: "2", LOG_LEVEL: "warn" });
   healthyHost = path.join(dist, "healthy-host.mjs");
   buildSync({ entryPoints: [path.join(ROOT, "agent/test-support/healthy-host.ts")], outfile: healthyHost, format: "esm", platform: "node", logLevel: "error" });
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   AgentProcess.killAll();
@@ -51,6 +51,22 @@ describe("the agent download", () => {
 
     const again = await fetch(`${server.url}/api/agent/v1/download`, { headers: { "if-none-match": `"${manifest.sha256}"` } });
     expect(again.status).toBe(304);
+  });
+
+  it("serves a platform's single executable by ?platform=, and 404 for a platform it has none for", async () => {
+    const info = await fetch(`${server.url}/api/agent/v1/download/manifest?platform=linux-amd64`);
+    expect(info.status).toBe(200);
+    const body = (await info.json()) as { sha256: string; platform: string; url: string };
+    expect(body).toMatchObject({ version: "7.0.1", platform: "linux-amd64", url: "/api/agent/v1/download?platform=linux-amd64" });
+    const head = await fetch(`${server.url}/api/agent/v1/download?platform=linux-amd64`, { method: "HEAD" });
+    expect(head.headers.get("x-drover-agent-sha256")).toBe(body.sha256);
+    expect(head.headers.get("content-type")).toBe("application/octet-stream");
+
+    const none = await fetch(`${server.url}/api/agent/v1/download?platform=linux-riscv64`);
+    expect(none.status).toBe(404);
+    expect(await none.json()).toMatchObject({ error: { code: "NOT_FOUND", message: expect.stringContaining("built: linux-amd64") } });
+    const bad = await fetch(`${server.url}/api/agent/v1/download?platform=..%2Fetc`);
+    expect(bad.status).toBe(400);
   });
 
   it("answers 404 in the protocol's error shape when there is no build to serve", async () => {
@@ -117,6 +133,25 @@ describe("install.sh", () => {
     expect(fs.readdirSync(prefix)).toEqual(["state"]);
     await pipe(`--uninstall --purge --prefix ${prefix}`);
     expect(fs.existsSync(prefix)).toBe(false);
+  }, 60_000);
+});
+
+describe("install.sh --binary", () => {
+  it("installs the single executable, which runs with no Node script and enrolls", async () => {
+    const prefix = path.join(server.dir, "opt", "drover-bin");
+    const { stdout } = await run("sh", ["-c", `curl -fsSL ${server.url}/install.sh | sh -s -- --binary --no-service --prefix ${prefix} --name binary-1`]);
+    expect(stdout).toContain("single executable for linux-amd64");
+    expect(fs.readdirSync(prefix).sort()).toEqual(["agent.env", "bin", "drover-agent", "manifest.json", "state"]);
+    const started = new AgentProcess([], { command: path.join(prefix, "bin", "drover-agent"), cwd: prefix });
+    const enrolled = await started.waitFor("enrolled");
+    expect((await server.api("POST", `/enrollments/${String(enrolled.enrollmentId)}/approve`, {})).status).toBe(200);
+    const device = await eventually(async () => {
+      const d = await server.api<{ summary: string; agentVersion: string }>("GET", "/devices/binary-1");
+      return d.status === 200 && d.body.summary !== "Offline" ? d.body : undefined;
+    }, 20_000, "the single executable reporting");
+    expect(device.agentVersion).toBe("7.0.1");
+    started.kill("SIGTERM");
+    expect(await started.exited).toBe(0);
   }, 60_000);
 });
 

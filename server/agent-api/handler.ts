@@ -5,7 +5,7 @@
  * polling the database.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { z } from "zod";
+import { z } from "zod";
 import {
   ActionReport,
   AGENT_API_BASE,
@@ -35,6 +35,9 @@ function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   if (!r.success) throw invalid(describeZodError(r.error));
   return r.data;
 }
+
+/** `?platform=linux-amd64`: that platform's single executable rather than the Node script. */
+const DownloadQuery = z.object({ platform: z.string().regex(/^[a-z0-9]+-[a-z0-9]+$/, "os-arch, e.g. linux-amd64").optional() });
 
 export interface WakePayload {
   /** When the change that makes work happened (ms since epoch), for the wake-latency metric. */
@@ -195,11 +198,13 @@ export function createAgentApi(ctx: ServerContext) {
     if (a?.[1] && method === "PUT") return { name: "action", status: await actionReport(req, res, decodePathSegment(a[1], "action id")) };
     if (path === "/download" && (method === "GET" || method === "HEAD")) {
       perAddress.take(String(req.headers[CLIENT_ADDRESS_HEADER]));
-      return { name: "download", status: sendArtifact(req, res, await dist.current()) };
+      const q = parse(DownloadQuery, queryObject(url));
+      return { name: "download", status: sendArtifact(req, res, await dist.current(q.platform)) };
     }
     if (path === "/download/manifest" && method === "GET") {
       perAddress.take(String(req.headers[CLIENT_ADDRESS_HEADER]));
-      sendJson(res, 200, manifestBody(await dist.current(), `${AGENT_API_BASE}/download`));
+      const q = parse(DownloadQuery, queryObject(url));
+      sendJson(res, 200, manifestBody(await dist.current(q.platform), `${AGENT_API_BASE}/download`));
       return { name: "download-manifest", status: 200 };
     }
     if (path === "/openapi.json" && method === "GET") {

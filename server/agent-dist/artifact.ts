@@ -26,16 +26,30 @@ export const AgentManifest = z.object({
   size: z.number().int().positive(),
   sha256: z.string().regex(/^[a-f0-9]{64}$/),
   node: z.string().optional(),
+  /** Single executables that need no Node (npm run build:agent -- --sea), one per platform. */
+  binaries: z
+    .array(z.object({ platform: z.string().regex(/^[a-z0-9]+-[a-z0-9]+$/), file: z.string().regex(/^[A-Za-z0-9._-]+$/), size: z.number().int().positive(), sha256: z.string().regex(/^[a-f0-9]{64}$/) }))
+    .default([]),
 });
 export type AgentManifest = z.infer<typeof AgentManifest>;
 
-export interface AgentArtifact extends AgentManifest {
+/** One file to serve: the Node script, or a platform's single executable. */
+export interface AgentArtifact {
+  version: string;
+  file: string;
+  size: number;
+  sha256: string;
+  /** Absent: the script for Node 20+. */
+  platform?: string;
   path: string;
 }
 
 export interface AgentDist {
-  /** The artifact to serve; 503 when there is none and none can be built. */
-  current(): Promise<AgentArtifact>;
+  /**
+   * The artifact to serve: the Node script, or with `platform` (linux-amd64…) that platform's
+   * single executable; 404 when there is none and none can be built.
+   */
+  current(platform?: string): Promise<AgentArtifact>;
 }
 
 export function agentDist(dir: string | undefined): AgentDist {
@@ -43,38 +57,42 @@ export function agentDist(dir: string | undefined): AgentDist {
   const buildable = dir === undefined || folder === DEFAULT_AGENT_DIST;
   let building: Promise<void> | null = null;
 
-  async function read(): Promise<AgentArtifact | null> {
+  async function read(): Promise<AgentManifest | null> {
     let text: string;
     try {
       text = await fs.readFile(path.join(folder, "manifest.json"), "utf8");
     } catch {
       return null;
     }
-    const manifest = AgentManifest.parse(JSON.parse(text));
-    return { ...manifest, path: path.join(folder, manifest.file) };
+    return AgentManifest.parse(JSON.parse(text));
   }
 
   return {
-    async current() {
-      let artifact = await read();
-      if (!artifact && buildable) {
+    async current(platform) {
+      let manifest = await read();
+      if (!manifest && buildable) {
         building ??= promisify(execFile)(process.execPath, [path.join(ROOT, "scripts", "build-agent.mjs"), "--out", folder, "--quiet"], { cwd: ROOT })
           .then(() => undefined)
           .finally(() => (building = null));
         await building;
-        artifact = await read();
+        manifest = await read();
       }
-      if (!artifact) throw notFound(`an agent build: none in ${folder} (npm run build:agent)`);
-      return artifact;
+      if (!manifest) throw notFound(`an agent build: none in ${folder} (npm run build:agent)`);
+      if (platform === undefined) return { version: manifest.version, file: manifest.file, size: manifest.size, sha256: manifest.sha256, path: path.join(folder, manifest.file) };
+      const binary = manifest.binaries.find((b) => b.platform === platform);
+      if (!binary) {
+        const have = manifest.binaries.map((b) => b.platform).join(", ") || "none (npm run build:agent -- --sea)";
+        throw notFound(`a single-executable agent for ${platform} (built: ${have})`);
+      }
+      return { version: manifest.version, ...binary, path: path.join(folder, binary.file) };
     },
   };
 }
 
 /** The manifest as served: where to download, what to check. */
 export function manifestBody(artifact: AgentArtifact, downloadPath: string) {
-  const { path: _path, ...manifest } = artifact;
-  void _path;
-  return { ...manifest, url: downloadPath };
+  const { version, file, size, sha256, platform } = artifact;
+  return { name: "drover-agent", version, file, size, sha256, ...(platform ? { platform } : { node: ">=20" }), url: platform ? `${downloadPath}?platform=${platform}` : downloadPath };
 }
 
 /** Sends the agent file, with its version and sha256 in headers; 304 when the client has it. */
@@ -93,9 +111,9 @@ export function sendArtifact(req: IncomingMessage, res: ServerResponse, artifact
   }
   res.writeHead(200, {
     ...headers,
-    "content-type": "text/javascript; charset=utf-8",
+    "content-type": artifact.platform ? "application/octet-stream" : "text/javascript; charset=utf-8",
     "content-length": artifact.size,
-    "content-disposition": `attachment; filename="drover-agent-${artifact.version}.mjs"`,
+    "content-disposition": `attachment; filename="drover-agent-${artifact.version}${artifact.platform ? `-${artifact.platform}` : ".mjs"}"`,
   });
   if (req.method === "HEAD") {
     res.end();

@@ -9,13 +9,15 @@
 #   --labels k=v,...   labels the device asks for
 #   --prefix DIR       where the agent goes (default /opt/drover-agent)
 #   --no-service       install only; print how to start it (no systemd unit)
+#   --binary           the single executable (no Node needed), even where Node 20+ is found
 #   --uninstall        stop and remove the agent (keeps its state; add --purge to remove it)
 #   --purge            with --uninstall: also remove the state (credential, journal)
 #
 # What it does: downloads the agent from the server and checks its sha256, installs it under
 # the prefix (drover-agent.mjs, agent.env, bin/drover-agent, state/), writes and starts a
 # systemd unit (drover-agent.service) unless --no-service, and prints what it did. The
-# agent needs Node.js 20 or newer (Debian: apt install nodejs).
+# agent runs on Node.js 20 or newer; without it, on the server's single executable for this
+# platform (when the server has one: npm run build:agent -- --sea).
 set -eu
 
 SERVER="__DROVER_SERVER__"
@@ -25,6 +27,7 @@ LABELS=""
 PREFIX="/opt/drover-agent"
 SERVICE=1
 UNINSTALL=0
+BINARY=0
 PURGE=0
 UNIT="drover-agent.service"
 UNIT_DIR="${DROVER_SYSTEMD_DIR:-/etc/systemd/system}"
@@ -40,9 +43,10 @@ while [ $# -gt 0 ]; do
     --prefix) [ $# -ge 2 ] || fail "--prefix needs a value"; PREFIX="$2"; shift 2 ;;
     --server) [ $# -ge 2 ] || fail "--server needs a value"; SERVER="$2"; shift 2 ;;
     --no-service) SERVICE=0; shift ;;
+    --binary) BINARY=1; shift ;;
     --uninstall) UNINSTALL=1; shift ;;
     --purge) PURGE=1; shift ;;
-    -h|--help) sed -n '2,19p' "$0" 2>/dev/null || true; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" 2>/dev/null || true; exit 0 ;;
     *) fail "unknown option $1 (see --help)" ;;
   esac
 done
@@ -66,7 +70,7 @@ if [ "$UNINSTALL" -eq 1 ]; then
     say "removed the service $UNIT"
   fi
   if [ -f "$PREFIX/drover-agent.pid" ]; then kill "$(cat "$PREFIX/drover-agent.pid")" 2>/dev/null || true; fi
-  rm -rf "$PREFIX/drover-agent.mjs" "$PREFIX/bin" "$PREFIX/agent.env" "$PREFIX/manifest.json" "$PREFIX/drover-agent.pid"
+  rm -rf "$PREFIX/drover-agent.mjs" "$PREFIX/drover-agent" "$PREFIX/bin" "$PREFIX/agent.env" "$PREFIX/manifest.json" "$PREFIX/drover-agent.pid"
   if [ "$PURGE" -eq 1 ]; then
     rm -rf "$PREFIX"
     say "removed $PREFIX with the agent's state"
@@ -76,9 +80,26 @@ if [ "$UNINSTALL" -eq 1 ]; then
   exit 0
 fi
 
-command -v node >/dev/null 2>&1 || fail "Node.js 20 or newer is needed (Debian: apt install nodejs)"
-node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' ||
-  fail "Node.js 20 or newer is needed; this is $(node --version)"
+if [ "$BINARY" -eq 0 ]; then
+  if ! command -v node >/dev/null 2>&1; then
+    say "no Node.js here: installing the single executable"
+    BINARY=1
+  elif ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)'; then
+    say "Node.js $(node --version) is older than 20: installing the single executable"
+    BINARY=1
+  fi
+fi
+QUERY=""
+FILE="drover-agent.mjs"
+if [ "$BINARY" -eq 1 ]; then
+  case "$(uname -s)-$(uname -m)" in
+    Linux-x86_64) PLATFORM=linux-amd64 ;;
+    Linux-aarch64|Linux-arm64) PLATFORM=linux-arm64 ;;
+    *) fail "no single executable for $(uname -s) $(uname -m); install Node.js 20 or newer" ;;
+  esac
+  QUERY="?platform=$PLATFORM"
+  FILE="drover-agent"
+fi
 
 if [ -z "$NAME" ]; then
   NAME=$(hostname 2>/dev/null | tr 'A-Z_' 'a-z-' | tr -cd 'a-z0-9.-')
@@ -99,16 +120,19 @@ chmod 0700 "$PREFIX/state"
 TMP="$PREFIX/.download.$$"
 trap 'rm -f "$TMP" "$TMP.json"' EXIT
 
-get "$SERVER/api/agent/v1/download/manifest" "$TMP.json" || fail "cannot reach $SERVER"
+get "$SERVER/api/agent/v1/download/manifest$QUERY" "$TMP.json" ||
+  fail "cannot get the agent's manifest from $SERVER${QUERY:+ (is there a single executable for $PLATFORM? npm run build:agent -- --sea)}"
 WANT=$(sed -n 's/.*"sha256": *"\([0-9a-f]\{64\}\)".*/\1/p' "$TMP.json")
 VERSION=$(sed -n 's/.*"version": *"\([^"]*\)".*/\1/p' "$TMP.json")
 [ -n "$WANT" ] || fail "the server's manifest has no sha256"
-get "$SERVER/api/agent/v1/download" "$TMP" || fail "cannot download the agent from $SERVER"
+get "$SERVER/api/agent/v1/download$QUERY" "$TMP" || fail "cannot download the agent from $SERVER"
 GOT=$(sha256sum "$TMP" | cut -d' ' -f1)
 [ "$GOT" = "$WANT" ] || fail "sha256 mismatch: got $GOT, the server says $WANT"
 chmod 0755 "$TMP"
 # Replace in one rename: a running agent keeps its open file, the next start gets the new one.
-mv -f "$TMP" "$PREFIX/drover-agent.mjs"
+mv -f "$TMP" "$PREFIX/$FILE"
+# The other kind, from an earlier install, goes: bin/drover-agent runs what is there.
+[ "$FILE" = drover-agent ] && rm -f "$PREFIX/drover-agent.mjs" || rm -f "$PREFIX/drover-agent"
 mv -f "$TMP.json" "$PREFIX/manifest.json"
 
 umask 077
@@ -132,10 +156,11 @@ set -eu
 set -- --server "\$DROVER_SERVER" --name "\$DROVER_NAME" --state-dir "\$DROVER_STATE_DIR" \\
   \${DROVER_LABELS:+--labels "\$DROVER_LABELS"} \${DROVER_ENROLLMENT_TOKEN:+--enrollment-token "\$DROVER_ENROLLMENT_TOKEN"} \\
   \$DROVER_AGENT_OPTIONS "\$@"
+if [ -x "$PREFIX/drover-agent" ]; then exec "$PREFIX/drover-agent" "\$@"; fi
 exec node "$PREFIX/drover-agent.mjs" "\$@"
 EOF
 chmod 0755 "$PREFIX/bin/drover-agent"
-say "installed drover-agent $VERSION (sha256 $GOT) in $PREFIX"
+say "installed drover-agent $VERSION (${QUERY:+single executable for $PLATFORM, }sha256 $GOT) in $PREFIX"
 say "settings: $PREFIX/agent.env (server $SERVER, name $NAME${LABELS:+, labels $LABELS}${TOKEN:+, with an enrollment token})"
 
 if [ "$SERVICE" -eq 1 ]; then
