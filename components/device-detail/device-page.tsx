@@ -18,6 +18,8 @@ import { useHeartbeatInterval } from "../hooks/use-heartbeat-interval";
 import { CreateActionButton } from "../actions/create-action-dialog";
 import { NudgeButton } from "../actions/nudge-button";
 import { DeviceActions } from "./device-actions";
+import { InventoryCard } from "./inventory-card";
+import { EditDeviceButton } from "./edit-device-dialog";
 
 const breadcrumb = (
   <Link href="/devices" className="hover:text-slate-800 hover:underline">
@@ -61,6 +63,11 @@ export function DevicePage({ name }: { name: string }) {
         title={
           <span className="flex flex-wrap items-center gap-3">
             {d.name}
+            {d.alias && (
+              <span className="text-base font-normal text-slate-500" data-testid="device-alias">
+                {d.alias}
+              </span>
+            )}
             <StatusBadge table={summaryTone} state={d.summary} data-testid="device-summary" />
             <StatusBadge table={lifecycleTone} state={d.lifecycle} data-testid="device-lifecycle" />
           </span>
@@ -71,6 +78,7 @@ export function DevicePage({ name }: { name: string }) {
             <YamlButton object={d} what={`device ${d.name}`} />
             {canOperate && (
             <>
+              <EditDeviceButton name={d.name} alias={d.alias} labels={d.labels} />
               <NudgeButton kind="Device" name={d.name} testId="nudge-device" />
               {d.lifecycle === "Enrolled" && <CreateActionButton device={d.name} />}
               {d.summary === "ConflictPaused" && <ResumeButton name={d.name} />}
@@ -91,6 +99,9 @@ export function DevicePage({ name }: { name: string }) {
       </div>
       <div className="mt-4">
         <ReportedStatus device={d} />
+      </div>
+      <div className="mt-4">
+        <InventoryCard device={d} />
       </div>
       <div className="mt-4">
         <DeviceActions name={d.name} />

@@ -123,14 +123,21 @@ export function DevicesTable({
                   </td>
                 )}
                 <td className={cx("py-2.5 pr-3", !selection && "pl-4")}>
-                  <Link
-                    prefetch={false}
-                    href={`/devices/${encodeURIComponent(d.name)}`}
-                    title={d.name}
-                    className="block max-w-64 truncate font-medium text-slate-900 hover:text-brand-700 hover:underline"
-                  >
-                    {d.name}
-                  </Link>
+                  <div className="flex max-w-80 items-baseline gap-2">
+                    <Link
+                      prefetch={false}
+                      href={`/devices/${encodeURIComponent(d.name)}`}
+                      title={d.name}
+                      className="block max-w-64 min-w-0 truncate font-medium text-slate-900 hover:text-brand-700 hover:underline"
+                    >
+                      {d.name}
+                    </Link>
+                    {d.alias && (
+                      <span className="min-w-0 truncate text-xs text-slate-500" title={d.alias} data-testid={`device-alias-${d.name}`}>
+                        {d.alias}
+                      </span>
+                    )}
+                  </div>
                   <div className="text-xs whitespace-nowrap text-slate-500">
                     {d.role} · {d.platform}
                   </div>
