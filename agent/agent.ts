@@ -99,6 +99,8 @@ export interface AgentOptions {
    * heartbeats; none by default (nothing is sent).
    */
   system?: SystemFactsSource;
+  /** An enrollment token (issue 12), sent with the enrollment request; a refused one ends the run. */
+  enrollmentToken?: string | undefined;
   now?: () => number;
   random?: () => number;
 }
@@ -343,6 +345,7 @@ export class Agent {
               role: device.role,
               agentVersion: device.agentVersion,
               secret: enrollment.secret,
+              ...(this.options.enrollmentToken ? { enrollmentToken: this.options.enrollmentToken } : {}),
               ...(await this.enrollmentFacts()),
             },
             signal,
@@ -357,7 +360,8 @@ export class Agent {
           if (error instanceof ProtocolError && error.status === 409) {
             return { kind: "enrollment-conflict", message: error.message };
           }
-          if (error instanceof ProtocolError && (error.status === 400 || error.status === 413)) {
+          // 401/403 here: the enrollment token was refused (unknown, revoked, expired, used up); asking again cannot change that.
+          if (error instanceof ProtocolError && (error.status === 400 || error.status === 401 || error.status === 403 || error.status === 413)) {
             return { kind: "enrollment-rejected", message: error.message };
           }
           await this.retryAfter(error, retry, "enrollment request failed", signal);

@@ -180,6 +180,11 @@ Options:
   --name NAME          device name: lowercase letters, digits, '-' and '.' (required)
   --state-dir DIR      where the credential, applied spec and action journal are kept (required)
   --labels k=v,...     device labels, e.g. site=lab,env=dev
+  --enrollment-token T an enrollment token from the console's "Add devices" page or
+                       \`drover create enrollment-token\`: its labels go over --labels, and
+                       the device may be approved at once; env DROVER_ENROLLMENT_TOKEN when
+                       not given. A token refused (unknown, revoked, expired, used up) ends
+                       the run with status 1
   --platform OS-ARCH   e.g. linux-amd64 (default: this host, ${hostPlatform()})
   --role ROLE          worker or controller (default: worker)
   --allow-exec LIST    commands that exec actions may run, comma-separated and matched
@@ -223,6 +228,12 @@ const AgentArgs = z.object({
   name: DeviceName,
   stateDir: z.string().min(1, "is required").transform((dir) => path.resolve(dir)),
   labels: Labels,
+  /** Empty (an unset setting in install.sh's agent.env) is no token. */
+  enrollmentToken: z
+    .string()
+    .max(256)
+    .optional()
+    .transform((t) => (t === undefined || t.trim() === "" ? undefined : t.trim())),
   platform: Platform.default(hostPlatform),
   role: DeviceRole.default("worker"),
   allowExec: AllowExec,
@@ -242,13 +253,14 @@ const AgentArgs = z.object({
 });
 export type AgentConfig = z.infer<typeof AgentArgs>;
 
-/** `env`: where DROVER_AGENT_UPDATE_COMMAND and DROVER_AGENT_DOWNLOAD_MIRROR are read when their options are not given. */
+/** `env`: where DROVER_ENROLLMENT_TOKEN, DROVER_AGENT_UPDATE_COMMAND and DROVER_AGENT_DOWNLOAD_MIRROR are read when their options are not given. */
 export function parseAgentArgs(argv: string[], env: Readonly<Record<string, string | undefined>> = process.env): AgentConfig | "help" {
   const values = readArgs(argv, {
     server: { type: "string" },
     name: { type: "string" },
     "state-dir": { type: "string" },
     labels: { type: "string" },
+    "enrollment-token": { type: "string" },
     platform: { type: "string" },
     role: { type: "string" },
     "allow-exec": { type: "string" },
@@ -269,6 +281,7 @@ export function parseAgentArgs(argv: string[], env: Readonly<Record<string, stri
     name: values.name,
     stateDir: values["state-dir"],
     labels: values.labels,
+    enrollmentToken: values["enrollment-token"] ?? env.DROVER_ENROLLMENT_TOKEN,
     platform: values.platform,
     role: values.role,
     allowExec: values["allow-exec"],
@@ -473,6 +486,7 @@ const FLAG: Record<string, string> = {
   silentSeconds: "--silent-seconds",
   heartbeatJitter: "--heartbeat-jitter",
   summarySeconds: "--summary-seconds",
+  enrollmentToken: "--enrollment-token",
   allowExec: "--allow-exec",
   realReboot: "--real-reboot",
   actionFailure: "--action-failure",

@@ -52,6 +52,7 @@ export async function main(argv: string[]): Promise<number> {
   }
 
   const agent = new Agent({
+    enrollmentToken: config.enrollmentToken,
     identity: {
       name: config.name,
       labels: config.labels,

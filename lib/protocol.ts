@@ -99,6 +99,7 @@ export const EnrollmentRequestBody = z.object({
   agentVersion: z.string().min(1).max(64),
   secret: EnrollmentSecret,
   system: SystemFacts.optional(),
+  enrollmentToken: z.string().max(256).optional(),
 });
 export type EnrollmentRequestBody = z.infer<typeof EnrollmentRequestBody>;
 

@@ -25,10 +25,12 @@ export function agentOpenApi(): Record<string, unknown> {
       "/enrollments": {
         post: {
           summary:
-            "Ask to join the fleet (idempotent for the same deviceName and secret). The optional host facts (system) are kept with the request for the operator to check the machine before approving it, with the address it first came from; a repeat with the same secret updates the facts and the request's last-seen address and time",
+            "Ask to join the fleet (idempotent for the same deviceName and secret). The optional host facts (system) are kept with the request for the operator to check the machine before approving it, with the address it first came from; a repeat with the same secret updates the facts and the request's last-seen address and time. " +
+            "With an enrollmentToken (an operator's, from the console's Add devices page or `drover create enrollment-token`), the token's labels go over the requested ones (the token wins), the request records the token, and a token made with autoApprove answers Approved at once; one use is counted with the request, and a repeat of the same request counts none. " +
+            "A token the server does not know is 401 UNAUTHENTICATED; one that is revoked, expired or used up is 403 FORBIDDEN saying which; either way nothing is created and no use is counted, and asking again will not change it (the agent stops)",
           security: [],
           requestBody: { required: true, content: jsonContent(EnrollmentRequestBody, "input") },
-          responses: { "201": { description: "Enrollment request", content: jsonContent(EnrollmentCreated) }, ...errorResponses(400, 409, 413, 415, 429) },
+          responses: { "201": { description: "Enrollment request", content: jsonContent(EnrollmentCreated) }, ...errorResponses(400, 401, 403, 409, 413, 415, 429) },
         },
       },
       "/enrollments/{id}": {

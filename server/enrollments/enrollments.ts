@@ -18,6 +18,7 @@ import { inChunks } from "../lib/chunks";
 import { afterCommit, finishEffects, newEffects, type Effects } from "../fleets/render";
 import { reconcileMembership } from "../fleets/membership";
 import { refreshFleetStatus } from "../fleets/controller";
+import { checkEnrollmentToken, claimEnrollmentToken, labelsWithToken } from "../enrollment-tokens/tokens";
 
 export const enrollmentSelect = {
   id: true,
@@ -37,6 +38,7 @@ export const enrollmentSelect = {
   lastSeenAddress: true,
   system: true,
   approvedLabels: true,
+  tokenId: true,
   createdAt: true,
 } satisfies Prisma.EnrollmentRequestSelect;
 
@@ -139,6 +141,9 @@ export async function createEnrollment(
     throw conflict(`device name "${body.deviceName}" is already enrolled`);
   }
 
+  // An enrollment token (issue 12) is checked before anything is written: refused (401/403), nothing is.
+  const grant = body.enrollmentToken === undefined ? null : await checkEnrollmentToken(ctx, body.enrollmentToken);
+  const labels = grant ? labelsWithToken(body.deviceName, body.labels, grant) : body.labels;
   const actor = `device:${body.deviceName}`;
   const seenAt = ctx.now();
   // A denied name asking again with a new secret is a new request: seen first from here, now.
@@ -149,7 +154,8 @@ export async function createEnrollment(
     lastSeenAddress: clientAddress ?? null,
     system: body.system ? JSON.stringify(body.system) : null,
     approvedLabels: null,
-    labels: JSON.stringify(body.labels),
+    labels: JSON.stringify(labels),
+    tokenId: grant?.id ?? null,
     platform: body.platform,
     role: body.role,
     agentVersion: body.agentVersion,
@@ -160,34 +166,41 @@ export async function createEnrollment(
     reason: null,
   };
   const rule = ctx.env.DROVER_AUTO_APPROVE;
-  const auto = rule && matchesSelector(rule.requirements, body.labels) ? rule.text : null;
-  // Approved at once by a rule, it never sits in the inbox: the pending limits do not apply.
-  if (!auto) await assertRoomForPending(ctx, ctx.db, clientAddress);
+  // An auto-approving token, else the rule (on the labels with the token's), decides at once.
+  const approver = grant?.autoApprove
+    ? { actor: `enrollment-token:${grant.name}`, reason: `approved by enrollment token "${grant.name}" (${grant.prefix}…)` }
+    : rule && matchesSelector(rule.requirements, labels)
+      ? { actor: `auto-approve:${rule.text}`, reason: `labels match ${rule.text}` }
+      : null;
+  // Approved at once by a rule or a token, it never sits in the inbox: the pending limits do not apply.
+  if (!approver) await assertRoomForPending(ctx, ctx.db, clientAddress);
   const effects = newEffects();
   const { row, events } = await ctx.db.$transaction(async (tx) => {
     // Again inside: concurrent requests from one address must not all slip under the limit.
-    if (!auto) await assertRoomForPending(ctx, tx, clientAddress);
+    if (!approver) await assertRoomForPending(ctx, tx, clientAddress);
+    // The use is counted here, so a request refused or rolled back counts none.
+    if (grant) await claimEnrollmentToken(tx, grant, seenAt);
     // A denied name may ask again with a new secret: the same request goes back to Pending.
     if (existing) assertTransition(enrollmentMachine, "Denied", "Pending");
     const row = existing
       ? await tx.enrollmentRequest.update({ where: { id: existing.id, status: "Denied" }, data, select: { id: true } })
       : await tx.enrollmentRequest.create({ data: { deviceName: body.deviceName, ...data }, select: { id: true } });
     const newEvents: NewEvent[] = [
-      { objectKind: "EnrollmentRequest", objectName: body.deviceName, type: "EnrollmentRequested", reason: "Pending", actor },
+      { objectKind: "EnrollmentRequest", objectName: body.deviceName, type: "EnrollmentRequested", reason: "Pending", actor, ...(grant ? { message: `with enrollment token "${grant.name}" (${grant.prefix}…)` } : {}) },
     ];
     // An auto-approve rule decides in the same transaction: no window where it is Pending.
-    if (auto) {
+    if (approver) {
       const now = ctx.now();
       const created: string[] = [];
-      newEvents.push(...(await decideOne(tx, { id: row.id, deviceName: body.deviceName, ...data }, "Approved", `auto-approve:${auto}`, `labels match ${auto}`, now, created)));
-      await joinFleets(tx, ctx, created, now, `auto-approve:${auto}`, effects);
-      return { row, events: [...(await recordEvents(tx, newEvents)), ...(await finishEffects(tx, ctx, effects, now, `auto-approve:${auto}`))] };
+      newEvents.push(...(await decideOne(tx, { id: row.id, deviceName: body.deviceName, ...data }, "Approved", approver.actor, approver.reason, now, created)));
+      await joinFleets(tx, ctx, created, now, approver.actor, effects);
+      return { row, events: [...(await recordEvents(tx, newEvents)), ...(await finishEffects(tx, ctx, effects, now, approver.actor))] };
     }
     return { row, events: await recordEvents(tx, newEvents) };
   });
   afterCommit(ctx, effects, events);
   if (effects.fleets.size) await refreshFleetStatus(ctx, [...effects.fleets]);
-  return { enrollmentId: row.id, status: auto ? "Approved" : "Pending" };
+  return { enrollmentId: row.id, status: approver ? "Approved" : "Pending" };
 }
 
 type EnrollmentFacts = { id: string; deviceName: string; labels: string; platform: string; role: string; agentVersion: string; status: string };

@@ -211,6 +211,39 @@ export const restRoutes: RestRoute[] = [
     input: ({ params, body }) => ({ ids: [params.id], reason: body.reason }),
     output: (r) => (r as unknown[])[0],
   },
+  {
+    method: "POST",
+    path: "/enrollment-tokens",
+    procedure: "enrollmentTokens.create",
+    summary:
+      "Create an enrollment token (operator role): {name, description?, labels?: {key: value}, expiresInSeconds?, maxUses?, autoApprove?}. " +
+      "Agents enrolling with it (enrollmentToken in POST /api/agent/v1/enrollments) get its labels over their own and, with autoApprove, are approved at once. " +
+      "The answer's `token` is the secret, shown this once: only its SHA-256 is kept",
+    input: ({ body }) => body,
+    status: 201,
+  },
+  {
+    method: "GET",
+    path: "/enrollment-tokens",
+    procedure: "enrollmentTokens.list",
+    summary: "Enrollment tokens, newest first: name, prefix (to recognise one), labels, uses of maxUses, expiry, autoApprove, status (Active, Expired, UsedUp, Revoked); never the secret",
+    input: ({ query }) => query,
+    output: items,
+  },
+  {
+    method: "GET",
+    path: "/enrollment-tokens/{id}",
+    procedure: "enrollmentTokens.get",
+    summary: "One enrollment token (never its secret)",
+    input: ({ params }) => params,
+  },
+  {
+    method: "DELETE",
+    path: "/enrollment-tokens/{id}",
+    procedure: "enrollmentTokens.revoke",
+    summary: "Revoke an enrollment token (operator role): enrollments with it are refused from now on (403); devices it enrolled stay. Already revoked: no change. The token, revoked",
+    input: ({ params }) => params,
+  },
   { method: "GET", path: "/events", procedure: "events.list", summary: "The event log, newest first", input: ({ query }) => query, output: items },
   {
     method: "POST",

@@ -13,6 +13,7 @@ import { plansRouter } from "../plans/router";
 import { workflowsRouter } from "../workflows/router";
 import { requestsRouter } from "../requests/router";
 import { overviewRouter } from "../overview/router";
+import { enrollmentTokensRouter } from "../enrollment-tokens/router";
 
 const systemRouter = router({
   settings: viewerProcedure.query(({ ctx }) => ({
@@ -29,6 +30,7 @@ export const appRouter = router({
   auth: authRouter,
   devices: devicesRouter,
   enrollments: enrollmentsRouter,
+  enrollmentTokens: enrollmentTokensRouter,
   events: eventsRouter,
   actions: actionsRouter,
   requests: requestsRouter,
