@@ -615,6 +615,11 @@ describe("--help", () => {
     ["workflow", "rerun"],
     ["workflow", "cancel"],
     ["workflow", "delete"],
+    ["create", "enrollment-token"],
+    ["get", "enrollment-tokens"],
+    ["revoke", "enrollment-token"],
+    ["rerun"],
+    ["rerun", "action"],
   ];
 
   it("every command has --help, exit 0, needing no login or server; the list above is all of them", { timeout: 120_000 }, async () => {
@@ -628,7 +633,7 @@ describe("--help", () => {
       expect(r.stdout, name).toMatch(new RegExp(`^Usage: drover${name ? " " + args.join("[|\\w]* ") : ""}`));
       seen.push(name);
       const section = r.stdout.split("Commands:\n")[1]?.split("\n\n")[0] ?? "";
-      const subs = [...section.matchAll(/^ {2}(\w+)/gm)].map((m) => m[1]!).filter((n) => n !== "help");
+      const subs = [...section.matchAll(/^ {2}([\w-]+)/gm)].map((m) => m[1]!).filter((n) => n !== "help");
       await Promise.all(subs.map((sub) => walk([...args, sub])));
     };
     await walk([]);

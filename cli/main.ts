@@ -20,6 +20,7 @@ import { registerApply } from "./commands/apply";
 import { registerRollout } from "./commands/rollout";
 import { registerPlans } from "./commands/plans";
 import { registerWorkflows } from "./commands/workflows";
+import { registerEnrollmentTokens } from "./commands/enrollment-tokens";
 
 function version(): string {
   try {
@@ -59,6 +60,8 @@ Exit codes: 0 ok, 1 the server refused, 2 usage error, 3 not logged in, 4 server
   registerDevices(program);
   registerEvents(program);
   registerTokens(program);
+  // Last: it adds to the create, get and revoke commands the others made.
+  registerEnrollmentTokens(program);
   return program;
 }
 
