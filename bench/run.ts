@@ -6,6 +6,8 @@
  *      one's first draw, frame times while panning and zooming, a click on a step.
  *   1. held polls: N simulated agents (separate process) enroll, get auto-approved and
  *      long-poll; server RSS before and with them held → MB per 1,000 held polls.
+ *   1b. the devices list (issue 10, bench/device-list.ts) in Chromium with them held: first
+ *      rows after navigation, a label filter applied, a sort, the next page.
  *   2. wake latency: with them held, the bench's own devices each hold a poll; time from the
  *      decommission request being sent to that device's held poll answering (p50/p99).
  *   3. approve latency: with them held, time from an operator's approve request to the
@@ -26,7 +28,7 @@
  * Options (env): BENCH_AGENTS (10000), BENCH_WAKE_SAMPLES (200), BENCH_ACTION_AGENTS (1000),
  * BENCH_ACTION_ROUNDS (5), BENCH_PLAN_CONCURRENT (100), BENCH_HEARTBEAT_SECONDS (10), BENCH_PORT (3290),
  * BENCH_DEADLINE_SECONDS (1200), BENCH_GRAPH (1; 0 skips step 0), BENCH_GRAPH_STEPS (2000),
- * BENCH_GRAPH_BIG_STEPS (10000).
+ * BENCH_GRAPH_BIG_STEPS (10000), BENCH_DEVICE_LIST (1; 0 skips step 1b).
  */
 import { spawn, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -35,6 +37,7 @@ import os from "node:os";
 import path from "node:path";
 import { client, cpuMs, logger, node, percentile, probeRetries, root, rssMb, runScope, sleep, startServerProcess } from "./lib";
 import { benchWorkflowGraph, type GraphBenchReport } from "./workflow-graph";
+import { benchDeviceList, enrollQuiet, type DeviceListReport } from "./device-list";
 
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 10_000);
 const WAKE_SAMPLES = Number(process.env.BENCH_WAKE_SAMPLES ?? 200);
@@ -110,6 +113,14 @@ async function main() {
   // RSS keeps the heap's high-water mark from the enrollment churn; the live heap tells more.
   const heldHeapUsedMb = (await metric("nodejs_heap_size_used_bytes")) / 2 ** 20;
   const heldHeapTotalMb = (await metric("nodejs_heap_size_total_bytes")) / 2 ** 20;
+
+  // 1b. The devices list in Chromium with the 10,000 held agents (and 200 quiet ones to filter).
+  let deviceList: DeviceListReport | { skipped: string } = { skipped: "BENCH_DEVICE_LIST=0" };
+  if (process.env.BENCH_DEVICE_LIST !== "0") {
+    log("devices list in Chromium");
+    await enrollQuiet(URL_, 200, log);
+    deviceList = await benchDeviceList({ url: URL_, adminPassword: ADMIN_PASSWORD, devices: held + 200, selector: "group=7", deadline: Math.min(DEADLINE, Date.now() + 180_000), log });
+  }
 
   // 2. Wake latency: our own devices, each with a held poll, decommissioned one by one.
   log(`wake latency over ${WAKE_SAMPLES} devices`);
@@ -379,6 +390,7 @@ async function main() {
     },
     heartbeatsPerSecond: Math.round((after - before) / seconds),
     workflowGraph,
+    deviceList,
     heartbeatLoad: client,
     targets: { workflowGraph2000DrawnMsUnder: 1000, fleetEveryPollAnsweredMsUnder: 10_000, rssMbUnder: 500, wakeP99MsUnder: 100, heartbeatsPerSecondAtLeast: 2000, approveP99MsUnder: 100, actionsPerSecondAtLeast: 1000 },
   };
