@@ -17,6 +17,7 @@ import { useMe } from "../hooks/use-me";
 import { toggled } from "../ui/selection";
 import { Button } from "../ui/button";
 import { BulkBar, type BulkTarget } from "./bulk-bar";
+import { AddDevicesLink } from "../enrollment-tokens/add-devices-link";
 import type { DeviceParams } from "./params";
 
 /** The list's filter as devices.list and the bulk operations take it. */
@@ -79,6 +80,7 @@ export function DevicesPage() {
     <>
       <PageHeader
         title="Devices"
+        actions={<AddDevicesLink />}
         description={list.data ? `${list.data.total.toLocaleString()} device${list.data.total === 1 ? "" : "s"}${filtered ? (list.data.total === 1 ? " matches these filters" : " match these filters") : ""}` : "Every enrolled device, filtered by label and status."}
       />
       <DeviceFilters params={params} update={update} hiddenDecommissioned={list.data?.hiddenDecommissioned} />
