@@ -19,6 +19,7 @@ import { toggled } from "../ui/selection";
 import { EnrollmentsTable } from "./enrollments-table";
 import { DenyDialog } from "./deny-dialog";
 import { DenyAllDialog } from "./deny-all-dialog";
+import { AddDevicesLink } from "../enrollment-tokens/add-devices-link";
 
 const STATUSES = stateNames(enrollmentMachine);
 type StatusFilter = EnrollmentState | "All";
@@ -140,7 +141,7 @@ export function EnrollmentsPage() {
 
   return (
     <>
-      <PageHeader title="Enrollment requests" description="Devices asking to join the fleet. Approving issues the device's credential once." />
+      <PageHeader title="Enrollment requests" description="Devices asking to join the fleet. Approving issues the device's credential once." actions={<AddDevicesLink variant="secondary" />} />
 
       <div className="mb-4 flex flex-wrap items-center justify-between gap-3">
         {/* WAI-ARIA tabs: one tab stop, Left/Right/Home/End move and select (issue 10). */}
