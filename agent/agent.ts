@@ -25,6 +25,7 @@ import { IdentityDocument, StateError, type AppliedSpecDocument, type StateStore
 import type { StaticFacts, SystemFactsSource } from "./system-facts";
 import { Backoff, HEARTBEAT_JITTER, jittered, linkedSignal, sleep, Waker, type BackoffOptions } from "./timing";
 import { Updater } from "./update";
+import { UPGRADE_EXIT_STATUS } from "./upgrade";
 
 export interface DeviceIdentity {
   name: string;
@@ -115,7 +116,9 @@ export type AgentOutcome =
   | { kind: "enrollment-rejected"; message: string }
   /** Approved, but the one answer that carried the token never reached the disk. */
   | { kind: "token-lost"; enrollmentId: string }
-  | { kind: "state-error"; message: string };
+  | { kind: "state-error"; message: string }
+  /** The agent replaced its own file (upgrade.ts): its service manager starts the new one. */
+  | { kind: "restart"; info: string };
 
 /** How the CLI exits for each outcome. */
 export function exitCodeFor(outcome: AgentOutcome): number {
@@ -124,6 +127,8 @@ export function exitCodeFor(outcome: AgentOutcome): number {
     case "decommissioned":
     case "already-decommissioned":
       return 0;
+    case "restart":
+      return UPGRADE_EXIT_STATUS;
     default:
       return 1;
   }
@@ -176,6 +181,8 @@ export class Agent {
   private heartbeatsSettled = 0;
   private heartbeatWaiters: { want: number; resolve: () => void }[] = [];
   private heartbeatLoopRunning = false;
+  /** Set by restartForUpgrade(): the run ends with the restart outcome rather than "stopped". */
+  private restartInfo: string | null = null;
 
   /** The static facts the server last acknowledged, and when (see systemForHeartbeat). */
   private factsSent: { facts: StaticFacts; at: number } | null = null;
@@ -219,6 +226,15 @@ export class Agent {
   start(): Promise<AgentOutcome> {
     this.running ??= this.run();
     return this.running;
+  }
+
+  /**
+   * The agent's file was replaced by another version (upgrade.ts): stop as for a signal, and
+   * end with the restart outcome (exit status 75) for the service manager to start the new one.
+   */
+  restartForUpgrade(info: string): void {
+    this.restartInfo ??= info;
+    this.stopController.abort();
   }
 
   /** Stops: aborts the long-poll in flight, lets state writes finish. */
@@ -269,7 +285,8 @@ export class Agent {
 
   private async run(): Promise<AgentOutcome> {
     try {
-      const outcome = await this.runPhases();
+      let outcome = await this.runPhases();
+      if (this.restartInfo !== null && outcome.kind === "stopped") outcome = { kind: "restart", info: this.restartInfo };
       this.logOutcome(outcome);
       return outcome;
     } catch (error) {
@@ -852,6 +869,9 @@ export class Agent {
         return;
       case "state-error":
         this.log.error({ event: "state.error", message: outcome.message }, "state directory problem");
+        return;
+      case "restart":
+        this.log.warn({ event: "restart", info: outcome.info, exitStatus: UPGRADE_EXIT_STATUS }, "restarting into the upgraded agent");
         return;
     }
   }

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ArgsError, parseAgentArgs, parseSimulateArgs } from "./env";
+import { ArgsError, parseAgentArgs, parseSimulateArgs, wantsVersion } from "./env";
 
 const base = ["--server", "http://localhost:3000", "--name", "worker-0", "--state-dir", "/tmp/drover-agent"];
 
@@ -22,8 +22,18 @@ describe("agent command line", () => {
       appStartTimeoutSeconds: 60,
       updateCommand: null,
       updateTimeoutSeconds: 1800,
+      upgradeRetrySeconds: 30,
       logLevel: "info",
     });
+  });
+
+  it("reads --upgrade-retry-seconds, else DROVER_AGENT_UPGRADE_RETRY_SECONDS; --version and -V anywhere ask for the version alone", () => {
+    expect(parseAgentArgs([...base, "--upgrade-retry-seconds", "0.5"], {})).toMatchObject({ upgradeRetrySeconds: 0.5 });
+    expect(parseAgentArgs(base, { DROVER_AGENT_UPGRADE_RETRY_SECONDS: "120" })).toMatchObject({ upgradeRetrySeconds: 120 });
+    expect(() => parseAgentArgs([...base, "--upgrade-retry-seconds", "soon"], {})).toThrow(/^--upgrade-retry-seconds: /);
+    expect(wantsVersion(["--version"])).toBe(true);
+    expect(wantsVersion(["--server", "x", "-V"])).toBe(true);
+    expect(wantsVersion(base)).toBe(false);
   });
 
   it("reads --update-command (a path made absolute), else DROVER_AGENT_UPDATE_COMMAND, and --update-timeout-seconds", () => {

@@ -212,16 +212,28 @@ Options:
                        fetch those files from URL/<the file name in the plan's URL> instead
                        (air-gapped sites); the plan's sha256 is still checked; env
                        DROVER_AGENT_DOWNLOAD_MIRROR when not given (default: none)
+  --upgrade-retry-seconds S
+                       an agent upgrade whose download or check failed is tried again after
+                       S seconds, then 4*S (three tries in all) before it is given up; env
+                       DROVER_AGENT_UPGRADE_RETRY_SECONDS when not given (default: 30)
   --log-level LEVEL    trace, debug, info, warn, error, fatal or silent (default: info)
+  -V, --version        print the agent's version and exit
   -h, --help           show this help
 
 Action kinds: noop; sleep {seconds}; exec {command, args?, timeoutSeconds?}; reboot;
-k0supdate and airgapupdate {planId, command, version, platform, url, sha256?, forceupdate?}.
+k0supdate and airgapupdate {planId, command, version, platform, url, sha256?, forceupdate?};
+agentupgrade {version}: the agent replaces itself with that build from its server.
 Specs: Preparing (artifact downloaded, sha256 checked) → ReadyToUpdate → ApplyingUpdate
 (files written) → Updated once the applications are up; on failure RollingBack → Error.
 
+Agent upgrades (a fleet template's agent.version, or agentupgrade): the build is downloaded
+from --server, its sha256 checked, run with --version, then renamed over this agent's file
+(the old one kept as FILE.previous), and the agent exits with status 75 for its service
+manager to start the new one. Only an installed agent (drover-agent.mjs or the single
+executable) upgrades; one run from the sources (npm run agent) refuses.
+
 Exit status: 0 stopped by a signal or decommissioned; 1 credential revoked, name taken or
-another fatal error; 2 bad arguments.`;
+another fatal error; 2 bad arguments; 75 upgraded: start it again.`;
 
 const AgentArgs = z.object({
   server: ServerUrl,
@@ -249,11 +261,20 @@ const AgentArgs = z.object({
   updateCommand: UpdateCommand,
   updateTimeoutSeconds: z.coerce.number().positive().max(86_400).default(1800),
   downloadMirror: DownloadMirror,
+  upgradeRetrySeconds: z.coerce.number().min(0).max(86_400).default(30),
   logLevel: LogLevel.default("info"),
 });
 export type AgentConfig = z.infer<typeof AgentArgs>;
 
 /** `env`: where DROVER_ENROLLMENT_TOKEN, DROVER_AGENT_UPDATE_COMMAND and DROVER_AGENT_DOWNLOAD_MIRROR are read when their options are not given. */
+/**
+ * `--version` (or `-V`) anywhere: print the version and exit, before anything is validated
+ * (an upgrade's smoke test runs the new file with it alone: agent/upgrade.ts).
+ */
+export function wantsVersion(argv: readonly string[]): boolean {
+  return argv.includes("--version") || argv.includes("-V");
+}
+
 export function parseAgentArgs(argv: string[], env: Readonly<Record<string, string | undefined>> = process.env): AgentConfig | "help" {
   const values = readArgs(argv, {
     server: { type: "string" },
@@ -273,7 +294,9 @@ export function parseAgentArgs(argv: string[], env: Readonly<Record<string, stri
     "update-timeout-seconds": { type: "string" },
     "download-mirror": { type: "string" },
     "log-level": { type: "string" },
+    "upgrade-retry-seconds": { type: "string" },
     help: { type: "boolean", short: "h" },
+    version: { type: "boolean", short: "V" },
   });
   if (values.help) return "help";
   return validate(AgentArgs, {
@@ -293,6 +316,7 @@ export function parseAgentArgs(argv: string[], env: Readonly<Record<string, stri
     updateCommand: values["update-command"] ?? env.DROVER_AGENT_UPDATE_COMMAND,
     updateTimeoutSeconds: values["update-timeout-seconds"],
     downloadMirror: values["download-mirror"] ?? env.DROVER_AGENT_DOWNLOAD_MIRROR,
+    upgradeRetrySeconds: values["upgrade-retry-seconds"] ?? env.DROVER_AGENT_UPGRADE_RETRY_SECONDS,
     logLevel: values["log-level"],
   });
 }
@@ -503,6 +527,7 @@ const FLAG: Record<string, string> = {
   updateCommand: "--update-command",
   updateTimeoutSeconds: "--update-timeout-seconds",
   downloadMirror: "--download-mirror",
+  upgradeRetrySeconds: "--upgrade-retry-seconds",
   planApplySeconds: "--plan-apply-seconds",
   failDownloadNodes: "--fail-download-nodes",
   badSha256Nodes: "--bad-sha256-nodes",

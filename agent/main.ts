@@ -7,7 +7,7 @@ import path from "node:path";
 import pino from "pino";
 import { Agent, exitCodeFor } from "./agent";
 import { ProtocolClient } from "./client";
-import { AGENT_USAGE, AGENT_VERSION, ArgsError, parseAgentArgs, type AgentConfig } from "./env";
+import { AGENT_USAGE, AGENT_VERSION, ArgsError, parseAgentArgs, wantsVersion, type AgentConfig } from "./env";
 import { builtinExecutors } from "./executors";
 import { HostHealthSource } from "./health";
 import { createNodeHttpTransport } from "./http-transport";
@@ -15,6 +15,7 @@ import { HostRuntime } from "./runtime/host";
 import { DEFAULT_APP_KILL_GRACE_MS } from "./runtime/supervisor";
 import { FileStateStore } from "./state";
 import { HostFactsSource } from "./system-facts";
+import { runningAgent, Upgrader, UpgradingRuntime } from "./upgrade";
 
 /** How long a stop may take before the process exits anyway: applications get their SIGTERM grace first. */
 const STOP_GRACE_MS = DEFAULT_APP_KILL_GRACE_MS + 3_000;
@@ -22,11 +23,16 @@ const STOP_GRACE_MS = DEFAULT_APP_KILL_GRACE_MS + 3_000;
 export async function main(argv: string[]): Promise<number> {
   let config: AgentConfig;
   try {
+    if (wantsVersion(argv)) {
+      process.stdout.write(AGENT_VERSION + "\n");
+      return 0;
+    }
     const parsed = parseAgentArgs(argv);
     if (parsed === "help") {
       process.stdout.write(AGENT_USAGE + "\n");
       return 0;
     }
+
     config = parsed;
   } catch (error) {
     if (!(error instanceof ArgsError)) throw error;
@@ -51,8 +57,27 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
 
-  const agent = new Agent({
-    enrollmentToken: config.enrollmentToken,
+  // Agent upgrades (upgrade.ts): the file this process runs from is replaced, then it restarts.
+  const running = runningAgent();
+  const upgrader = new Upgrader({
+    serverUrl: config.server,
+    currentVersion: AGENT_VERSION,
+    form: running.form,
+    file: running.file,
+    platform: config.platform,
+    store,
+    logger,
+    retryMs: config.upgradeRetrySeconds * 1000,
+    onRestart: (info) => agent.restartForUpgrade(info),
+  });
+  try {
+    await upgrader.load();
+  } catch (error) {
+    logger.fatal({ event: "state.error", stateDir: config.stateDir, err: String(error) }, "cannot read the upgrade journal");
+    return 1;
+  }
+
+  const agent: Agent = new Agent({
     identity: {
       name: config.name,
       labels: config.labels,
@@ -66,6 +91,7 @@ export async function main(argv: string[]): Promise<number> {
     store,
     health: new HostHealthSource(config.stateDir),
     system: new HostFactsSource({ diskPath: config.stateDir, agentVersion: AGENT_VERSION }),
+    enrollmentToken: config.enrollmentToken,
     executors: builtinExecutors({
       allowExec: config.allowExec,
       realReboot: config.realReboot,
@@ -76,8 +102,10 @@ export async function main(argv: string[]): Promise<number> {
         timeoutMs: config.updateTimeoutSeconds * 1000,
         mirror: config.downloadMirror,
       },
+      upgrader,
     }),
-    runtime: new HostRuntime({
+    runtime: new UpgradingRuntime(
+      new HostRuntime({
       stateDir: config.stateDir,
       ...(config.rootDir ? { rootDir: config.rootDir } : {}),
       store,
@@ -85,7 +113,9 @@ export async function main(argv: string[]): Promise<number> {
       allowApps: config.allowApps,
       settleMs: config.appSettleSeconds * 1000,
       startTimeoutMs: config.appStartTimeoutSeconds * 1000,
-    }),
+      }),
+      upgrader,
+    ),
     logger,
   });
 
@@ -116,6 +146,7 @@ export async function main(argv: string[]): Promise<number> {
       updateCommand: config.updateCommand,
       downloadMirror: config.downloadMirror,
       version: AGENT_VERSION,
+      runningFrom: running.file ?? "sources",
     },
     "drover agent starting",
   );

@@ -23,7 +23,7 @@ import path from "node:path";
 import { z } from "zod";
 import { RenderedSpec } from "../lib/protocol";
 
-export const DOCUMENT_NAMES = ["identity", "spec", "actions", "update", "processes"] as const;
+export const DOCUMENT_NAMES = ["identity", "spec", "actions", "update", "processes", "upgrade"] as const;
 export type DocumentName = (typeof DOCUMENT_NAMES)[number];
 
 export interface StateStore {

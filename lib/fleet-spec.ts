@@ -14,6 +14,7 @@
 import { z } from "zod";
 import { ApplicationSpec, ConfigFile, DeviceName, jsonRecord, LabelsSchema, SpecArtifact } from "./protocol";
 import { isValidLabelKey, isValidLabelValue, type LabelSelector, type Requirement } from "./label-selector";
+import { AgentVersion } from "./agent-version";
 
 // ---------------------------------------------------------------------------------------
 // Units
@@ -98,6 +99,8 @@ export const DeviceTemplateSpec = z
     config: z.strictObject({ files: z.array(ConfigFile).max(256).default([]) }).default({ files: [] }),
     applications: z.array(ApplicationSpec).max(64).default([]),
     hooks: jsonRecord(z.unknown()).default({}),
+    /** The agent version members run (issue 12): one the server holds (checked at apply); they upgrade themselves to it. */
+    agent: z.strictObject({ version: AgentVersion }).optional(),
   })
   .superRefine((spec, ctx) => {
     const seen = new Set<string>();

@@ -158,6 +158,8 @@ export const RenderedSpec = z.object({
   config: z.object({ files: z.array(ConfigFile).default([]) }).default({ files: [] }),
   applications: z.array(ApplicationSpec).default([]),
   hooks: jsonRecord(z.unknown()).default({}),
+  /** The agent version the device should run (issue 12): the agent upgrades itself to it (agent/upgrade.ts). */
+  agent: z.object({ version: z.string().min(1).max(64) }).optional(),
 });
 export type RenderedSpec = z.infer<typeof RenderedSpec>;
 

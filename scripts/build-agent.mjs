@@ -1,10 +1,14 @@
-// `npm run build:agent [-- --version X --out DIR --sea]`: the device agent as one
+// `npm run build:agent [-- --version X --out DIR --sea --keep]`: the device agent as one
 // self-contained file that runs on plain Node 20 with no node_modules (issue 12), bundled by
 // esbuild, and a manifest with its version and sha256 that the server serves beside it
 // (GET /api/agent/v1/download). With --sea, also a single executable that needs no Node on
 // the device (Node's single executable applications: this Node binary with the agent
 // injected by postject), for this machine's platform. The agent's code is unchanged; only
 // its version is baked in.
+//
+// --keep: the build already in DIR (its manifest and files) is moved to DIR/versions/<its
+// version>/ first, so the server holds both (agent upgrades name either: /download?version=X).
+// Without it the new build replaces the current one; kept builds stay either way.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -14,11 +18,36 @@ import { parseArgs } from "node:util";
 import { build } from "esbuild";
 
 const root = path.resolve(import.meta.dirname, "..");
-const { values } = parseArgs({ options: { version: { type: "string" }, out: { type: "string" }, quiet: { type: "boolean" }, sea: { type: "boolean" } } });
+const { values } = parseArgs({ options: { version: { type: "string" }, out: { type: "string" }, quiet: { type: "boolean" }, sea: { type: "boolean" }, keep: { type: "boolean" } } });
 const version = values.version ?? JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).version;
 const outDir = path.resolve(values.out ?? path.join(root, "dist", "agent"));
 const file = path.join(outDir, "drover-agent.mjs");
 const say = (line) => values.quiet || console.log(line);
+// Also a folder name under versions/ on the server (lib/agent-version.ts AgentVersion).
+if (!/^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/.test(version)) {
+  console.error(`build:agent: --version ${JSON.stringify(version)}: letters, digits, '.', '+', '_', '-' (e.g. 1.2.3)`);
+  process.exit(2);
+}
+fs.mkdirSync(outDir, { recursive: true });
+
+// Moves the current build (manifest.json and the files it lists) to versions/<version>/.
+function keepCurrent() {
+  const at = path.join(outDir, "manifest.json");
+  if (!fs.existsSync(at)) return;
+  const old = JSON.parse(fs.readFileSync(at, "utf8"));
+  if (old.version === version) return; // the same version built again replaces itself
+  const to = path.join(outDir, "versions", old.version);
+  fs.rmSync(to, { recursive: true, force: true });
+  fs.mkdirSync(to, { recursive: true });
+  for (const f of [old.file, ...(old.binaries ?? []).map((b) => b.file)]) {
+    if (fs.existsSync(path.join(outDir, f))) fs.renameSync(path.join(outDir, f), path.join(to, f));
+  }
+  fs.renameSync(at, path.join(to, "manifest.json"));
+  say(`drover-agent ${old.version}: kept in ${path.relative(process.cwd(), to) || to}`);
+}
+if (values.keep) keepCurrent();
+// A kept build of the version being built goes: the current one is that version now.
+fs.rmSync(path.join(outDir, "versions", version), { recursive: true, force: true });
 
 // zod re-exports the error messages of ~40 languages (z.locales), which the agent never uses
 // (its messages are English, set by zod itself): half the bundle's size, and ~1 MB of memory.
@@ -39,7 +68,8 @@ const common = {
   // Stack traces in the agent's logs keep their function and class names.
   keepNames: true,
   legalComments: "none",
-  define: { __DROVER_AGENT_VERSION__: JSON.stringify(version) },
+  // The form tells the agent which file it runs from, for upgrades (agent/upgrade.ts).
+  define: { __DROVER_AGENT_VERSION__: JSON.stringify(version), __DROVER_AGENT_FORM__: JSON.stringify("script") },
   logLevel: "error",
   plugins: [withoutZodLocales],
 };
@@ -66,7 +96,7 @@ if (values.sea) {
   const platform = `${os.platform()}-${ARCH[os.arch()] ?? os.arch()}`;
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "drover-sea-"));
   try {
-    await build({ ...common, outfile: path.join(work, "agent.cjs"), format: "cjs" });
+    await build({ ...common, define: { ...common.define, __DROVER_AGENT_FORM__: JSON.stringify("sea") }, outfile: path.join(work, "agent.cjs"), format: "cjs" });
     fs.writeFileSync(path.join(work, "sea-config.json"), JSON.stringify({ main: "agent.cjs", output: "sea.blob", disableExperimentalSEAWarning: true }));
     execFileSync(process.execPath, ["--experimental-sea-config", "sea-config.json"], { cwd: work, stdio: "ignore" });
     const binary = path.join(outDir, `drover-agent-${platform}`);

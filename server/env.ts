@@ -75,6 +75,8 @@ const EnvSchema = z.object({
   DROVER_AUTH_SECRET: z.string().min(32).optional(),
   /** The agent build served at /api/agent/v1/download (issue 12); default dist/agent, built on first request. */
   DROVER_AGENT_DIST: z.string().min(1).optional(),
+  /** The oldest agent version this server supports (the console warns about older ones); default lib/agent-version.ts DEFAULT_MIN_AGENT_VERSION. */
+  DROVER_MIN_AGENT_VERSION: z.string().regex(/^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/, "a version such as 1.2.3").optional(),
   /** Public URL of the console, for cookie and origin checks; defaults to the request's host. */
   DROVER_PUBLIC_URL: z.string().url().optional(),
   /**

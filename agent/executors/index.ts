@@ -1,9 +1,11 @@
 /**
  * The built-in action kinds (lib/action-status.ts BUILTIN_ACTION_KINDS): noop, sleep, exec,
- * reboot, and the plan signals k0supdate and airgapupdate (lib/plan-spec.ts
- * PLAN_UPDATE_ACTION_KINDS). The agent process runs the real ones; the simulator runs
+ * reboot, the plan signals k0supdate and airgapupdate (lib/plan-spec.ts
+ * PLAN_UPDATE_ACTION_KINDS), and agentupgrade (issue 12, given an upgrader). The agent process runs the real ones; the simulator runs
  * simulated.ts.
  */
+import type { Upgrader } from "../upgrade";
+import { agentUpgradeExecutor } from "./agent-upgrade";
 import { execExecutor } from "./exec";
 import { noopExecutor } from "./noop";
 import { planUpdateExecutors, type PlanUpdateOptions } from "./plan-update";
@@ -26,6 +28,8 @@ export interface BuiltinOptions {
   simulatedRebootSeconds?: number;
   /** k0supdate / airgapupdate: `--update-command` and where files are downloaded. Without it they fail. */
   update?: PlanUpdateOptions;
+  /** agentupgrade: the agent's upgrader (../upgrade.ts); without it the kind is not run. */
+  upgrader?: Upgrader;
 }
 
 export function builtinExecutors(options: BuiltinOptions = {}): ExecutorRegistry {
@@ -36,5 +40,6 @@ export function builtinExecutors(options: BuiltinOptions = {}): ExecutorRegistry
     rebootExecutor({ real: options.realReboot ?? false, ...(options.simulatedRebootSeconds === undefined ? {} : { simulatedSeconds: options.simulatedRebootSeconds }) }),
     // No command, no download directory needed: the run fails before it would use one.
     ...planUpdateExecutors({ command: null, downloadDir: "", killGraceMs: options.killGraceMs, ...options.update }),
+    ...(options.upgrader ? [agentUpgradeExecutor(options.upgrader)] : []),
   ]);
 }

@@ -19,6 +19,7 @@ import { actionNotes, capabilitiesIn, type ActionNotes } from "./waits";
 import { agentRefusal } from "../../lib/action-capability";
 import type { NewActionRow } from "../devices/fast-path";
 import { newRequestRow, requestCreatedEvent } from "../requests/requests";
+import { checkAgentUpgradeArgs } from "../agent-dist/versions";
 
 export const actionSelect = {
   id: true,
@@ -117,6 +118,8 @@ export function needsApproval(ctx: ServerContext, kind: string, requested: boole
 }
 
 export async function createActions(ctx: ServerContext, input: CreateActionInput, actor: string, origin: "user" = "user"): Promise<ActionView[]> {
+  // agentupgrade names a build this server must hold (issue 12).
+  await checkAgentUpgradeArgs(ctx, input.kind, input.args);
   const targets = await resolveTargets(ctx, input);
   if (targets.length === 0) throw invalid(`labelSelector "${input.labelSelector}" matches no Enrolled device`);
   const approval = needsApproval(ctx, input.kind, input.requireApproval);

@@ -28,7 +28,8 @@ import { topics } from "../bus";
 import { agentOpenApi } from "./openapi";
 import { reportAction } from "../actions/agent-reports";
 import { CLIENT_ADDRESS_HEADER } from "../lib/client-address";
-import { agentDist, manifestBody, sendArtifact, type AgentDist } from "../agent-dist/artifact";
+import { agentDistFor, manifestBody, sendArtifact, type AgentDist } from "../agent-dist/artifact";
+import { AgentVersion } from "../../lib/agent-version";
 
 function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   const r = schema.safeParse(value);
@@ -36,8 +37,11 @@ function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   return r.data;
 }
 
-/** `?platform=linux-amd64`: that platform's single executable rather than the Node script. */
-const DownloadQuery = z.object({ platform: z.string().regex(/^[a-z0-9]+-[a-z0-9]+$/, "os-arch, e.g. linux-amd64").optional() });
+/**
+ * `?platform=linux-amd64`: that platform's single executable rather than the Node script;
+ * `?version=1.2.3`: that build (one the server holds; agent upgrades) rather than the current one.
+ */
+const DownloadQuery = z.object({ platform: z.string().regex(/^[a-z0-9]+-[a-z0-9]+$/, "os-arch, e.g. linux-amd64").optional(), version: AgentVersion.optional() });
 
 export interface WakePayload {
   /** When the change that makes work happened (ms since epoch), for the wake-latency metric. */
@@ -51,7 +55,7 @@ export function createAgentApi(ctx: ServerContext) {
   // Downloads are the heaviest answers here (≈ 0.6 MB): a fleet installing at once is fine,
   // one address fetching in a loop is not.
   const perAddress = new RateLimiter(2, 30);
-  const dist: AgentDist = agentDist(ctx.env.DROVER_AGENT_DIST);
+  const dist: AgentDist = agentDistFor(ctx.env.DROVER_AGENT_DIST);
   const polls = new PollBudget(ctx.env.DROVER_MAX_HELD_POLLS, ctx.env.DROVER_MAX_POLLS_PER_DEVICE, (reason) =>
     ctx.metrics.pollsRefused.inc({ reason }),
   );
@@ -199,12 +203,12 @@ export function createAgentApi(ctx: ServerContext) {
     if (path === "/download" && (method === "GET" || method === "HEAD")) {
       perAddress.take(String(req.headers[CLIENT_ADDRESS_HEADER]));
       const q = parse(DownloadQuery, queryObject(url));
-      return { name: "download", status: sendArtifact(req, res, await dist.current(q.platform)) };
+      return { name: "download", status: sendArtifact(req, res, await (q.version ? dist.version(q.version, q.platform) : dist.current(q.platform))) };
     }
     if (path === "/download/manifest" && method === "GET") {
       perAddress.take(String(req.headers[CLIENT_ADDRESS_HEADER]));
       const q = parse(DownloadQuery, queryObject(url));
-      sendJson(res, 200, manifestBody(await dist.current(q.platform), `${AGENT_API_BASE}/download`));
+      sendJson(res, 200, manifestBody(await (q.version ? dist.version(q.version, q.platform) : dist.current(q.platform)), `${AGENT_API_BASE}/download`));
       return { name: "download-manifest", status: 200 };
     }
     if (path === "/openapi.json" && method === "GET") {

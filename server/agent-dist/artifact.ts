@@ -6,6 +6,12 @@
  * no build, the first request builds it (esbuild, well under a second), so `npm start` on a
  * fresh clone serves an agent without a separate step. A folder given explicitly is never
  * built into: it is what an operator (or a test) chose to serve.
+ *
+ * Several versions side by side (agent upgrades): the folder's own manifest.json and files are
+ * the CURRENT build (what /download and install.sh hand out); older (or other) builds are kept
+ * whole under `versions/<version>/` (manifest.json and files), which `npm run build:agent --
+ * --keep` fills by moving the current build there before writing the new one. A fleet template
+ * or an `agentupgrade` action names any of them; `/download?version=X` serves it.
  */
 import { execFile } from "node:child_process";
 import { createReadStream, readFileSync } from "node:fs";
@@ -14,7 +20,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
 import { promisify } from "node:util";
 import { z } from "zod";
-import { notFound } from "../errors";
+import { AgentVersion, compareAgentVersions } from "../../lib/agent-version";
+import { AppError, notFound } from "../errors";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 export const DEFAULT_AGENT_DIST = path.join(ROOT, "dist", "agent");
@@ -42,6 +49,8 @@ export interface AgentArtifact {
   /** Absent: the script for Node 20+. */
   platform?: string;
   path: string;
+  /** Asked for by version (`?version=`): its download URL names it. */
+  pinned?: boolean;
 }
 
 export interface AgentDist {
@@ -50,6 +59,13 @@ export interface AgentDist {
    * single executable; 404 when there is none and none can be built.
    */
   current(platform?: string): Promise<AgentArtifact>;
+  /**
+   * The build of `version` (the current one or one kept under versions/), the script or with
+   * `platform` its single executable; 404 naming the versions held when there is none.
+   */
+  version(version: string, platform?: string): Promise<AgentArtifact>;
+  /** The versions held: the current one first, then the kept ones, newest first. */
+  versions(): Promise<{ current: string | null; kept: string[] }>;
 }
 
 export function agentDist(dir: string | undefined): AgentDist {
@@ -57,42 +73,100 @@ export function agentDist(dir: string | undefined): AgentDist {
   const buildable = dir === undefined || folder === DEFAULT_AGENT_DIST;
   let building: Promise<void> | null = null;
 
-  async function read(): Promise<AgentManifest | null> {
+  async function read(where: string): Promise<AgentManifest | null> {
     let text: string;
     try {
-      text = await fs.readFile(path.join(folder, "manifest.json"), "utf8");
+      text = await fs.readFile(path.join(where, "manifest.json"), "utf8");
     } catch {
       return null;
     }
     return AgentManifest.parse(JSON.parse(text));
   }
 
-  return {
+  async function readCurrent(): Promise<AgentManifest | null> {
+    let manifest = await read(folder);
+    if (!manifest && buildable) {
+      building ??= promisify(execFile)(process.execPath, [path.join(ROOT, "scripts", "build-agent.mjs"), "--out", folder, "--quiet"], { cwd: ROOT })
+        .then(() => undefined)
+        .finally(() => (building = null));
+      await building;
+      manifest = await read(folder);
+    }
+    return manifest;
+  }
+
+  async function kept(): Promise<string[]> {
+    let entries: string[];
+    try {
+      entries = await fs.readdir(path.join(folder, VERSIONS_DIR));
+    } catch {
+      return [];
+    }
+    const held: string[] = [];
+    for (const entry of entries) {
+      if (!AgentVersion.safeParse(entry).success) continue;
+      const m = await read(path.join(folder, VERSIONS_DIR, entry)).catch(() => null);
+      if (m?.version === entry) held.push(entry);
+    }
+    return held.sort((a, b) => compareAgentVersions(b, a));
+  }
+
+  function pick(manifest: AgentManifest, where: string, platform: string | undefined): AgentArtifact {
+    if (platform === undefined) return { version: manifest.version, file: manifest.file, size: manifest.size, sha256: manifest.sha256, path: path.join(where, manifest.file) };
+    const binary = manifest.binaries.find((b) => b.platform === platform);
+    if (!binary) {
+      const have = manifest.binaries.map((b) => b.platform).join(", ") || "none (npm run build:agent -- --sea)";
+      throw notFound(`a single-executable agent ${manifest.version} for ${platform} (built: ${have})`);
+    }
+    return { version: manifest.version, ...binary, path: path.join(where, binary.file) };
+  }
+
+  const dist: AgentDist = {
     async current(platform) {
-      let manifest = await read();
-      if (!manifest && buildable) {
-        building ??= promisify(execFile)(process.execPath, [path.join(ROOT, "scripts", "build-agent.mjs"), "--out", folder, "--quiet"], { cwd: ROOT })
-          .then(() => undefined)
-          .finally(() => (building = null));
-        await building;
-        manifest = await read();
-      }
+      const manifest = await readCurrent();
       if (!manifest) throw notFound(`an agent build: none in ${folder} (npm run build:agent)`);
-      if (platform === undefined) return { version: manifest.version, file: manifest.file, size: manifest.size, sha256: manifest.sha256, path: path.join(folder, manifest.file) };
-      const binary = manifest.binaries.find((b) => b.platform === platform);
-      if (!binary) {
-        const have = manifest.binaries.map((b) => b.platform).join(", ") || "none (npm run build:agent -- --sea)";
-        throw notFound(`a single-executable agent for ${platform} (built: ${have})`);
-      }
-      return { version: manifest.version, ...binary, path: path.join(folder, binary.file) };
+      return pick(manifest, folder, platform);
+    },
+    async version(version, platform) {
+      const current = await readCurrent();
+      if (current?.version === version) return { ...pick(current, folder, platform), pinned: true };
+      const where = path.join(folder, VERSIONS_DIR, version);
+      const manifest = AgentVersion.safeParse(version).success ? await read(where).catch(() => null) : null;
+      if (manifest?.version === version) return { ...pick(manifest, where, platform), pinned: true };
+      throw new AppError("NOT_FOUND", `no agent version ${JSON.stringify(version)} on this server (${describeHeld(await dist.versions())})`);
+    },
+    async versions() {
+      const manifest = await readCurrent();
+      const others = (await kept()).filter((v) => v !== manifest?.version);
+      return { current: manifest?.version ?? null, kept: others };
     },
   };
+  return dist;
+}
+
+/** Kept builds live in `<DROVER_AGENT_DIST>/versions/<version>/`. */
+export const VERSIONS_DIR = "versions";
+
+/** "held: 1.1.0 (current), 1.0.0" for messages. */
+export function describeHeld(held: { current: string | null; kept: string[] }): string {
+  const all = [...(held.current ? [`${held.current} (current)`] : []), ...held.kept];
+  return all.length ? `held: ${all.join(", ")}` : "none held: npm run build:agent";
+}
+
+const cache = new Map<string, AgentDist>();
+/** One AgentDist per folder, for the checks at apply time (fleets, actions, plans). */
+export function agentDistFor(dir: string | undefined): AgentDist {
+  const key = path.resolve(dir ?? DEFAULT_AGENT_DIST);
+  let dist = cache.get(key);
+  if (!dist) cache.set(key, (dist = agentDist(dir)));
+  return dist;
 }
 
 /** The manifest as served: where to download, what to check. */
 export function manifestBody(artifact: AgentArtifact, downloadPath: string) {
-  const { version, file, size, sha256, platform } = artifact;
-  return { name: "drover-agent", version, file, size, sha256, ...(platform ? { platform } : { node: ">=20" }), url: platform ? `${downloadPath}?platform=${platform}` : downloadPath };
+  const { version, file, size, sha256, platform, pinned } = artifact;
+  const query = new URLSearchParams({ ...(pinned ? { version } : {}), ...(platform ? { platform } : {}) }).toString();
+  return { name: "drover-agent", version, file, size, sha256, ...(platform ? { platform } : { node: ">=20" }), url: query ? `${downloadPath}?${query}` : downloadPath };
 }
 
 /** Sends the agent file, with its version and sha256 in headers; 304 when the client has it. */

@@ -13,6 +13,10 @@
 #   --uninstall        stop and remove the agent (keeps its state; add --purge to remove it)
 #   --purge            with --uninstall: also remove the state (credential, journal)
 #
+# Upgrades: the agent replaces its own file with a build its server holds (a fleet template's
+# agent.version, or an agentupgrade action) and exits 75; systemd (Restart=always) or, without
+# it, bin/drover-agent starts it again on the new file. The old one stays as FILE.previous.
+#
 # What it does: downloads the agent from the server and checks its sha256, installs it under
 # the prefix (drover-agent.mjs, agent.env, bin/drover-agent, state/), writes and starts a
 # systemd unit (drover-agent.service) unless --no-service, and prints what it did. The
@@ -46,7 +50,7 @@ while [ $# -gt 0 ]; do
     --binary) BINARY=1; shift ;;
     --uninstall) UNINSTALL=1; shift ;;
     --purge) PURGE=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0" 2>/dev/null || true; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" 2>/dev/null || true; exit 0 ;;
     *) fail "unknown option $1 (see --help)" ;;
   esac
 done
@@ -151,13 +155,32 @@ umask 022
 cat > "$PREFIX/bin/drover-agent" <<EOF
 #!/bin/sh
 # Starts the Drover agent with the settings in $PREFIX/agent.env.
+#
+# Exit status 75: the agent upgraded itself (its file was replaced) and must be started again.
+# Under systemd (INVOCATION_ID is set) the unit's Restart=always does that, so this script
+# becomes the agent (exec). Anywhere else it stays as a small supervisor: it runs the agent,
+# starts it again after a 75, passes SIGTERM/SIGINT on, and exits with any other status.
 set -eu
 . "$PREFIX/agent.env"
 set -- --server "\$DROVER_SERVER" --name "\$DROVER_NAME" --state-dir "\$DROVER_STATE_DIR" \\
   \${DROVER_LABELS:+--labels "\$DROVER_LABELS"} \${DROVER_ENROLLMENT_TOKEN:+--enrollment-token "\$DROVER_ENROLLMENT_TOKEN"} \\
   \$DROVER_AGENT_OPTIONS "\$@"
-if [ -x "$PREFIX/drover-agent" ]; then exec "$PREFIX/drover-agent" "\$@"; fi
-exec node "$PREFIX/drover-agent.mjs" "\$@"
+if [ -n "\${INVOCATION_ID:-}" ]; then
+  if [ -x "$PREFIX/drover-agent" ]; then exec "$PREFIX/drover-agent" "\$@"; fi
+  exec node "$PREFIX/drover-agent.mjs" "\$@"
+fi
+child=
+trap '[ -n "\$child" ] && kill -TERM "\$child" 2>/dev/null' TERM INT
+while :; do
+  if [ -x "$PREFIX/drover-agent" ]; then "$PREFIX/drover-agent" "\$@" & else node "$PREFIX/drover-agent.mjs" "\$@" & fi
+  child=\$!
+  status=0
+  wait "\$child" || status=\$?
+  # A signal ends wait early: wait for the agent itself to finish stopping.
+  while kill -0 "\$child" 2>/dev/null; do status=0; wait "\$child" || status=\$?; done
+  [ "\$status" -eq 75 ] || exit "\$status"
+  printf 'drover-agent: the agent upgraded itself; starting it again\\n' >&2
+done
 EOF
 chmod 0755 "$PREFIX/bin/drover-agent"
 say "installed drover-agent $VERSION (${QUERY:+single executable for $PLATFORM, }sha256 $GOT) in $PREFIX"
@@ -174,6 +197,7 @@ After=network-online.target
 
 [Service]
 ExecStart=$PREFIX/bin/drover-agent
+# Restart=always also starts the agent again after an upgrade (it exits 75 on its new file).
 Restart=always
 RestartSec=5
 # Exit 1 is a credential revoked or an enrollment denied, 2 bad settings: do not loop on them.

@@ -16,6 +16,7 @@ import type { HeartbeatWrite } from "./fast-path";
 import { reconcileQueue } from "../actions/agent-reports";
 import { topics } from "../bus";
 import { recordInventory } from "./inventory";
+import { noteAgentVersion } from "./agent-version";
 import { derive, deviceFactsSelect, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
 
 function applyReport(device: DeviceFactsRow, reportedJson: string, report: StatusReport, now: Date, ctx: ServerContext) {
@@ -113,5 +114,7 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
   // The queue the agent sent is its whole queue: what we have as NEW or RUNNING and it lacks is LOST.
   if (ctx.fast) await reconcileQueue(ctx, device, report.actions);
   await inventory;
+  // An agent that upgraded itself says so in its first full facts (issue 12); most reports: nothing.
+  if (report.system?.agent) await noteAgentVersion(ctx, device, report.system);
   ctx.metrics.heartbeats.inc();
 }

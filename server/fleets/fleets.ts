@@ -16,6 +16,7 @@
  *   a member that matches another fleet joins it.
  */
 import YAML from "yaml";
+import { assertAgentVersionHeld } from "../agent-dist/versions";
 import { FleetInput, type DeviceTemplateSpec, type FleetSpec, type LabelSelectorObject, type RolloutPolicy, type Condition } from "../../lib/fleet-spec";
 import { describeZodError } from "../../lib/protocol";
 import type { Labels } from "../../lib/label-selector";
@@ -291,8 +292,15 @@ async function renderTemplateChange(
   await startRollout(tx, fleet, String(change.version), revertTo ?? change.was, now, effects);
 }
 
+/** The template's agent version must be a build this server holds (issue 12): members would fail to fetch it. */
+async function checkTemplateAgent(ctx: ServerContext, input: FleetInput): Promise<void> {
+  const version = input.spec.template.spec.agent?.version;
+  if (version !== undefined) await assertAgentVersionHeld(ctx, version, "spec.template.spec.agent.version");
+}
+
 export async function createFleet(ctx: ServerContext, input: FleetInput, actor: string): Promise<FleetObject> {
   const name = input.metadata.name;
+  await checkTemplateAgent(ctx, input);
   await change(ctx, actor, async (tx, now, effects) => {
     if (await tx.fleet.findUnique({ where: { name }, select: { id: true } })) throw conflict(`fleet "${name}" already exists: PUT /fleets/${name} to change it`);
     const fleet = await tx.fleet.create({
@@ -330,6 +338,7 @@ export interface UpdateResult {
 
 export async function updateFleet(ctx: ServerContext, name: string, input: FleetInput, actor: string): Promise<UpdateResult> {
   if (input.metadata.name !== name) throw invalid(`metadata.name: "${input.metadata.name}" is not the fleet in the path ("${name}")`);
+  await checkTemplateAgent(ctx, input);
   const outcome = await change(ctx, actor, async (tx, now, effects) => {
     const fleet = await tx.fleet.findUnique({ where: { name }, select: fleetSelect });
     if (!fleet) throw notFound(`fleet "${name}"`);

@@ -10,6 +10,7 @@
  * already SignalCompleted (k0s #4006).
  */
 import { randomBytes, randomUUID } from "node:crypto";
+import { checkAgentUpgradeArgs } from "../agent-dist/versions";
 import type { ServerContext } from "../context";
 import type { Prisma, Tx } from "../db";
 import { conflict, invalid, notFound } from "../errors";
@@ -116,6 +117,8 @@ export async function createPlan(ctx: ServerContext, args: CreateArgs): Promise<
   const requireApproval = options.requireApproval ?? input.spec.requireApproval ?? false;
   const deadline = options.deadline ?? input.spec.deadline ?? null;
   const shapes = input.spec.commands.map(commandShape);
+  // An agentupgrade command names a build this server must hold (issue 12).
+  for (const [i, shape] of shapes.entries()) if (shape.action) await checkAgentUpgradeArgs(ctx, shape.action.kind, shape.action.args, `spec.commands[${i}].action.args`);
   const id = newPlanId();
   const effects = await ctx.db.$transaction(async (tx) => {
     const now = ctx.now();
