@@ -1,7 +1,14 @@
 import { test, expect, type Page } from "@playwright/test";
+import { AxeBuilder } from "@axe-core/playwright";
 import YAML from "yaml";
 import { E2E_ADMIN_PASSWORD } from "../playwright.config";
 import { api, approveByApi, createUser, deviceName, onlineDevicePage, signIn, simulate, tokenFor, uniquePrefix } from "./support";
+
+/** WCAG 2.1 A/AA violations on the page as it is (what accessibility.spec.ts checks, here with the selection and the dialogs open). */
+async function axe(page: Page): Promise<string[]> {
+  const result = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
+  return result.violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.html.slice(0, 160)}`));
+}
 
 /** The device names of the list's rows, top to bottom. */
 async function rowNames(page: Page): Promise<string[]> {
@@ -10,6 +17,7 @@ async function rowNames(page: Page): Promise<string[]> {
 }
 
 test("device list: sort by a column, label two devices, decommission one in bulk, decommissioned hidden then shown", async ({ page }) => {
+  test.setTimeout(120_000);
   const prefix = uniquePrefix("list");
   const names = [1, 2, 3].map((i) => deviceName(prefix, i));
   const admin = await tokenFor("admin", E2E_ADMIN_PASSWORD);
@@ -47,8 +55,10 @@ test("device list: sort by a column, label two devices, decommission one in bulk
     await page.getByTestId(`select-${names[0]}`).check();
     await page.getByTestId(`select-${names[1]}`).check();
     await expect(page.getByTestId("selection-count")).toHaveText(/2 selected/);
+    expect(await axe(page)).toEqual([]);
     await expect(page).toHaveURL(new RegExp(`/devices\\?labelSelector=`)); // a checkbox click does not open the device
     await page.getByTestId("bulk-label").click();
+    expect(await axe(page)).toEqual([]);
     await page.getByTestId("label-key").fill("tier");
     await page.getByTestId("label-value").fill("gold");
     await page.getByTestId("confirm-bulk-label").click();
@@ -103,6 +113,7 @@ test("device list: a viewer sees no selection controls", async ({ page }) => {
 });
 
 test("YAML view: a device and an action, as the REST API returns them, with a copy button", async ({ page, context }) => {
+  test.setTimeout(90_000);
   await context.grantPermissions(["clipboard-read", "clipboard-write"]);
   const { name, admin, sim } = await onlineDevicePage(page, "yaml");
   try {
@@ -110,6 +121,7 @@ test("YAML view: a device and an action, as the REST API returns them, with a co
     const view = page.getByTestId("yaml-view");
     await expect(view).toBeVisible();
     await expect(view).toContainText(`name: ${name}`);
+    expect(await axe(page)).toEqual([]);
     const shown = YAML.parse((await view.textContent()) ?? "") as Record<string, unknown>;
     const rest = (await api<Record<string, unknown>>("GET", `/devices/${name}`, admin)).body;
     for (const key of ["id", "name", "platform", "role", "labels", "lifecycle", "createdAt", "fleet"]) expect(shown[key]).toEqual(rest[key]);
