@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { alignedData, formatValue, resolveColor, seriesColor, stackData, summarize, withAlpha, yRange } from "@/components/charts/shape";
+import { actionSeries, collectingText, deviceSeries, firstSampled, parseRange, refetchDelayMs, SUMMARY_COLORS } from "@/components/overview/history";
 
 describe("chart data shaping", () => {
   it("aligns every series on the times, padding short ones with null and cutting long ones", () => {
@@ -62,5 +63,40 @@ describe("chart data shaping", () => {
     expect(withAlpha("oklch(68.5% 0.169 237.323)", 0.3)).toBe("oklch(68.5% 0.169 237.323 / 0.3)");
     expect(withAlpha("#2f6fed", 0.5)).toBe("#2f6fed80");
     expect(seriesColor({ label: "a", values: [] }, 0)).toBe("var(--color-sky-500)");
+  });
+});
+
+describe("the overview's history as chart series", () => {
+  it("reads the range from the URL, 1 h by default", () => {
+    expect(parseRange("24h")).toBe("24h");
+    expect(parseRange("7d")).toBe("7d");
+    expect(parseRange("2d")).toBe("1h");
+    expect(parseRange(null)).toBe("1h");
+  });
+
+  it("stacks the statuses that had devices, in the table's order, each its own colour", () => {
+    const series = deviceSeries({ Offline: [1, 0], Online: [2, 3], Error: [0, 0], Brandnew: [null, 1] }, "summary");
+    expect(series.map((s) => s.label)).toEqual(["Online", "Offline", "Brandnew"]);
+    expect(series[0]!.color).toBe("var(--color-emerald-500)");
+    expect(series[2]!.color).toBe("var(--color-slate-500)");
+    expect(new Set(Object.values(SUMMARY_COLORS)).size).toBe(Object.keys(SUMMARY_COLORS).length);
+  });
+
+  it("draws actions created and each final state that occurred", () => {
+    const series = actionSeries({ createdPerMinute: [1, 2], finishedPerMinute: { FAILED: [0, 1], DONE: [1, 1], LOST: [0, 0] } });
+    expect(series.map((s) => s.label)).toEqual(["created", "finished DONE", "finished FAILED"]);
+  });
+
+  it("polls just after the next sample, within bounds, and says when the first sample comes", () => {
+    expect(refetchDelayMs({ nextSampleAt: 100, sampleSeconds: 60 }, 95_000)).toBe(6_000);
+    expect(refetchDelayMs({ nextSampleAt: 100, sampleSeconds: 60 }, 120_000)).toBe(1_000);
+    expect(refetchDelayMs({ nextSampleAt: 1_000, sampleSeconds: 60 }, 0)).toBe(61_000);
+    expect(collectingText(100, 58_200)).toBe("Collecting — first sample in 42 s");
+    expect(collectingText(100, 100_500)).toBe("Collecting — first sample any moment");
+  });
+
+  it("starts a young history at its first sample", () => {
+    expect(firstSampled([null, null, 0, 5])).toBe(2);
+    expect(firstSampled([null, null])).toBe(0);
   });
 });

@@ -108,6 +108,7 @@ function tooltipPlugin(values: () => ChartSeries[], unit: string | undefined): u
         tip = document.createElement("div");
         tip.className = "drover-chart-tip pointer-events-none absolute z-10 hidden min-w-32 rounded-md border border-slate-200 bg-white px-2.5 py-1.5 text-xs text-slate-700 shadow-md";
         tip.setAttribute("aria-hidden", "true");
+        tip.style.fontFamily = fontFamily();
         u.over.appendChild(tip);
       },
       setCursor: (u) => {
@@ -201,7 +202,8 @@ export function TimeChart({ times, series, height = 180, stacked = false, unit, 
               stroke: c,
               width: 1.5,
               fill: stacked ? withAlpha(c, dark ? 0.45 : 0.35) : undefined,
-              points: { show: false },
+              // uPlot shows the points only while they are far apart (a young history's few samples).
+              points: { size: 5 },
             };
           }),
         ],
@@ -303,7 +305,7 @@ export function Sparkline({ times, values, color: c = "var(--color-sky-500)", he
         padding: [2, 0, 2, 0],
         scales: { x: { time: true }, y: { range: (_u, _min, max) => yRange(max) } },
         axes: [{ show: false }, { show: false }],
-        series: [{}, { stroke, width: 1.5, fill: withAlpha(stroke, 0.15), points: { show: false } }],
+        series: [{}, { stroke, width: 1.5, fill: withAlpha(stroke, 0.15), points: { size: 3 } }],
       };
     },
     data,

@@ -2,7 +2,7 @@ import Link from "next/link";
 import type { ReactNode } from "react";
 import { Skeleton } from "../ui/skeleton";
 
-export function StatCard({ label, value, href, hint, accent, testId }: { label: string; value: number | undefined; href: string; hint?: ReactNode; accent?: string; testId?: string }) {
+export function StatCard({ label, value, href, hint, accent, testId, trend }: { label: string; value: number | undefined; href: string; hint?: ReactNode; accent?: string; testId?: string; trend?: ReactNode }) {
   return (
     <Link
       prefetch={false}
@@ -19,6 +19,7 @@ export function StatCard({ label, value, href, hint, accent, testId }: { label: 
         )}
         {hint && <span className="text-xs text-slate-500">{hint}</span>}
       </div>
+      {trend && <div className="mt-1.5">{trend}</div>}
     </Link>
   );
 }
