@@ -39,8 +39,13 @@ const share = (u: { usedBytes: number; totalBytes: number } | undefined) =>
 
 /** The static facts of a report, or null when it carries `usage` alone (they are kept as they are). */
 export function staticFactsOf(system: SystemFacts): StaticFacts | null {
-  const { usage: _usage, ...facts } = system;
-  return Object.keys(facts).length > 0 ? facts : null;
+  // Most reports carry `usage` alone: say so without copying anything (the hot path).
+  for (const key in system) {
+    if (key === "usage" || system[key as keyof SystemFacts] === undefined) continue;
+    const { usage: _usage, ...facts } = system;
+    return facts;
+  }
+  return null;
 }
 
 export function sampleOf(usage: Usage | undefined, now: Date): UsageSample | null {
