@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./helpers/server";
-import { eventually, expectError, heartbeat } from "./helpers/devices";
+import { enrollDevice, eventually, expectError, heartbeat, uniqueName } from "./helpers/devices";
 import { createAction, onlineDevice, reportAll, offeredIds, setHealth } from "./helpers/actions";
 import { bucketHistory, bucketSecondsFor, nextSampleAt, type SampleValues, type StoredSample } from "../server/overview/buckets";
 import type { MetricsHistory } from "../server/overview/buckets";
@@ -147,6 +147,30 @@ describe("sampling against a real server", () => {
     // A heartbeat that changes the status shows in the next samples.
     expect((await heartbeat(s, d, { resources: { cpu: "Critical" } })).status).toBe(200);
     await eventually(async () => ((await stored()).at(-1)!.values.summary.Error === 1 ? true : undefined));
+  });
+
+  it("samples an open rollout with its fleet's members up to date", async () => {
+    const name = uniqueName("hist");
+    const suite = uniqueName("suite");
+    const devices = [await enrollDevice(s, `${name}-a`, { suite }), await enrollDevice(s, `${name}-b`, { suite })];
+    const template = (version: string) => ({ spec: { version, applications: [{ name: "web", command: ["/usr/bin/web"] }] } });
+    const body = (version: string) => ({ metadata: { name }, spec: { selector: { matchLabels: { suite } }, template: template(version), rolloutPolicy: { canary: { replicas: 1, duration: "1h" } } } });
+    expect((await s.api("POST", "/fleets", body("1.0.0"))).status).toBe(201);
+    // The first version goes to every member at once; then a change opens a rollout (a canary of one that lasts an hour).
+    for (const d of devices) {
+      const view = (await s.api<{ renderedVersion: number }>("GET", `/devices/${d.name}`)).body;
+      expect((await heartbeat(s, d, { renderedVersion: view.renderedVersion, applications: [{ name: "web", status: "Running", restarts: 0 }] })).status).toBe(200);
+    }
+    expect((await s.api("PUT", `/fleets/${name}`, body("2.0.0"))).status).toBe(200);
+    const h = await eventually(async () => {
+      const got = await history("1h");
+      const r = got.rollouts.find((x) => x.fleet === name);
+      return r && r.total.some((v) => v === 2) ? { got, r } : undefined;
+    });
+    expect(h.r.version).toBe("2");
+    expect(h.r.phase).toBe("Canary");
+    expect(h.r.percent.some((v) => v !== null && v >= 0 && v <= 100)).toBe(true);
+    expect(h.r.percent).toHaveLength(h.got.times.length);
   });
 
   it("prunes samples past the retention (7 days) at each sample", async () => {
