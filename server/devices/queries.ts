@@ -188,16 +188,23 @@ export async function listDevices(ctx: ServerContext, filter: DeviceFilter, page
   const order = page.order ?? "asc";
   const where = deviceWhere(filter);
   const hidden = hidesDecommissioned(filter);
-  const [rows, total, hiddenDecommissioned] = await Promise.all([
+  const [rows, byLifecycle] = await Promise.all([
     ctx.db.device.findMany({
       where: page.cursor ? { AND: [where, afterCursor(sort, order, page.cursor)] } : where,
       orderBy: sortOrderBy(sort, order),
       take: page.limit + 1,
       select: { ...listSelect, createdAt: true },
     }),
-    ctx.db.device.count({ where }),
-    hidden ? ctx.db.device.count({ where: deviceWhere({ ...filter, decommissioned: "show", lifecycle: ["Decommissioned"] }) }) : Promise.resolve(0),
+    // One count for both numbers: the filter's matches by lifecycle (a second count of the
+    // hidden ones evaluated the label selector twice).
+    ctx.db.device.groupBy({ by: ["lifecycle"], where: deviceWhere({ ...filter, decommissioned: "show" }), _count: { _all: true } }),
   ]);
+  let total = 0;
+  let hiddenDecommissioned = 0;
+  for (const g of byLifecycle) {
+    if (hidden && g.lifecycle === "Decommissioned") hiddenDecommissioned += g._count._all;
+    else total += g._count._all;
+  }
   const shown = rows.slice(0, page.limit);
   // Members its fleet's rollout holds back say so (waiting for the canary, its batch...).
   const notes = await rolloutNotes(ctx.db, shown);
