@@ -334,6 +334,7 @@ Options:
   --agents N             how many agents (required)
   --prefix P             device names are P-00001 ... (default: sim)
   --labels k=v,...       labels of every agent (default: simulated=true)
+  --enrollment-token T   every agent enrolls with this enrollment token (one use each)
   --platform OS-ARCH     platform reported (default: linux-amd64)
   --role ROLE            worker or controller (default: worker)
   --degraded SHARE       share of agents reporting a Degraded resource (default: 0.1)
@@ -385,6 +386,7 @@ const SimulateArgs = z
       .pipe(DeviceName)
       .refine((p) => p.length <= 50, "must be at most 50 characters"),
     labels: Labels.default({ simulated: "true" }),
+    enrollmentToken: z.string().min(1).max(256).optional(),
     platform: Platform.default("linux-amd64"),
     role: DeviceRole.default("worker"),
     degraded: Share.default(0.1),
@@ -427,6 +429,7 @@ export function parseSimulateArgs(argv: string[]): SimulateConfig | "help" {
     agents: { type: "string" },
     prefix: { type: "string" },
     labels: { type: "string" },
+    "enrollment-token": { type: "string" },
     platform: { type: "string" },
     role: { type: "string" },
     degraded: { type: "string" },
@@ -463,6 +466,7 @@ export function parseSimulateArgs(argv: string[]): SimulateConfig | "help" {
     agents: values.agents,
     prefix: values.prefix,
     labels: values.labels,
+    enrollmentToken: values["enrollment-token"],
     platform: values.platform,
     role: values.role,
     degraded: values.degraded,

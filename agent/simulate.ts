@@ -41,6 +41,7 @@ export async function main(argv: string[]): Promise<number> {
     agents: config.agents,
     prefix: config.prefix,
     labels: config.labels,
+    enrollmentToken: config.enrollmentToken,
     platform: config.platform,
     role: config.role,
     degraded: config.degraded,

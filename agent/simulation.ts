@@ -48,6 +48,8 @@ export interface SimulationOptions {
   agents: number;
   prefix?: string;
   labels?: Record<string, string>;
+  /** An enrollment token every agent enrolls with (issue 12). */
+  enrollmentToken?: string | undefined;
   platform?: string;
   role?: DeviceRole;
   degraded?: number;
@@ -392,6 +394,7 @@ export function startSimulation(options: SimulationOptions): SimulationHandle {
         seededRandom(seed + index + 1 + 0x85ebca6b),
       ),
       runtime: new SimulatedRuntime(updateKnobs, simulatedApplications(profile, agentRandom)),
+      enrollmentToken: options.enrollmentToken,
       logger: logger.child({ device: name }),
       timing,
       // The agent's own draws (heartbeat spread, backoff) on a stream of their own, seeded

@@ -10,6 +10,8 @@ import { createHash } from "node:crypto";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { enrollmentBody, newSecret, uniqueName } from "./helpers/devices";
 import { tokenFor, sleep } from "./helpers/actions";
+import { startSimulation } from "../agent/simulate";
+import { parseSimulateArgs } from "../agent/env";
 
 interface TokenView {
   id: string;
@@ -265,5 +267,23 @@ describe("tRPC", () => {
     expect((await caller.enrollmentTokens.list({ limit: 10 })).some((t) => t.id === made.id && !("token" in t))).toBe(true);
     expect((await caller.enrollmentTokens.get({ id: made.id })).labels).toEqual({ x: "y" });
     expect((await caller.enrollmentTokens.revoke({ id: made.id })).status).toBe("Revoked");
+  });
+});
+
+describe("the simulator's --enrollment-token", () => {
+  it("every simulated agent enrolls with it: approved at once with its labels, one use each", async () => {
+    const t = await createToken({ labels: { batch: "sim" }, autoApprove: true, maxUses: 2 });
+    const parsed = parseSimulateArgs(["--server", s.url, "--agents", "2", "--enrollment-token", t.token]);
+    expect(typeof parsed === "object" && parsed.enrollmentToken).toBe(t.token);
+    const prefix = uniqueName("simtok");
+    const sim = startSimulation({ server: s.url, agents: 2, prefix, labels: { simulated: "true" }, enrollmentToken: t.token, degraded: 0, error: 0, restarts: 0, flap: 0, silent: 0, seed: 5 });
+    try {
+      await expect
+        .poll(async () => (await s.ctx.db.device.findMany({ where: { name: { startsWith: prefix } }, include: { labels: true } })).map((d) => d.labels.map((l) => `${l.key}=${l.value}`).sort().join(",")), { timeout: 20_000 })
+        .toEqual(["batch=sim,simulated=true", "batch=sim,simulated=true"]);
+      expect(await uses(t.id)).toBe(2);
+    } finally {
+      await sim.stop();
+    }
   });
 });
