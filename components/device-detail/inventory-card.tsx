@@ -6,7 +6,13 @@ import { Field } from "../ui/field";
 import { EmptyState } from "../ui/states";
 import { formatAbsolute, RelativeTime, toDate } from "../ui/time";
 import { useClock } from "../hooks/use-now";
-import { Sparkline, type SparkPoint } from "./sparkline";
+import { Sparkline } from "../charts/time-chart";
+
+/** One sample of a usage series: unix seconds and a percentage (null: not reported then). */
+interface SparkPoint {
+  at: number;
+  value: number | null;
+}
 
 type Inventory = DeviceDetail["inventory"];
 type Usage = NonNullable<Inventory["usage"]>;
@@ -72,8 +78,12 @@ function UsageTile({
         </span>
       </div>
       <div className="truncate text-xs text-slate-600 tabular-nums">{detail ?? "\u00a0"}</div>
-      <div className="mt-1" style={{ color }}>
-        <Sparkline points={points} label={`${title} used, last ${points.length} minutes`} testId={`${testId}-chart`} />
+      <div className="mt-1" data-testid={`${testId}-chart`} data-points={points.filter((p) => p.value !== null).length}>
+        {points.length === 0 ? (
+          <div className="flex h-8 items-center text-xs text-slate-500">no history yet</div>
+        ) : (
+          <Sparkline times={points.map((p) => p.at)} values={points.map((p) => p.value)} color={color} height={32} unit="%" ariaLabel={`${title} used, one sample a minute`} />
+        )}
       </div>
     </div>
   );
@@ -88,7 +98,7 @@ export function InventoryCard({ device }: { device: DeviceDetail }) {
   const inv = device.inventory;
   const sys = inv.system;
   const usage: Usage | null = inv.usage;
-  const history = inv.history.map((h) => ({ at: new Date(h.at).getTime(), cpu: h.cpuPercent, memory: h.memoryPercent, disk: h.diskPercent }));
+  const history = inv.history.map((h) => ({ at: Math.floor(new Date(h.at).getTime() / 1000), cpu: h.cpuPercent, memory: h.memoryPercent, disk: h.diskPercent }));
   const series = (key: "cpu" | "memory" | "disk"): SparkPoint[] => history.map((h) => ({ at: h.at, value: h[key] }));
   const mem = percentOf(usage?.memory);
   const disk = percentOf(usage?.disk);
@@ -159,7 +169,7 @@ export function InventoryCard({ device }: { device: DeviceDetail }) {
               value={usage?.cpuPercent !== undefined && usage ? `${usage.cpuPercent.toFixed(1)} %` : null}
               detail={sys?.cpus ? `of ${sys.cpus} ${sys.cpus === 1 ? "CPU" : "CPUs"}` : undefined}
               points={series("cpu")}
-              color="var(--color-brand-600, #2563eb)"
+              color="var(--color-sky-500)"
               testId="usage-cpu"
             />
             <UsageTile
@@ -167,7 +177,7 @@ export function InventoryCard({ device }: { device: DeviceDetail }) {
               value={mem === null ? null : `${mem.toFixed(0)} %`}
               detail={usage?.memory ? `${formatBytes(usage.memory.usedBytes)} of ${formatBytes(usage.memory.totalBytes)}` : undefined}
               points={series("memory")}
-              color="#7c3aed"
+              color="var(--color-violet-500)"
               testId="usage-memory"
             />
             <UsageTile
@@ -175,7 +185,7 @@ export function InventoryCard({ device }: { device: DeviceDetail }) {
               value={disk === null ? null : `${disk.toFixed(0)} %`}
               detail={usage?.disk ? `${formatBytes(usage.disk.usedBytes)} of ${formatBytes(usage.disk.totalBytes)}` : undefined}
               points={series("disk")}
-              color="#0d9488"
+              color="var(--color-teal-500)"
               testId="usage-disk"
             />
           </div>
