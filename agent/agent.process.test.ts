@@ -4,6 +4,7 @@
  * through the operator REST API (../shared/OPERATOR_API.md).
  */
 import fs from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../tests/helpers/server";
@@ -67,6 +68,10 @@ describe("the agent process against the real server", () => {
     // This host's real resource health; on a quiet machine that is Online.
     expect(online).toMatchObject({ lifecycle: "Enrolled", applicationSummary: "NoApplications" });
     expect((online.reported as { config: unknown }).config).toEqual({ renderedVersion: 0 });
+    // This host's facts, from the process's own readings (system-facts.ts), in its first heartbeat.
+    const inventory = online.inventory as { system: Record<string, unknown>; usage: { memory: { totalBytes: number } } };
+    expect(inventory.system).toMatchObject({ hostname: os.hostname(), kernel: os.release(), arch: os.machine(), cpus: os.availableParallelism() });
+    expect(inventory.usage.memory.totalBytes).toBe(os.totalmem());
     const seenBefore = String(online.lastSeen);
 
     // SIGTERM: stops within a second or so, exit 0.
