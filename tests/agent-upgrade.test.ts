@@ -40,7 +40,7 @@ beforeAll(async () => {
   const middle = Math.floor(bytes.length / 2);
   bytes[middle] = bytes[middle]! ^ 0x20;
   fs.writeFileSync(corrupt, bytes);
-  server = await startTestServer({ DROVER_AGENT_DIST: dist, DROVER_HEARTBEAT_SECONDS: "1", LOG_LEVEL: "warn" });
+  server = await startTestServer({ DROVER_AGENT_DIST: dist, DROVER_HEARTBEAT_SECONDS: "1", DROVER_MIN_AGENT_VERSION: "1.1.0", LOG_LEVEL: "warn" });
   healthyHost = path.join(dist, "healthy-host.mjs");
   buildSync({ entryPoints: [path.join(ROOT, "agent/test-support/healthy-host.ts")], outfile: healthyHost, format: "esm", platform: "node", logLevel: "error" });
 }, 120_000);
@@ -115,6 +115,10 @@ describe("an installed agent upgrading itself", () => {
     expect((await server.api("POST", `/enrollments/${enrollmentId}/approve`, {})).status).toBe(200);
     await eventually(async () => (await device()).summary === "Online", 20_000, "the agent Online");
     expect((await device()).agentVersion).toBe("1.0.0");
+    // The list shows it; the console flags it against the minimum this server supports.
+    expect((await server.api<{ items: { name: string; agentVersion: string }[] }>("GET", "/devices?labelSelector=upgrade%3Dyes")).body.items).toEqual([expect.objectContaining({ name: "upgrader-1", agentVersion: "1.0.0" })]);
+    const settings = await fetch(`${server.url}/api/trpc/system.settings`, { headers: { authorization: `Bearer ${server.adminToken}` } });
+    expect(((await settings.json()) as { result: { data: { minAgentVersion: string } } }).result.data.minAgentVersion).toBe("1.1.0");
 
     // The fleet names 1.1.0.
     expect((await server.api("POST", "/fleets", fleetBody("1.1.0"))).status).toBe(201);
@@ -171,6 +175,39 @@ describe("an installed agent upgrading itself", () => {
     supervisor.stop();
     expect(await supervisor.done).toBe(0);
   }, 120_000);
+});
+
+describe("bin/drover-agent without systemd", () => {
+  it("starts the agent again after exit 75, passes SIGTERM on, and exits with the agent's status", async () => {
+    const prefix = path.join(server.dir, "opt", "wrapped");
+    await run("sh", ["-c", `curl -fsSL ${server.url}/install.sh | sh -s -- --no-service --prefix ${prefix} --name wrapped-1`]);
+    // A stand-in agent: the first run exits 75 (as after an upgrade), the second runs until SIGTERM.
+    const counter = path.join(prefix, "runs");
+    fs.writeFileSync(
+      path.join(prefix, "drover-agent.mjs"),
+      `import fs from "node:fs";
+const n = (fs.existsSync(${JSON.stringify(counter)}) ? Number(fs.readFileSync(${JSON.stringify(counter)}, "utf8")) : 0) + 1;
+fs.writeFileSync(${JSON.stringify(counter)}, String(n));
+console.log("run " + n + " " + process.argv.slice(2, 4).join(" "));
+if (n === 1) process.exit(75);
+process.on("SIGTERM", () => { console.log("stopping"); setTimeout(() => process.exit(0), 200); });
+setInterval(() => {}, 1000);
+`,
+    );
+    const env = { ...process.env };
+    delete env.INVOCATION_ID;
+    const child = spawn(path.join(prefix, "bin", "drover-agent"), [], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (b: Buffer) => (out += b.toString()));
+    child.stderr.on("data", (b: Buffer) => (out += b.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    await eventually(() => out.includes("run 2"), 10_000, "the second run");
+    expect(out).toContain(`run 1 --server ${server.url}`);
+    expect(out).toContain("the agent upgraded itself; starting it again");
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(out).toContain("stopping");
+  }, 30_000);
 });
 
 interface DeviceView {

@@ -1,6 +1,7 @@
 "use client";
 
 import type { ReactNode } from "react";
+import { AgentVersionText } from "../devices/agent-version";
 import Link from "next/link";
 import { RESOURCE_NAMES } from "@/lib/device-status";
 import type { DeviceDetail } from "../trpc";
@@ -32,7 +33,7 @@ export function DeviceInfo({ device }: { device: DeviceDetail }) {
         </Field>
         <Field label="Role">{device.role}</Field>
         <Field label="Agent version">
-          <code className="text-[13px]">{device.agentVersion || "—"}</code>
+          <AgentVersionText version={device.agentVersion} testId="device-agent-version" />
         </Field>
         <Field label="Last seen">
           <span data-testid="device-last-seen">

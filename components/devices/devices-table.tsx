@@ -14,6 +14,7 @@ import { useLive } from "../live/live-updates";
 import { LinkRow } from "../ui/link-row";
 import { SelectAllHeader, SelectCheckbox } from "../ui/selection";
 import type { DeviceSort, SortOrder } from "./params";
+import { AgentVersionText } from "./agent-version";
 
 /** The columns; those with `sort` sort the list on the server by that key. */
 const COLUMNS: { label: string; sort?: DeviceSort; wide?: boolean }[] = [
@@ -139,7 +140,7 @@ export function DevicesTable({
                     )}
                   </div>
                   <div className="text-xs whitespace-nowrap text-slate-500">
-                    {d.role} · {d.platform}
+                    {d.role} · {d.platform} · agent <AgentVersionText compact version={d.agentVersion} testId={`device-agent-${d.name}`} />
                   </div>
                 </td>
                 <td className="px-3 py-2.5">

@@ -163,6 +163,8 @@ const listSelect = {
   templateVersion: true,
   reported: true,
   ownerFleet: { select: { templateVersion: true } },
+  // The agent column, and its "older than this server supports" warning (issue 12).
+  agentVersion: true,
 } satisfies Prisma.DeviceSelect;
 
 const withNote = (reason: string | null, note: string | undefined) => (reason !== null && note ? `${reason}; ${note}` : reason);

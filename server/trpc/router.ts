@@ -14,6 +14,7 @@ import { workflowsRouter } from "../workflows/router";
 import { requestsRouter } from "../requests/router";
 import { overviewRouter } from "../overview/router";
 import { enrollmentTokensRouter } from "../enrollment-tokens/router";
+import { minAgentVersion } from "../agent-dist/versions";
 
 const systemRouter = router({
   settings: viewerProcedure.query(({ ctx }) => ({
@@ -23,6 +24,8 @@ const systemRouter = router({
     restoredAt: ctx.server.statusSettings.restoredAt,
     approvalKinds: ctx.server.env.DROVER_APPROVAL_KINDS,
     actionConcurrency: ctx.server.env.DROVER_ACTION_CONCURRENCY.map((p) => ({ selector: p.text, max: p.max })),
+    /** The oldest agent this server supports (issue 12): older devices are flagged. */
+    minAgentVersion: minAgentVersion(ctx.server),
   })),
 });
 
