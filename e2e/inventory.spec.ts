@@ -3,8 +3,15 @@
  * usage chart on its page, following the heartbeats; the Edit dialog (alias and labels) with
  * inline validation, and the result in the list; a viewer gets no Edit.
  */
-import { expect, test } from "@playwright/test";
+import { expect, test, type Page } from "@playwright/test";
+import { AxeBuilder } from "@axe-core/playwright";
 import { api, createUser, onlineDevicePage, signIn, tokenFor } from "./support";
+
+/** axe (WCAG 2.1 A/AA) on one part of the page: the rules and element of each finding. */
+async function axeFindings(page: Page, selector: string): Promise<string[]> {
+  const result = await new AxeBuilder({ page }).include(selector).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
+  return result.violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.html.slice(0, 120)}`));
+}
 
 test("a simulated device's facts and usage chart show on its page and follow its heartbeats", async ({ page }) => {
   const { name, sim } = await onlineDevicePage(page, "inv");
@@ -27,6 +34,7 @@ test("a simulated device's facts and usage chart show on its page and follow its
     await expect(cpu).toHaveText(/^\d+\.\d %$/);
     const first = await cpu.textContent();
     await expect.poll(() => cpu.textContent(), { timeout: 20_000 }).not.toBe(first);
+    expect(await axeFindings(page, '[data-testid="inventory-card"]')).toEqual([]);
   } finally {
     await sim.stop();
   }
@@ -50,6 +58,7 @@ test("labels and alias edited in the dialog, validated inline, show in the list;
     await page.getByTestId("edit-device-save").click();
     await expect(page.getByTestId("edit-label-key-error-1")).toBeVisible();
     await expect(dialog).toBeVisible();
+    expect(await axeFindings(page, '[data-testid="edit-device-dialog"]')).toEqual([]);
 
     // Fixed: saved in one request.
     const alias = `Boiler room ${prefix.slice(-6)}`;
