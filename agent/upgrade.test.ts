@@ -114,6 +114,13 @@ describe("Upgrader", () => {
     expect(agentUpgradeExecutor(next).recover!(new Date(Date.now() + 60_000))).toBeNull();
   });
 
+  it("a start removes what a killed upgrade left beside the file", async () => {
+    for (const f of [".drover-agent-1.1.0.new.mjs", ".drover-agent-1.1.0.new.mjs.part"]) await fs.writeFile(path.join(dir, f), "x");
+    await fs.writeFile(path.join(dir, "keep.txt"), "mine");
+    await upgrader().u.load();
+    expect(await files()).toEqual(["drover-agent.mjs", "keep.txt"]);
+  });
+
   it("a restart that came back on the old version reads the upgrade as failed", async () => {
     hold("1.1.0");
     const { u, store } = upgrader();

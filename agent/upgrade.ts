@@ -142,6 +142,7 @@ export class Upgrader {
    */
   async load(): Promise<void> {
     const { store, logger, currentVersion } = this.options;
+    await this.removeLeftovers();
     this.journal = await store.read("upgrade", UpgradeDocument);
     const j = this.journal;
     if (j?.state !== "restarting") return;
@@ -153,6 +154,18 @@ export class Upgrader {
       logger.error({ event: "upgrade.failed", from: j.from, to: j.to, running: currentVersion }, `the agent restarted as ${currentVersion}, not ${j.to}`);
     }
     await store.write("upgrade", this.journal);
+  }
+
+  /** Builds a killed agent left half-downloaded or unused beside its file (`.drover-agent-X.new.mjs[.part]`). */
+  private async removeLeftovers(): Promise<void> {
+    const own = this.options.file;
+    if (this.options.form === "source" || own === null) return;
+    const ext = path.extname(own);
+    const prefix = `.${path.basename(own, ext)}-`;
+    const entries = await fs.readdir(path.dirname(own)).catch(() => [] as string[]);
+    for (const entry of entries) {
+      if (entry.startsWith(prefix) && (entry.endsWith(`.new${ext}`) || entry.endsWith(`.new${ext}.part`))) await fs.rm(path.join(path.dirname(own), entry), { force: true });
+    }
   }
 
   /** Whether being told `version` means an upgrade (or a downgrade): it is not this one. */
