@@ -158,6 +158,26 @@ describe("Upgrader", () => {
     expect(restarts).toHaveLength(1);
   });
 
+  it("a 429 from the server is waited out as told, without using up a try", async () => {
+    hold("1.1.0");
+    let limited = 2;
+    const original = server.listeners("request")[0] as (req: http.IncomingMessage, res: http.ServerResponse) => void;
+    server.removeAllListeners("request");
+    server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+      if (limited-- > 0) res.writeHead(429, { "retry-after": "7", "content-type": "application/json" }).end(JSON.stringify({ error: { code: "RATE_LIMITED", message: "slow down" } }));
+      else original(req, res);
+    });
+    try {
+      const { u, restarts, delays } = upgrader({ tries: 1, random: () => 0 });
+      await u.upgrade("1.1.0", new AbortController().signal);
+      expect(delays).toEqual([7_000, 7_000]);
+      expect(restarts).toHaveLength(1);
+    } finally {
+      server.removeAllListeners("request");
+      server.on("request", original);
+    }
+  });
+
   it("an unknown version fails with the server's word on what it holds", async () => {
     const { u } = upgrader({ tries: 1 });
     await expect(u.upgrade("9.9.9", new AbortController().signal)).rejects.toThrow(/agent upgrade to 9\.9\.9 failed: the server has no such build: HTTP 404 \(agent version "9\.9\.9" on this server \(held: 1\.0\.0 \(current\)\)\)/);

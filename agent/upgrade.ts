@@ -48,6 +48,15 @@ export const DEFAULT_UPGRADE_RETRY_MS = 30_000;
 export const UPGRADE_TRIES = 3;
 const DOWNLOAD_TIMEOUT_MS = 10 * 60_000;
 const SMOKE_TEST_TIMEOUT_MS = 30_000;
+/** 429s waited out per stage() before they count as failures. */
+const MAX_THROTTLED_WAITS = 30;
+/** A 429 without Retry-After. */
+const THROTTLED_DEFAULT_MS = 5_000;
+
+function retryAfterMs(header: string | null): number {
+  const seconds = Number(header);
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds, 300) * 1000 : THROTTLED_DEFAULT_MS;
+}
 
 /** Set by scripts/build-agent.mjs: "script" (drover-agent.mjs) or "sea" (the single executable). */
 declare const __DROVER_AGENT_FORM__: string | undefined;
@@ -81,6 +90,8 @@ export class UpgradeError extends Error {
     message: string,
     /** Worth another try later (a download, a check); false for a refusal or a smoke test. */
     readonly retryable: boolean,
+    /** The server said "not now" (429): wait this long; not counted as a failed try. */
+    readonly throttledMs?: number,
   ) {
     super(message);
     this.name = "UpgradeError";
@@ -117,14 +128,17 @@ export interface UpgraderOptions {
   smokeTest?: (file: string, form: AgentForm) => Promise<string>;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   now?: () => number;
+  random?: () => number;
 }
 
 export class Upgrader {
   private journal: UpgradeDocument | null = null;
   private readonly now: () => number;
+  private readonly random: () => number;
 
   constructor(private readonly options: UpgraderOptions) {
     this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
   }
 
   get version(): string {
@@ -190,12 +204,23 @@ export class Upgrader {
     const base = this.options.retryMs ?? DEFAULT_UPGRADE_RETRY_MS;
     const sleep = this.options.sleep ?? abortableSleep;
     const failures: string[] = [];
+    let throttled = 0;
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.stageOnce(version, signal);
       } catch (error) {
         if (signal.aborted) throw error;
         const e = error instanceof UpgradeError ? error : new UpgradeError(error instanceof Error ? error.message : String(error), true);
+        // A fleet upgrading at once behind one address meets the server's per-address download
+        // limit: wait as told (spread a little) and go on, without using up a try.
+        if (e.throttledMs !== undefined && throttled < MAX_THROTTLED_WAITS) {
+          throttled++;
+          attempt--;
+          const delayMs = e.throttledMs + Math.floor(this.random() * Math.max(1_000, e.throttledMs / 2));
+          this.options.logger.info({ event: "upgrade.throttled", version, retryInMs: delayMs }, "the server asks to download later");
+          await sleep(delayMs, signal);
+          continue;
+        }
         failures.push(e.message);
         if (!e.retryable || attempt >= tries) {
           const why = failures.length > 1 ? `${e.message} (${failures.length} tries)` : e.message;
@@ -222,6 +247,7 @@ export class Upgrader {
     try {
       const res = await fetchImpl(`${serverUrl}/api/agent/v1/download/manifest?${query}`, { signal });
       const body = (await res.json().catch(() => null)) as { version?: unknown; sha256?: unknown; url?: unknown; error?: { message?: unknown } } | null;
+      if (res.status === 429) throw new UpgradeError("the server is rate-limiting downloads (HTTP 429)", true, retryAfterMs(res.headers.get("retry-after")));
       if (!res.ok) throw new UpgradeError(`the server has no such build: HTTP ${res.status}${typeof body?.error?.message === "string" ? ` (${body.error.message})` : ""}`, true);
       if (body?.version !== version || typeof body.sha256 !== "string" || !/^[a-f0-9]{64}$/.test(body.sha256) || typeof body.url !== "string" || !body.url.startsWith("/")) {
         throw new UpgradeError("the server's manifest is not one of this version", true);
@@ -239,7 +265,7 @@ export class Upgrader {
     try {
       await downloadFile({ url: `${serverUrl}${manifest.url}`, file: staged, sha256: manifest.sha256, timeoutMs: DOWNLOAD_TIMEOUT_MS, maxBytes: DEFAULT_ARTIFACT_MAX_BYTES, signal, fetch: fetchImpl });
     } catch (error) {
-      if (error instanceof DownloadFailure) throw new UpgradeError(error.message, error.kind !== "cancelled");
+      if (error instanceof DownloadFailure) throw new UpgradeError(error.message, error.kind !== "cancelled", /HTTP 429$/.test(error.message) ? THROTTLED_DEFAULT_MS : undefined);
       throw new UpgradeError(`cannot write ${staged}: ${(error as Error).message}`, true);
     }
     try {
