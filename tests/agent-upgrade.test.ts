@@ -174,6 +174,10 @@ describe("an installed agent upgrading itself", () => {
 
     supervisor.stop();
     expect(await supervisor.done).toBe(0);
+
+    // Uninstalling takes the kept previous build too; the state stays.
+    await run("sh", ["-c", `curl -fsSL ${server.url}/install.sh | sh -s -- --uninstall --prefix ${prefix}`]);
+    expect(fs.readdirSync(prefix)).toEqual(["state"]);
   }, 120_000);
 });
 

@@ -74,7 +74,8 @@ if [ "$UNINSTALL" -eq 1 ]; then
     say "removed the service $UNIT"
   fi
   if [ -f "$PREFIX/drover-agent.pid" ]; then kill "$(cat "$PREFIX/drover-agent.pid")" 2>/dev/null || true; fi
-  rm -rf "$PREFIX/drover-agent.mjs" "$PREFIX/drover-agent" "$PREFIX/bin" "$PREFIX/agent.env" "$PREFIX/manifest.json" "$PREFIX/drover-agent.pid"
+  rm -rf "$PREFIX/drover-agent.mjs" "$PREFIX/drover-agent" "$PREFIX/bin" "$PREFIX/agent.env" "$PREFIX/manifest.json" "$PREFIX/drover-agent.pid" \
+    "$PREFIX/drover-agent.mjs.previous" "$PREFIX/drover-agent.previous" "$PREFIX"/.drover-agent-*
   if [ "$PURGE" -eq 1 ]; then
     rm -rf "$PREFIX"
     say "removed $PREFIX with the agent's state"
