@@ -15,8 +15,12 @@ test("simulated agents enroll, are approved in the browser, go Online, then Offl
     // Approve two at once, the third on its own.
     await page.getByTestId(`select-${names[0]}`).check();
     await page.getByTestId(`select-${names[1]}`).check();
+    // Approving asks first (labels to add, issue 10): confirm as it is.
     await page.getByTestId("approve-selected").click();
+    await page.getByTestId("confirm-approve").click();
+    await expect(page.getByTestId("approve-dialog")).toBeHidden();
     await page.getByTestId(`approve-${names[2]}`).click();
+    await page.getByTestId("confirm-approve").click();
     for (const n of names) await expect(page.getByTestId(`enrollment-row-${n}`)).toBeHidden();
 
     await page.goto(`/devices/${names[0]}`);

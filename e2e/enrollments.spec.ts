@@ -75,6 +75,7 @@ test("a mistaken denial is reopened from the Denied tab and approved", async ({ 
 
   await page.getByTestId("status-tab-Pending").click();
   await page.getByTestId(`approve-${name}`).click();
+  await page.getByTestId("confirm-approve").click();
   await expect(page.getByTestId(`enrollment-row-${name}`)).toBeHidden();
   const row = (await api<{ items: Enrollment[] }>("GET", "/enrollments?status=Approved&limit=1000", admin)).body.items.find((e) => e.deviceName === name);
   expect(row?.status).toBe("Approved");

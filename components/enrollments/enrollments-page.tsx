@@ -20,6 +20,7 @@ import { EnrollmentsTable } from "./enrollments-table";
 import { DenyDialog } from "./deny-dialog";
 import { DenyAllDialog } from "./deny-all-dialog";
 import { AddDevicesLink } from "../enrollment-tokens/add-devices-link";
+import { ApproveDialog } from "./approve-dialog";
 
 const STATUSES = stateNames(enrollmentMachine);
 type StatusFilter = EnrollmentState | "All";
@@ -53,6 +54,7 @@ export function EnrollmentsPage() {
   const selectable = canOperate && (status === "Pending" || status === "All");
   const [selectedRaw, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [denyTargets, setDenyTargets] = useState<Enrollment[] | null>(null);
+  const [approveTargets, setApproveTargets] = useState<Enrollment[] | null>(null);
   const [denyAllOpen, setDenyAllOpen] = useState(false);
   const [notice, setNotice] = useState<string | null>(null);
 
@@ -78,6 +80,7 @@ export function EnrollmentsPage() {
       onSuccess: (rows) => {
         setNotice(`Approved ${rows.length === 1 ? rows[0]?.deviceName : `${rows.length} requests`}.`);
         setSelected(new Set());
+        setApproveTargets(null);
         refresh();
       },
       onError: () => refresh(),
@@ -119,10 +122,12 @@ export function EnrollmentsPage() {
     setSearch(params.toString());
   }
 
+  /** Approving asks first: labels to add, the names (issue 10). */
   function doApprove(targets: Enrollment[]) {
     setNotice(null);
     deny.reset();
-    approve.mutate({ ids: targets.map((e) => e.id) });
+    approve.reset();
+    setApproveTargets(targets);
   }
 
   const pendingCount = counts.data?.pendingEnrollments;
@@ -202,7 +207,7 @@ export function EnrollmentsPage() {
           <InlineError>Reopening failed: {errorMessage(reopen.error)}</InlineError>
         </div>
       )}
-      {approve.isError && (
+      {approve.isError && approveTargets === null && (
         <div className="mb-3">
           <InlineError>Approval failed: {errorMessage(approve.error)}</InlineError>
         </div>
@@ -290,6 +295,17 @@ export function EnrollmentsPage() {
         error={denyAll.isError ? errorMessage(denyAll.error) : null}
         onCancel={() => setDenyAllOpen(false)}
         onConfirm={(reason) => denyAll.mutate({ allPending: true, ...(address ? { clientAddress: address } : {}), ...(reason ? { reason } : {}) })}
+      />
+      <ApproveDialog
+        key={`approve:${approveTargets?.map((e) => e.id).join(",") ?? "none"}`}
+        open={approveTargets !== null}
+        targets={approveTargets ?? []}
+        pending={approve.isPending}
+        error={approve.isError ? errorMessage(approve.error) : null}
+        onCancel={() => setApproveTargets(null)}
+        onConfirm={(labels) => {
+          if (approveTargets?.length) approve.mutate({ ids: approveTargets.map((e) => e.id), ...(Object.keys(labels).length ? { labels } : {}) });
+        }}
       />
       <DenyDialog
         key={denyTargets?.map((e) => e.id).join(",") ?? "none"}

@@ -44,13 +44,13 @@ export function EnrollmentsTable({
   empty: ReactNode;
 }) {
   const pendingIds = (items ?? []).filter((e) => e.status === "Pending").map((e) => e.id);
-  const columns = 7 + (selectable ? 1 : 0) + (canOperate ? 1 : 0);
+  const columns = 8 + (selectable ? 1 : 0) + (canOperate ? 1 : 0);
   return (
     <div className="overflow-x-auto">
       <table className="w-full text-left text-sm" data-testid="enrollments-table">
         <TableHeader
           leading={selectable && <SelectAllHeader ids={pendingIds} selected={selected} onToggleAll={onToggleAll} label="Select all pending requests" testId="select-all" />}
-          columns={["Device", { label: "Labels", wide: true }, { label: "Platform", wide: true }, "Address", "Requested", "Status", { label: "Decision", wide: true }, ...(canOperate ? [{ label: "Actions", align: "right" as const }] : [])]}
+          columns={["Device", { label: "Host", wide: true }, { label: "Labels", wide: true }, { label: "Platform", wide: true }, "Address", "Requested", "Status", { label: "Decision", wide: true }, ...(canOperate ? [{ label: "Actions", align: "right" as const }] : [])]}
         />
         <tbody>
           <TableRows items={items} columns={columns} loadingRows={6} empty={empty}>
@@ -66,18 +66,36 @@ export function EnrollmentsTable({
                     </td>
                   )}
                   <td className={cx("py-2.5 pr-3", !selectable && "pl-4")}>
-                    {e.status === "Approved" ? (
-                      <Link prefetch={false} href={`/devices/${encodeURIComponent(e.deviceName)}`} title={e.deviceName} className="block max-w-56 truncate font-medium text-brand-700 hover:underline">
-                        {e.deviceName}
-                      </Link>
-                    ) : (
-                      <span className="block max-w-56 truncate font-medium text-slate-900" title={e.deviceName}>
-                        {e.deviceName}
-                      </span>
-                    )}
+                    {/* The request's page: its host facts and where it came from, to check before deciding. */}
+                    <Link
+                      prefetch={false}
+                      href={`/enrollments/${encodeURIComponent(e.id)}`}
+                      title={`${e.deviceName}: host facts, address and history`}
+                      className="block max-w-56 truncate font-medium text-brand-700 hover:underline"
+                      data-testid={`enrollment-link-${e.deviceName}`}
+                    >
+                      {e.deviceName}
+                    </Link>
                     <div className="text-xs text-slate-500">
                       {e.role} · agent {e.agentVersion}
+                      {e.status === "Approved" && (
+                        <>
+                          {" · "}
+                          <Link prefetch={false} href={`/devices/${encodeURIComponent(e.deviceName)}`} className="text-brand-700 hover:underline" aria-label={`Device ${e.deviceName}`}>
+                            device
+                          </Link>
+                        </>
+                      )}
                     </div>
+                  </td>
+                  <td className={cx("px-3 py-2.5 text-xs text-slate-600", WIDE_ONLY)} data-testid={`enrollment-host-${e.deviceName}`}>
+                    {e.system?.hostname || e.system?.arch ? (
+                      <span className="block max-w-48 truncate" title={[e.system.hostname, e.system.arch].filter(Boolean).join(" · ")}>
+                        {[e.system.hostname, e.system.arch].filter(Boolean).join(" · ")}
+                      </span>
+                    ) : (
+                      <span className="text-slate-500">—</span>
+                    )}
                   </td>
                   <td className={cx("max-w-80 px-3 py-2.5", WIDE_ONLY)}>
                     <LabelChips labels={e.labels} max={5} />

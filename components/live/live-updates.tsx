@@ -53,7 +53,8 @@ export function LiveUpdates({ children }: { children: ReactNode }) {
         case "device":
           return [trpc.devices.get.queryFilter({ name: t.name }), trpc.devices.events.queryFilter({ name: t.name })];
         case "enrollments.list":
-          return [trpc.enrollments.list.pathFilter()];
+          // An open enrollment page too: the event names the device, not the request's id.
+          return [trpc.enrollments.list.pathFilter(), trpc.enrollments.get.pathFilter()];
         case "events.list":
           return [trpc.events.list.pathFilter()];
         case "actions.list":
