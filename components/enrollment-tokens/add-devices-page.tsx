@@ -125,7 +125,7 @@ export function AddDevicesPage() {
             }}
             empty={
               <EmptyState title="No enrollment tokens yet">
-                Make one above, or with <code className="rounded bg-slate-100 px-1">drover create enrollment-token</code>.
+                Make one above, or with <code className="rounded bg-slate-100 px-1 text-slate-700">drover create enrollment-token</code>.
               </EmptyState>
             }
           />

@@ -103,8 +103,8 @@ export function InstallCommand({ created, server, onDone }: { created: CreatedEn
             <CommandBlock label="Install without a service (prints how to start it)" command={noService} testId="install-command-no-service" />
             <CommandBlock label="Run the agent by hand (Node.js 20 or newer)" command={byHand} testId="install-command-manual" />
             <p className="text-xs text-slate-500">
-              Remove an installed agent with <code className="rounded bg-slate-100 px-1">curl -fsSL {server}/install.sh | sudo sh -s -- --uninstall</code> (add{" "}
-              <code className="rounded bg-slate-100 px-1">--purge</code> to remove its state too).
+              Remove an installed agent with <code className="rounded bg-slate-100 px-1 text-slate-700">curl -fsSL {server}/install.sh | sudo sh -s -- --uninstall</code> (add{" "}
+              <code className="rounded bg-slate-100 px-1 text-slate-700">--purge</code> to remove its state too).
             </p>
           </div>
         </details>
