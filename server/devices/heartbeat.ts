@@ -84,9 +84,10 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
     ...(report.system?.usage ? { usage: report.system.usage } : {}),
   };
   const reportedJson = JSON.stringify(reported);
-  // Started first, so that on SQLite it joins the same group commit as the write below.
+  // Started first, so that on SQLite it joins the same group commit as the write below; null
+  // (nothing to write) on most reports.
   const inventory = recordInventory(ctx, device.id, report.system, now);
-  inventory.catch(() => {}); // awaited below; not unhandled if the status write throws first
+  inventory?.catch(() => {}); // awaited below; not unhandled if the status write throws first
   const changes = applyReport(device, reportedJson, report, now, ctx).events.length > 0;
   if (!changes) {
     // Nothing changed but lastSeen and the report; status columns are left as they are.
@@ -113,7 +114,7 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
   if (device.owner !== null && (changes || restartsMoved(device.reported, report))) ctx.bus.publish(topics.memberReports, { owner: device.owner });
   // The queue the agent sent is its whole queue: what we have as NEW or RUNNING and it lacks is LOST.
   if (ctx.fast) await reconcileQueue(ctx, device, report.actions);
-  await inventory;
+  if (inventory) await inventory;
   // An agent that upgraded itself says so in its first full facts (issue 12); most reports: nothing.
   if (report.system?.agent) await noteAgentVersion(ctx, device, report.system);
   ctx.metrics.heartbeats.inc();

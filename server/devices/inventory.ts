@@ -67,27 +67,31 @@ const minuteStart = (unixSeconds: number) => unixSeconds - (unixSeconds % 60);
 const sampled = new WeakMap<ServerContext, Map<string, number>>();
 
 /**
- * What a heartbeat's `system` adds to the inventory: nothing on most reports; the full
- * facts when sent, a sample when the report opens a minute. Called beside the heartbeat's
- * own write (heartbeat.ts), so on SQLite both go in the same group commit.
+ * What a heartbeat's `system` adds to the inventory: nothing on most reports (null, decided
+ * synchronously: no promise, no await on the hot path); the full facts when sent, a sample
+ * when the report opens a minute. Called beside the heartbeat's own write (heartbeat.ts), so
+ * on SQLite both go in the same group commit.
  */
-export async function recordInventory(ctx: ServerContext, deviceId: string, system: SystemFacts | undefined, now: Date): Promise<void> {
-  if (!system) return;
+export function recordInventory(ctx: ServerContext, deviceId: string, system: SystemFacts | undefined, now: Date): Promise<void> | null {
+  if (!system) return null;
   const facts = staticFactsOf(system);
-  let sample = sampleOf(system.usage, now);
-  if (sample) {
+  let sample: UsageSample | null = null;
+  if (system.usage) {
     let seen = sampled.get(ctx);
     if (!seen) sampled.set(ctx, (seen = new Map()));
-    const minute = minuteStart(sample[0]);
-    if (seen.get(deviceId) === minute) sample = null;
-    else seen.set(deviceId, minute);
+    const minute = minuteStart(Math.floor(now.getTime() / 1000));
+    if (seen.get(deviceId) !== minute) {
+      sample = sampleOf(system.usage, now);
+      if (sample) seen.set(deviceId, minute);
+    }
   }
-  if (!facts && !sample) return;
+  if (!facts && !sample) return null;
   const factsJson = facts ? JSON.stringify(facts) : null;
-  if (ctx.fast) {
-    await ctx.fast.writeInventory(deviceId, factsJson, sample && JSON.stringify(sample), sample ? minuteStart(sample[0]) : 0, USAGE_SAMPLES, now);
-    return;
-  }
+  if (ctx.fast) return ctx.fast.writeInventory(deviceId, factsJson, sample && JSON.stringify(sample), sample ? minuteStart(sample[0]) : 0, USAGE_SAMPLES, now);
+  return writeWithPrisma(ctx, deviceId, factsJson, sample, now);
+}
+
+async function writeWithPrisma(ctx: ServerContext, deviceId: string, factsJson: string | null, sample: UsageSample | null, now: Date): Promise<void> {
   const row = await ctx.db.deviceInventory.findUnique({ where: { deviceId }, select: { samples: true } });
   const samples = sample ? JSON.stringify(appendSample(row ? (JSON.parse(row.samples) as UsageSample[]) : [], sample)) : undefined;
   const set = { ...(factsJson ? { system: factsJson, systemAt: now } : {}), ...(samples ? { samples } : {}), updatedAt: now };
