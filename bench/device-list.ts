@@ -10,7 +10,10 @@
  *   - sort: a click on the Name header → the first row changes (when the list sorts);
  *   - page: "next page" → its first row drawn.
  *
- * Options (env): BENCH_AGENTS (10000), BENCH_PORT (3293), CHROMIUM_PATH.
+ * Options (env): BENCH_AGENTS (10000), BENCH_PORT (3293), CHROMIUM_PATH; BENCH_SAVE_DB=FILE keeps
+ * the enrolled database (copied after the server stops), BENCH_SEED_DB=FILE starts from such a
+ * copy instead of enrolling (the server migrates it forward): two versions of the console
+ * measured on the same data, back to back.
  */
 import { randomBytes } from "node:crypto";
 import { chromium, type Page } from "playwright";
@@ -136,10 +139,22 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const path = await import("node:path");
     const { root } = await import("./lib");
     execFileSync(process.execPath, [path.join(root, "scripts", "ensure-build.mjs")], { stdio: "inherit" });
-    const server = await startServerProcess({ port, dir, adminPassword, env: { DROVER_AUTO_APPROVE: "bench=true" }, deadline });
+    const fs = await import("node:fs");
+    const seed = process.env.BENCH_SEED_DB;
+    if (seed) fs.copyFileSync(seed, path.join(dir, "drover.db"));
+    let server = await startServerProcess({ port, dir, adminPassword, env: { DROVER_AUTO_APPROVE: "bench=true" }, deadline });
     children.push(server);
     const url = `http://127.0.0.1:${port}`;
-    await enrollQuiet(url, devices, log);
+    if (!seed) await enrollQuiet(url, devices, log);
+    const save = process.env.BENCH_SAVE_DB;
+    if (save) {
+      // Stopped first: SQLite's WAL is folded into the file on close.
+      await new Promise((resolve) => (server.once("exit", resolve), server.kill("SIGTERM")));
+      fs.copyFileSync(path.join(dir, "drover.db"), save);
+      log(`database saved to ${save}`);
+      server = await startServerProcess({ port, dir, adminPassword, env: { DROVER_AUTO_APPROVE: "bench=true" }, deadline });
+      children.push(server);
+    }
     await sleep(1000);
     const report = await benchDeviceList({ url, adminPassword, devices, selector: "group=7", deadline, log });
     process.stdout.write(JSON.stringify({ deviceList: report }, null, 2) + "\n");
