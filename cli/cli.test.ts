@@ -622,7 +622,7 @@ describe("--help", () => {
     ["rerun", "action"],
   ];
 
-  it("every command has --help, exit 0, needing no login or server; the list above is all of them", { timeout: 120_000 }, async () => {
+  it("every command has --help, exit 0, needing no login or server; the list above is all of them", { timeout: 300_000 }, async () => {
     const env = { DROVER_CONFIG: path.join(dir, "nobody.json"), DROVER_SERVER: "http://127.0.0.1:1" };
     const seen: string[] = [];
     // Walks the tree of commands through their own help: the "Commands:" section names the subcommands.
