@@ -199,11 +199,15 @@ describe("bulk operations", () => {
   });
 
   it("decommission by filter (status and selector): Enrolled ones only, with the reason in the event; the poll is told", async () => {
+    // An action still waiting for approval would wait forever: cancelled with the request, as for one device.
+    const waiting = await s.api<{ items: { id: string }[] }>("POST", "/actions", { device: name("c"), kind: "noop", args: {}, requireApproval: true }, tokens.operator);
+    expect(waiting.status, JSON.stringify(waiting.body)).toBe(201);
     const res = await s.api<Bulk>("POST", "/devices/decommission", { filter: { labelSelector: `suite=${suite},group=two`, decommissioned: "show" }, reason: "retired rack 2" }, tokens.operator);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     // c and d are Enrolled; e is already Decommissioned.
     expect(res.body).toEqual({ matched: 3, changed: 2, skipped: [{ reason: "already Decommissioned: only an Enrolled device can be decommissioned", count: 1, names: [name("e")] }] });
     for (const short of ["c", "d"]) expect((await s.api<Item>("GET", `/devices/${name(short)}`)).body.lifecycle).toBe("Decommissioning");
+    expect((await s.api<{ state: string }>("GET", `/actions/${waiting.body.items[0]?.id}`)).body.state).toBe("CANCELLED");
     const work = await s.agent<{ decommission?: boolean }>("GET", "/work?wait=5", undefined, (devices.c as EnrolledDevice).auth);
     expect(work.body.decommission).toBe(true);
     const events = await s.api<{ items: { type: string; message: string | null; actor: string }[] }>("GET", `/events?kind=Device&name=${name("c")}&limit=50`);

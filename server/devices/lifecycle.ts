@@ -91,23 +91,30 @@ export function decommissionChange(ctx: ServerContext, row: DeviceFactsRow, acto
  * request. What it already holds (NEW, RUNNING) it finishes or cancels itself.
  */
 export function cancelPendingActions(actor: string) {
-  return async (tx: Tx, row: DeviceFactsRow, now: Date): Promise<NewEvent[]> => {
-    const pending = await tx.action.findMany({ where: { deviceId: row.id, state: { in: [...PENDING_ACTION_STATES] } }, select: { id: true, state: true } });
-    if (pending.length === 0) return [];
-    for (const a of pending) assertTransition(actionMachine, a.state as ActionState, "CANCELLED");
-    await tx.action.updateMany({
-      where: { id: { in: pending.map((a) => a.id) }, state: { in: [...PENDING_ACTION_STATES] } },
-      data: { state: "CANCELLED", finishedAt: now, cancelRequestedAt: now, cancelRequestedBy: actor },
-    });
-    return pending.map((a) => ({
-      objectKind: "Action",
-      objectName: a.id,
-      type: "ActionStateChanged",
-      reason: "CANCELLED",
-      message: `${a.state} → CANCELLED: the device ${row.name} is being decommissioned`,
-      actor,
-    }));
-  };
+  return (tx: Tx, row: DeviceFactsRow, now: Date): Promise<NewEvent[]> => cancelPendingActionsOf(tx, [row], now, actor);
+}
+
+/** cancelPendingActions for many devices at once (devices/bulk.ts): one read, one write. */
+export async function cancelPendingActionsOf(tx: Tx, devices: { id: string; name: string }[], now: Date, actor: string): Promise<NewEvent[]> {
+  const pending = await tx.action.findMany({
+    where: { deviceId: { in: devices.map((d) => d.id) }, state: { in: [...PENDING_ACTION_STATES] } },
+    select: { id: true, state: true, deviceId: true },
+  });
+  if (pending.length === 0) return [];
+  for (const a of pending) assertTransition(actionMachine, a.state as ActionState, "CANCELLED");
+  await tx.action.updateMany({
+    where: { id: { in: pending.map((a) => a.id) }, state: { in: [...PENDING_ACTION_STATES] } },
+    data: { state: "CANCELLED", finishedAt: now, cancelRequestedAt: now, cancelRequestedBy: actor },
+  });
+  const names = new Map(devices.map((d) => [d.id, d.name]));
+  return pending.map((a) => ({
+    objectKind: "Action",
+    objectName: a.id,
+    type: "ActionStateChanged",
+    reason: "CANCELLED",
+    message: `${a.state} → CANCELLED: the device ${names.get(a.deviceId ?? "")} is being decommissioned`,
+    actor,
+  }));
 }
 
 export async function resumeDevice(ctx: ServerContext, name: string, actor: string): Promise<void> {
