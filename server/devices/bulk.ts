@@ -50,6 +50,12 @@ class Tally {
   }
 }
 
+/**
+ * Between two chunks, let the requests that arrived meanwhile (heartbeats, other operators'
+ * reads) run before the next transaction takes the connection and the write gate again.
+ */
+const breathe = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
 const chunks = <T>(items: T[], size = CHUNK): T[][] => Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 
 /** The names to work on, in name order; names that do not exist are skipped as such. */
@@ -130,6 +136,7 @@ async function mutateDevices(
     tally.changed += touched.length;
     publishEvents(ctx, rows);
     for (const id of touched) ctx.bus.publish(topics.device(id), { at: Date.now() });
+    await breathe();
   }
   return fleets;
 }
@@ -210,6 +217,7 @@ export async function bulkLabel(ctx: ServerContext, target: BulkTarget, patch: L
     });
     afterCommit(ctx, effects, rows);
     for (const f of effects.fleets) fleets.add(f);
+    await breathe();
   }
   if (fleets.size) await refreshFleetStatus(ctx, [...fleets]);
   return tally.result();
