@@ -7,6 +7,7 @@ import { enrollmentMachine } from "@/lib/enrollment-status";
 import { errorMessage, useTRPC, type RouterOutputs } from "../trpc";
 import { useMe } from "../hooks/use-me";
 import { PageHeader } from "../ui/page-header";
+import { YamlButton } from "../ui/yaml-view";
 import { DetailError, DetailLoading } from "../ui/detail-page";
 import { Card, CardHeader } from "../ui/card";
 import { Field } from "../ui/field";
@@ -92,6 +93,7 @@ export function EnrollmentPage({ id }: { id: string }) {
         description={`Enrollment request · ${e.role} · ${e.platform} · agent ${e.agentVersion}`}
         actions={
           <>
+            <YamlButton object={e} what={`enrollment request ${e.deviceName}`} />
             {e.status === "Approved" && (
               <Link href={`/devices/${encodeURIComponent(e.deviceName)}`} className="text-sm font-medium text-brand-700 hover:underline" data-testid="enrollment-device-link">
                 Open device →
