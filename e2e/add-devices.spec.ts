@@ -10,8 +10,8 @@ import os from "node:os";
 import path from "node:path";
 import { test, expect } from "@playwright/test";
 import { AxeBuilder } from "@axe-core/playwright";
-import { E2E_URL } from "../playwright.config";
-import { signIn, uniquePrefix } from "./support";
+import { E2E_ADMIN_PASSWORD, E2E_URL } from "../playwright.config";
+import { api, signIn, tokenFor, uniquePrefix } from "./support";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -33,6 +33,8 @@ function startAgent(name: string, token: string, stateDir: string) {
 }
 
 test("create a token on Add devices, copy the command, a device enrolled with it appears live, approved, with its labels", async ({ page, context }) => {
+  // The agent starts through tsx: on this shared 2-core machine under load that alone can take a minute.
+  test.setTimeout(180_000);
   await context.grantPermissions(["clipboard-read", "clipboard-write"]);
   const site = uniquePrefix("add");
   const name = `${site}-dev`;
@@ -95,12 +97,20 @@ test("create a token on Add devices, copy the command, a device enrolled with it
   const agent = startAgent(name, token, stateDir);
   try {
     const deviceRow = page.getByTestId(`device-row-${name}`);
-    await expect(deviceRow).toBeVisible({ timeout: 30_000 });
+    await expect(deviceRow).toBeVisible({ timeout: 90_000 });
     // The token's labels over the agent's own (site), and the agent's others kept (rack).
     await expect(deviceRow).toContainText(`site=${site}`);
     await expect(deviceRow).toContainText("tier=edge");
     await expect(deviceRow).toContainText("rack=r1");
     await expect(page.getByTestId(`device-summary-${name}`)).not.toHaveText(/Offline|Unknown/, { timeout: 20_000 });
+
+    // The request's page says which token it came with.
+    const admin = await tokenFor("admin", E2E_ADMIN_PASSWORD);
+    const requests = await api<{ items: { id: string; deviceName: string; status: string }[] }>("GET", "/enrollments?status=Approved&limit=1000", admin);
+    const request = requests.body.items.find((r) => r.deviceName === name);
+    expect(request?.status).toBe("Approved");
+    await page.goto(`/enrollments/${request?.id ?? ""}`);
+    await expect(page.getByTestId("enrollment-token-used")).toContainText(`racks ${site}`);
 
     // The use is counted; revoking asks first, then the token is Revoked.
     await page.goto("/enrollment-tokens");

@@ -21,6 +21,7 @@ import { ObjectEventsCard } from "../events/object-events-card";
 import { ApproveDialog } from "./approve-dialog";
 import { DenyDialog } from "./deny-dialog";
 import { formatBytes } from "./format";
+import { EnrollmentTokenField } from "../enrollment-tokens/token-field";
 
 type EnrollmentDetail = RouterOutputs["enrollments"]["get"];
 
@@ -211,6 +212,7 @@ function RequestCard({ e }: { e: EnrollmentDetail }) {
           <AbsoluteTime value={e.createdAt} />
         </Field>
         <Field label="Status">{e.status}</Field>
+        <EnrollmentTokenField tokenId={e.tokenId} />
         {e.status !== "Pending" && (
           <>
             <Field label={e.status === "Approved" ? "Approved by" : "Denied by"}>{e.decidedBy?.replace(/^user:/, "") ?? "—"}</Field>
