@@ -101,6 +101,11 @@ test("a simulated agent asks; the operator checks its host facts and address on 
     await expect(page.getByTestId(`device-summary-${name}`)).toHaveText(/Online/, { timeout: 20_000 });
     const device = await api<{ labels: Record<string, string> }>("GET", `/devices/${name}`, admin);
     expect(device.body.labels).toEqual({ e2e: prefix, site: prefix });
+
+    // The list's Approved row: its name opens the request, a "device" link its device.
+    await page.goto("/enrollments?status=Approved");
+    await expect(page.getByTestId(`enrollment-host-${name}`)).toContainText(name);
+    await axe(page, "enrollments list, Approved");
   } finally {
     await sim.stop();
   }

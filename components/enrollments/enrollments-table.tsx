@@ -81,7 +81,7 @@ export function EnrollmentsTable({
                       {e.status === "Approved" && (
                         <>
                           {" · "}
-                          <Link prefetch={false} href={`/devices/${encodeURIComponent(e.deviceName)}`} className="text-brand-700 hover:underline" aria-label={`Device ${e.deviceName}`}>
+                          <Link prefetch={false} href={`/devices/${encodeURIComponent(e.deviceName)}`} className="text-brand-700 underline" aria-label={`Device ${e.deviceName}`}>
                             device
                           </Link>
                         </>
