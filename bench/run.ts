@@ -4,6 +4,9 @@
  *   0. the workflow run view (issue 9, bench/workflow-graph.ts), first while the machine is
  *      quiet: in Chromium, a 2,000-step workflow from navigation to drawn, and a 10,000-step
  *      one's first draw, frame times while panning and zooming, a click on a step.
+ *   0b. the agent as shipped (issue 12, bench/agent-footprint.ts): npm run build:agent's size,
+ *      and the built agent's RSS idling against the server (as installed, --jitless, a bare
+ *      node, the agent from its sources through tsx).
  *   1. held polls: N simulated agents (separate process) enroll, get auto-approved and
  *      long-poll; server RSS before and with them held → MB per 1,000 held polls.
  *   1b. the devices list (issue 10, bench/device-list.ts) in Chromium with them held: first
@@ -28,7 +31,7 @@
  * Options (env): BENCH_AGENTS (10000), BENCH_WAKE_SAMPLES (200), BENCH_ACTION_AGENTS (1000),
  * BENCH_ACTION_ROUNDS (5), BENCH_PLAN_CONCURRENT (100), BENCH_HEARTBEAT_SECONDS (10), BENCH_PORT (3290),
  * BENCH_DEADLINE_SECONDS (1200), BENCH_GRAPH (1; 0 skips step 0), BENCH_GRAPH_STEPS (2000),
- * BENCH_GRAPH_BIG_STEPS (10000), BENCH_DEVICE_LIST (1; 0 skips step 1b).
+ * BENCH_GRAPH_BIG_STEPS (10000), BENCH_DEVICE_LIST (1; 0 skips step 1b), BENCH_AGENT_FOOTPRINT (1; 0 skips step 0b).
  */
 import { spawn, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -38,6 +41,7 @@ import path from "node:path";
 import { client, cpuMs, logger, node, percentile, probeRetries, root, rssMb, runScope, sleep, startServerProcess } from "./lib";
 import { benchWorkflowGraph, type GraphBenchReport } from "./workflow-graph";
 import { benchDeviceList, enrollQuiet, type DeviceListReport } from "./device-list";
+import { benchAgentFootprint, type AgentFootprintReport } from "./agent-footprint";
 
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 10_000);
 const WAKE_SAMPLES = Number(process.env.BENCH_WAKE_SAMPLES ?? 200);
@@ -88,6 +92,13 @@ async function main() {
       url: URL_, adminPassword: ADMIN_PASSWORD, log, deadline: Math.min(DEADLINE, Date.now() + 300_000),
       steps: Number(process.env.BENCH_GRAPH_STEPS ?? 2000), bigSteps: Number(process.env.BENCH_GRAPH_BIG_STEPS ?? 10_000),
     });
+  }
+
+  // 0b. The agent as shipped (issue 12): bundle size and idle RSS.
+  let agentFootprint: AgentFootprintReport | { skipped: string } = { skipped: "BENCH_AGENT_FOOTPRINT=0" };
+  if (process.env.BENCH_AGENT_FOOTPRINT !== "0") {
+    log("agent footprint: the built agent's size and idle memory");
+    agentFootprint = await benchAgentFootprint({ url: URL_, dir, idleSeconds: 20, log });
   }
 
   // 1. Held polls.
@@ -390,6 +401,7 @@ async function main() {
     },
     heartbeatsPerSecond: Math.round((after - before) / seconds),
     workflowGraph,
+    agentFootprint,
     deviceList,
     heartbeatLoad: client,
     targets: { workflowGraph2000DrawnMsUnder: 1000, fleetEveryPollAnsweredMsUnder: 10_000, rssMbUnder: 500, wakeP99MsUnder: 100, heartbeatsPerSecondAtLeast: 2000, approveP99MsUnder: 100, actionsPerSecondAtLeast: 1000 },
