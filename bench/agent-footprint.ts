@@ -23,8 +23,8 @@ export interface AgentFootprintReport {
 }
 
 /** Starts `argv`, waits until it has enrolled and been approved (auto-approve on bench=true) and idled, and returns its RSS. */
-async function idleRss(argv: string[], url: string, name: string, idleSeconds: number, log: (m: string) => void, cwd: string): Promise<number> {
-  const child = spawn(argv[0]!, [...argv.slice(1), "--server", url, "--name", name, "--state-dir", path.join(cwd, name), "--labels", "bench=true", "--log-level", "warn"], { cwd, stdio: "ignore" });
+async function idleRss(argv: string[], url: string, name: string, idleSeconds: number, log: (m: string) => void, cwd: string, stateDir: string): Promise<number> {
+  const child = spawn(argv[0]!, [...argv.slice(1), "--server", url, "--name", name, "--state-dir", path.join(stateDir, name), "--labels", "bench=true", "--log-level", "warn"], { cwd, stdio: "ignore" });
   try {
     const { json } = client(url);
     const deadline = Date.now() + 60_000;
@@ -53,9 +53,9 @@ export async function benchAgentFootprint(opts: { url: string; dir: string; idle
   const bundleKiB = Math.round(fs.statSync(path.join(alone, "drover-agent.mjs")).size / 1024);
   opts.log(`agent bundle: ${bundleKiB} KiB`);
 
-  const asInstalled = await idleRss([process.execPath, "drover-agent.mjs"], opts.url, "footprint-installed", opts.idleSeconds, opts.log, alone);
-  const jitless = await idleRss([process.execPath, "--jitless", "drover-agent.mjs"], opts.url, "footprint-jitless", opts.idleSeconds, opts.log, alone);
-  const tsx = await idleRss([process.execPath, "--import", "tsx", path.join(root, "agent", "main.ts")], opts.url, "footprint-sources", opts.idleSeconds, opts.log, root);
+  const asInstalled = await idleRss([process.execPath, "drover-agent.mjs"], opts.url, "footprint-installed", opts.idleSeconds, opts.log, alone, opts.dir);
+  const jitless = await idleRss([process.execPath, "--jitless", "drover-agent.mjs"], opts.url, "footprint-jitless", opts.idleSeconds, opts.log, alone, opts.dir);
+  const tsx = await idleRss([process.execPath, "--import", "tsx", path.join(root, "agent", "main.ts")], opts.url, "footprint-sources", opts.idleSeconds, opts.log, root, opts.dir);
   const bare = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
   await sleep(3000);
   const bareNode = Math.round(rssMb(bare.pid!) * 10) / 10;
