@@ -3,7 +3,7 @@ import tseslint from "typescript-eslint";
 import reactHooks from "eslint-plugin-react-hooks";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", ".next/", "server/generated/", "test-results/", "playwright-report/", ".tmp/", "data/", "next-env.d.ts"] },
+  { ignores: ["node_modules/", ".next/", "server/generated/", "test-results/", "playwright-report/", ".tmp/", "data/", "dist/", "next-env.d.ts"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
