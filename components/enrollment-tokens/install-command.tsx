@@ -1,49 +1,20 @@
 "use client";
 
-import { useRef, useState } from "react";
+import { useRef } from "react";
 import { Button } from "../ui/button";
+import { CopyButton } from "../ui/copy-button";
 import { Card, CardHeader } from "../ui/card";
 import { LabelChips } from "../ui/label-chips";
 import type { CreatedEnrollmentToken } from "./types";
 
-/**
- * Copies `text`: the Clipboard API where the page is a secure context, else (the console over
- * plain HTTP on a LAN address) the selected text of `fallback` through execCommand.
- */
-async function copyText(text: string, fallback: HTMLElement | null): Promise<boolean> {
-  try {
-    if (navigator.clipboard && window.isSecureContext) {
-      await navigator.clipboard.writeText(text);
-      return true;
-    }
-  } catch {
-    // Fall through to the selection.
-  }
-  if (!fallback) return false;
-  const range = document.createRange();
-  range.selectNodeContents(fallback);
-  const selection = window.getSelection();
-  selection?.removeAllRanges();
-  selection?.addRange(range);
-  return document.execCommand("copy");
-}
-
 /** One command in a block with its Copy button. */
 function CommandBlock({ label, command, testId }: { label: string; command: string; testId: string }) {
   const code = useRef<HTMLElement>(null);
-  const [copied, setCopied] = useState<"yes" | "no" | null>(null);
   return (
     <div className="space-y-1.5">
       <div className="flex items-center justify-between gap-2">
         <span className="text-xs font-medium text-slate-700">{label}</span>
-        <span className="flex items-center gap-2">
-          <span role="status" className="text-xs text-slate-500" data-testid={`${testId}-copied`}>
-            {copied === "yes" ? "Copied." : copied === "no" ? "Could not copy: select the text instead." : ""}
-          </span>
-          <Button size="sm" data-testid={`${testId}-copy`} aria-label={`Copy: ${label}`} onClick={() => void copyText(command, code.current).then((ok) => setCopied(ok ? "yes" : "no"))}>
-            Copy
-          </Button>
-        </span>
+        <CopyButton text={command} shown={code} testId={testId} label={label} />
       </div>
       <pre tabIndex={0} aria-label={label} className="overflow-x-auto rounded-md bg-slate-50 p-3 font-mono text-xs leading-5 whitespace-pre-wrap break-all text-slate-800 ring-1 ring-slate-200 ring-inset">
         <code ref={code} data-testid={testId}>

@@ -3,6 +3,7 @@
 import { useMemo, useRef, useState } from "react";
 import YAML from "yaml";
 import { Button } from "./button";
+import { CopyButton } from "./copy-button";
 import { Dialog } from "./dialog";
 
 /**
@@ -15,42 +16,14 @@ export function toYaml(object: unknown): string {
   return YAML.stringify(json, { lineWidth: 0, aliasDuplicateObjects: false });
 }
 
-/**
- * Copies `text`: the Clipboard API where the page is a secure context, else (the console over
- * plain HTTP on a LAN address) the selected text of `fallback` through execCommand.
- */
-async function copyText(text: string, fallback: HTMLElement | null): Promise<boolean> {
-  try {
-    if (navigator.clipboard && window.isSecureContext) {
-      await navigator.clipboard.writeText(text);
-      return true;
-    }
-  } catch {
-    // Fall through to the selection.
-  }
-  if (!fallback) return false;
-  const range = document.createRange();
-  range.selectNodeContents(fallback);
-  const selection = window.getSelection();
-  selection?.removeAllRanges();
-  selection?.addRange(range);
-  return document.execCommand("copy");
-}
-
 /** The YAML in a scrolling block with a Copy button. */
 export function YamlView({ object, testId = "yaml-view" }: { object: unknown; testId?: string }) {
   const text = useMemo(() => toYaml(object), [object]);
   const pre = useRef<HTMLPreElement>(null);
-  const [copied, setCopied] = useState<"yes" | "no" | null>(null);
   return (
     <div className="space-y-2">
       <div className="flex items-center justify-end gap-2">
-        <span role="status" className="text-xs text-slate-500">
-          {copied === "yes" ? "Copied." : copied === "no" ? "Could not copy: select the text instead." : ""}
-        </span>
-        <Button size="sm" data-testid={`${testId}-copy`} onClick={() => void copyText(text, pre.current).then((ok) => setCopied(ok ? "yes" : "no"))}>
-          Copy
-        </Button>
+        <CopyButton text={text} shown={pre} testId={testId} />
       </div>
       <pre
         ref={pre}
