@@ -1,8 +1,6 @@
 "use client";
 
-import { Dialog } from "../ui/dialog";
-import { Button } from "../ui/button";
-import { InlineError } from "../ui/states";
+import { RevokeDialog } from "../ui/revoke-dialog";
 import type { EnrollmentToken } from "./types";
 
 /** Revoking cannot be undone: say what stops working, and what does not, before it happens. */
@@ -19,34 +17,21 @@ export function RevokeEnrollmentTokenDialog({
   onCancel: () => void;
   onConfirm: () => void;
 }) {
+  const uses = token?.uses ?? 0;
   return (
-    <Dialog
+    <RevokeDialog
       open={token !== null}
-      onClose={() => !pending && onCancel()}
       title={token ? `Revoke “${token.name}”?` : "Revoke"}
-      data-testid="revoke-enrollment-token-dialog"
-      footer={
-        <>
-          <Button onClick={onCancel} disabled={pending}>
-            Cancel
-          </Button>
-          <Button variant="danger" data-testid="confirm-revoke-enrollment-token" disabled={pending} onClick={onConfirm}>
-            {pending ? "Revoking…" : "Revoke token"}
-          </Button>
-        </>
-      }
+      testId="revoke-enrollment-token-dialog"
+      confirmTestId="confirm-revoke-enrollment-token"
+      {...{ pending, error, onCancel, onConfirm }}
     >
-      {token && (
-        <div className="space-y-3">
-          <p>
-            Machines that enroll with this token from now on are refused, and their agent stops saying why.{" "}
-            {token.uses === 0 ? "No device has enrolled with it yet." : token.uses === 1 ? "The device it enrolled stays as it is." : `The ${token.uses} devices it enrolled stay as they are.`} This
-            cannot be undone.
-          </p>
-          <p className="rounded bg-slate-50 px-2 py-1 font-mono text-xs text-slate-600">{token.prefix}…</p>
-          {error && <InlineError>{error}</InlineError>}
-        </div>
-      )}
-    </Dialog>
+      <p>
+        Machines that enroll with this token from now on are refused, and their agent stops saying why.{" "}
+        {uses === 0 ? "No device has enrolled with it yet." : uses === 1 ? "The device it enrolled stays as it is." : `The ${uses} devices it enrolled stay as they are.`} This cannot be
+        undone.
+      </p>
+      <p className="rounded bg-slate-50 px-2 py-1 font-mono text-xs text-slate-600">{token?.prefix}…</p>
+    </RevokeDialog>
   );
 }
