@@ -36,7 +36,9 @@ test("the first tab stop skips the navigation to the page", async ({ page }) => 
   await expect(page.locator("main#main")).toBeFocused();
 });
 
-test("a device row is one tab stop: its name", async ({ page }) => {
+// Issue 10: a row was three tab stops. Now its name, and for an operator the row's selection
+// checkbox before it (issue 10's bulk operations): nothing else in the row takes focus.
+test("a device row is one tab stop, its name, plus its selection checkbox for an operator", async ({ page }) => {
   const prefix = uniquePrefix("tabs");
   const name = deviceName(prefix, 1);
   const sim = simulate(prefix, 1);
@@ -46,8 +48,10 @@ test("a device row is one tab stop: its name", async ({ page }) => {
     await page.goto(`/devices?labelSelector=${encodeURIComponent(`e2e=${prefix}`)}`);
     const row = page.getByTestId(`device-row-${name}`);
     await expect(row).toBeVisible({ timeout: 15_000 });
-    const stops = await row.evaluate((r) => [...r.querySelectorAll<HTMLElement>("a,button,input,select,textarea,[tabindex]")].filter((el) => el.tabIndex >= 0).map((el) => el.textContent));
-    expect(stops).toEqual([name]);
+    const stops = await row.evaluate((r) =>
+      [...r.querySelectorAll<HTMLElement>("a,button,input,select,textarea,[tabindex]")].filter((el) => el.tabIndex >= 0).map((el) => el.getAttribute("aria-label") || el.textContent),
+    );
+    expect(stops).toEqual([`Select ${name}`, name]);
   } finally {
     await sim.stop();
   }
