@@ -16,11 +16,10 @@
  * measured on the same data, back to back.
  */
 import { randomBytes } from "node:crypto";
-import { chromium, type Page } from "playwright";
+import type { Page } from "playwright";
+import { launchChromium, signedInPage } from "./browser";
 import { client, logger, runScope, sleep, startServerProcess } from "./lib";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 
 export interface DeviceListReport {
   devices: number;
@@ -48,16 +47,9 @@ const firstRowName = `() => document.querySelector('[data-testid="devices-table"
  */
 export async function benchDeviceList(opts: { url: string; adminPassword: string; devices: number; selector: string; deadline: number; log: (m: string) => void }): Promise<DeviceListReport> {
   const remaining = () => Math.max(5_000, opts.deadline - Date.now());
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+  const browser = await launchChromium();
   try {
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    const page = await context.newPage();
-    page.setDefaultTimeout(Math.min(60_000, remaining()));
-    await page.goto(`${opts.url}/login`);
-    await page.getByLabel(/username/i).fill("admin");
-    await page.getByLabel(/password/i).fill(opts.adminPassword);
-    await page.getByRole("button", { name: /sign in/i }).click();
-    await page.waitForURL((u) => !u.pathname.startsWith("/login"));
+    const page = await signedInPage(browser, opts.url, opts.adminPassword, Math.min(60_000, remaining()));
 
     // Warm-up (the console's chunks cached), then fresh navigations.
     await page.goto(`${opts.url}/devices`);

@@ -18,11 +18,10 @@
  * Options (env): BENCH_GRAPH_STEPS (2000), BENCH_GRAPH_BIG_STEPS (10000), CHROMIUM_PATH.
  */
 import { randomBytes } from "node:crypto";
-import { chromium, type Page } from "playwright";
+import type { Page } from "playwright";
+import { launchChromium, signedInPage } from "./browser";
 import { client, logger, percentile, runScope, sleep, startServerProcess } from "./lib";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 const DEVICE = "bench-graph-device";
 
 /** `total` steps in `lanes` lanes (names `s<lane>-<col>`, short to fit the 1 MiB body): lane l, column c depends on (l, c-1) and, for two in three, on a neighbour lane's (l±1, c-1). The first step `a` is the one that runs. */
@@ -146,16 +145,9 @@ export async function benchWorkflowGraph(opts: { url: string; adminPassword: str
   const small = await create(opts.steps ?? 2000);
   const big = await create(opts.bigSteps ?? 10_000);
 
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+  const browser = await launchChromium();
   try {
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    const page = await context.newPage();
-    page.setDefaultTimeout(Math.min(120_000, remaining()));
-    await page.goto(`${opts.url}/login`);
-    await page.getByLabel(/username/i).fill("admin");
-    await page.getByLabel(/password/i).fill(opts.adminPassword);
-    await page.getByRole("button", { name: /sign in/i }).click();
-    await page.waitForURL((u) => !u.pathname.startsWith("/login"));
+    const page = await signedInPage(browser, opts.url, opts.adminPassword, Math.min(120_000, remaining()));
 
     // One warm-up load (the console's chunks into the browser's cache, the worker compiled once
     // by the server's first answer), then the measured loads, each a fresh navigation.
