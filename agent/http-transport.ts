@@ -14,7 +14,10 @@
  * `maxFreeSockets` idle ones kept for reuse.
  */
 import http from "node:http";
-import https from "node:https";
+
+/** node:https (and TLS) is loaded on the first https request: it is ≈1 MB of an idle agent's RSS on plain http. */
+let httpsModule: Promise<typeof import("node:https")> | undefined;
+const loadHttps = () => (httpsModule ??= import("node:https").then((m) => m.default));
 
 export interface NodeHttpTransport {
   fetch: typeof fetch;
@@ -64,7 +67,8 @@ function headerRecord(init: HeadersInit | undefined): Record<string, string> {
 
 export function createNodeHttpTransport(options: { maxFreeSockets?: number } = {}): NodeHttpTransport {
   const agentOptions = { keepAlive: true, maxSockets: Infinity, maxFreeSockets: options.maxFreeSockets ?? 256, scheduling: "lifo" as const };
-  const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
+  const httpAgent = new http.Agent(agentOptions);
+  let httpsAgent: http.Agent | undefined;
 
   const nodeFetch = (input: string | URL | Request, init: RequestInit = {}): Promise<Response> =>
     new Promise((resolve, reject) => {
@@ -83,7 +87,18 @@ export function createNodeHttpTransport(options: { maxFreeSockets?: number } = {
         reject(abortError(signal));
         return;
       }
-      const request = (secure ? https : http).request(url, { method: init.method ?? "GET", headers, agent: secure ? agents.https : agents.http });
+      const send = (request: http.ClientRequest) => sendRequest(request, body, signal, resolve, reject);
+      if (!secure) send(http.request(url, { method: init.method ?? "GET", headers, agent: httpAgent }));
+      else
+        loadHttps().then((https) => {
+          httpsAgent ??= new https.Agent(agentOptions);
+          if (signal?.aborted) reject(abortError(signal));
+          else send(https.request(url, { method: init.method ?? "GET", headers, agent: httpsAgent }));
+        }, reject);
+    });
+
+  /** Runs one request to its end, settling the fetch. */
+  function sendRequest(request: http.ClientRequest, body: string | null | undefined, signal: AbortSignal | undefined, resolve: (r: Response) => void, reject: (e: unknown) => void): void {
       // The caller's signal by hand: node:http's own `signal` option costs an end-of-stream
       // watcher and an abort listener per request.
       const onAbort = () => request.destroy(abortError(signal!));
@@ -106,13 +121,13 @@ export function createNodeHttpTransport(options: { maxFreeSockets?: number } = {
         });
       });
       request.end(body ?? undefined);
-    });
+  }
 
   return {
     fetch: nodeFetch as typeof fetch,
     close() {
-      agents.http.destroy();
-      agents.https.destroy();
+      httpAgent.destroy();
+      httpsAgent?.destroy();
     },
   };
 }

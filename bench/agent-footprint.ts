@@ -4,27 +4,28 @@
  * run with plain `node` from an empty directory. A step of `npm run bench`, or alone with
  * `npx tsx bench/agent-footprint.ts` (its own server; JSON on stdout).
  *
- * RSS is read from /proc after BENCH_AGENT_IDLE_SECONDS (20) of idling, with the node flags
- * given (none: as installed), and for comparison: `--jitless` (no JIT compilers paged in), a
- * bare `node` that only waits, and the agent run from its sources through tsx (how it ran
- * before it was built).
+ * RSS is read from /proc after BENCH_AGENT_IDLE_SECONDS (20) of idling: as installed (install.sh's
+ * wrapper runs it with AGENT_NODE_FLAGS and AGENT_MALLOC_ENV, lib/agent-version.ts), and for
+ * comparison with plain `node` and no settings, a bare `node` that only waits, and the agent
+ * run from its sources through tsx (how it ran before it was built).
  *
  * Options (env): BENCH_PORT (3296), BENCH_AGENT_IDLE_SECONDS (20).
  */
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { AGENT_MALLOC_ENV, AGENT_NODE_FLAGS } from "../lib/agent-version";
 import { client, logger, root, rssMb, runScope, sleep, startServerProcess } from "./lib";
 
 export interface AgentFootprintReport {
   bundleKiB: number;
-  idleRssMb: { asInstalled: number; jitless: number; bareNode: number; fromSourcesThroughTsx: number };
+  idleRssMb: { asInstalled: number; plainNode: number; bareNode: number; fromSourcesThroughTsx: number };
   targets: { bundleKiBUnder: number; idleRssMbUnder: number };
 }
 
 /** Starts `argv`, waits until it has enrolled and been approved (auto-approve on bench=true) and idled, and returns its RSS. */
-async function idleRss(argv: string[], url: string, name: string, idleSeconds: number, log: (m: string) => void, cwd: string, stateDir: string): Promise<number> {
-  const child = spawn(argv[0]!, [...argv.slice(1), "--server", url, "--name", name, "--state-dir", path.join(stateDir, name), "--labels", "bench=true", "--log-level", "warn"], { cwd, stdio: "ignore" });
+async function idleRss(argv: string[], url: string, name: string, idleSeconds: number, log: (m: string) => void, cwd: string, stateDir: string, env: Record<string, string> = {}): Promise<number> {
+  const child = spawn(argv[0]!, [...argv.slice(1), "--server", url, "--name", name, "--state-dir", path.join(stateDir, name), "--labels", "bench=true", "--log-level", "warn"], { cwd, stdio: "ignore", env: { ...process.env, ...env } });
   try {
     const { json } = client(url);
     const deadline = Date.now() + 60_000;
@@ -53,15 +54,15 @@ export async function benchAgentFootprint(opts: { url: string; dir: string; idle
   const bundleKiB = Math.round(fs.statSync(path.join(alone, "drover-agent.mjs")).size / 1024);
   opts.log(`agent bundle: ${bundleKiB} KiB`);
 
-  const asInstalled = await idleRss([process.execPath, "drover-agent.mjs"], opts.url, "footprint-installed", opts.idleSeconds, opts.log, alone, opts.dir);
-  const jitless = await idleRss([process.execPath, "--jitless", "drover-agent.mjs"], opts.url, "footprint-jitless", opts.idleSeconds, opts.log, alone, opts.dir);
+  const asInstalled = await idleRss([process.execPath, ...AGENT_NODE_FLAGS, "drover-agent.mjs"], opts.url, "footprint-installed", opts.idleSeconds, opts.log, alone, opts.dir, AGENT_MALLOC_ENV);
+  const plainNode = await idleRss([process.execPath, "drover-agent.mjs"], opts.url, "footprint-plain", opts.idleSeconds, opts.log, alone, opts.dir);
   const tsx = await idleRss([process.execPath, "--import", "tsx", path.join(root, "agent", "main.ts")], opts.url, "footprint-sources", opts.idleSeconds, opts.log, root, opts.dir);
   const bare = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
   await sleep(3000);
   const bareNode = Math.round(rssMb(bare.pid!) * 10) / 10;
   bare.kill();
   opts.log(`bare node: ${bareNode} MB RSS`);
-  return { bundleKiB, idleRssMb: { asInstalled, jitless, bareNode, fromSourcesThroughTsx: tsx }, targets: { bundleKiBUnder: 1536, idleRssMbUnder: 50 } };
+  return { bundleKiB, idleRssMb: { asInstalled, plainNode, bareNode, fromSourcesThroughTsx: tsx }, targets: { bundleKiBUnder: 1536, idleRssMbUnder: 50 } };
 }
 
 // Alone: its own server on a fresh database.

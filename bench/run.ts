@@ -5,7 +5,7 @@
  *      quiet: in Chromium, a 2,000-step workflow from navigation to drawn, and a 10,000-step
  *      one's first draw, frame times while panning and zooming, a click on a step.
  *   0b. the agent as shipped (issue 12, bench/agent-footprint.ts): npm run build:agent's size,
- *      and the built agent's RSS idling against the server (as installed, --jitless, a bare
+ *      and the built agent's RSS idling against the server (as installed, with plain node, a bare
  *      node, the agent from its sources through tsx).
  *   1. held polls: N simulated agents (separate process) enroll, get auto-approved and
  *      long-poll; server RSS before and with them held → MB per 1,000 held polls.

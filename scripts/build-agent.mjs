@@ -59,6 +59,21 @@ const withoutZodLocales = {
   },
 };
 
+// pino's worker-thread transports (thread-stream, and worker_threads for isMainThread):
+// the agent logs to stdout synchronously and never starts a transport, and loading them is
+// ≈0.5 MB of an idle agent's RSS. A transport asked for in this build throws.
+const withoutPinoWorkers = {
+  name: "without-pino-workers",
+  setup(b) {
+    const inPino = (args) => /[\\/]node_modules[\\/](pino|thread-stream)[\\/]/.test(args.importer);
+    b.onResolve({ filter: /^(thread-stream|worker_threads|node:worker_threads)$/ }, (args) => (inPino(args) ? { path: args.path, namespace: "pino-workers" } : undefined));
+    b.onLoad({ filter: /.*/, namespace: "pino-workers" }, (args) => ({
+      contents: args.path === "thread-stream" ? "module.exports = function ThreadStream() { throw new Error('pino transports are not in the agent bundle'); };" : "module.exports = { isMainThread: true };",
+      loader: "js",
+    }));
+  },
+};
+
 const common = {
   entryPoints: [path.join(root, "agent", "main.ts")],
   bundle: true,
@@ -71,7 +86,7 @@ const common = {
   // The form tells the agent which file it runs from, for upgrades (agent/upgrade.ts).
   define: { __DROVER_AGENT_VERSION__: JSON.stringify(version), __DROVER_AGENT_FORM__: JSON.stringify("script") },
   logLevel: "error",
-  plugins: [withoutZodLocales],
+  plugins: [withoutZodLocales, withoutPinoWorkers],
 };
 
 await build({

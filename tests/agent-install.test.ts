@@ -12,6 +12,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { buildSync } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AGENT_MALLOC_ENV, AGENT_NODE_FLAGS } from "../lib/agent-version";
 import { AgentProcess, eventually } from "../agent/test-support/agent-process";
 import { startTestServer, type TestServer } from "./helpers/server";
 
@@ -113,6 +114,10 @@ describe("install.sh", () => {
     expect(fs.readdirSync(prefix).sort()).toEqual(["agent.env", "bin", "drover-agent.mjs", "manifest.json", "state"]);
     expect(fs.statSync(path.join(prefix, "agent.env")).mode & 0o777).toBe(0o600);
     expect(fs.readFileSync(path.join(prefix, "agent.env"), "utf8")).toContain("DROVER_NAME=installed-1");
+    // It runs as the footprint bench measures it (lib/agent-version.ts), and enrolls so below.
+    const wrapper = fs.readFileSync(path.join(prefix, "bin", "drover-agent"), "utf8");
+    expect(wrapper).toContain(`exec node ${AGENT_NODE_FLAGS.join(" ")} "${prefix}/drover-agent.mjs"`);
+    expect(wrapper).toContain(`export ${Object.entries(AGENT_MALLOC_ENV).map(([k, v]) => `${k}=${v}`).join(" ")}`);
 
     // A bad option changes nothing and says why.
     await expect(pipe(`--no-service --prefix ${prefix} --labels 'a=b;reboot'`)).rejects.toMatchObject({ stderr: expect.stringContaining("--labels") });

@@ -20,7 +20,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
 import { promisify } from "node:util";
 import { z } from "zod";
-import { AgentVersion, compareAgentVersions } from "../../lib/agent-version";
+import { AGENT_MALLOC_ENV, AGENT_NODE_FLAGS, AgentVersion, compareAgentVersions } from "../../lib/agent-version";
 import { AppError, notFound } from "../errors";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -201,7 +201,9 @@ export function sendArtifact(req: IncomingMessage, res: ServerResponse, artifact
 
 const INSTALL_TEMPLATE = readFileSync(path.join(import.meta.dirname, "install.sh"), "utf8");
 
-/** The install script with `server` (this server's public URL) filled in. */
+/** The install script with `server` (this server's public URL) and how the agent runs (AGENT_NODE_FLAGS, AGENT_MALLOC_ENV) filled in. */
 export function installScript(server: string): string {
-  return INSTALL_TEMPLATE.replaceAll("__DROVER_SERVER__", server.replace(/\/+$/, ""));
+  return INSTALL_TEMPLATE.replaceAll("__DROVER_SERVER__", server.replace(/\/+$/, ""))
+    .replaceAll("__DROVER_NODE_FLAGS__", AGENT_NODE_FLAGS.join(" "))
+    .replaceAll("__DROVER_MALLOC_ENV__", Object.entries(AGENT_MALLOC_ENV).map(([k, v]) => `${k}=${v}`).join(" "));
 }

@@ -163,17 +163,19 @@ cat > "$PREFIX/bin/drover-agent" <<EOF
 # starts it again after a 75, passes SIGTERM/SIGINT on, and exits with any other status.
 set -eu
 . "$PREFIX/agent.env"
+# Memory (lib/agent-version.ts): no JIT for an agent that idles, and a malloc that gives back.
+export __DROVER_MALLOC_ENV__
 set -- --server "\$DROVER_SERVER" --name "\$DROVER_NAME" --state-dir "\$DROVER_STATE_DIR" \\
   \${DROVER_LABELS:+--labels "\$DROVER_LABELS"} \${DROVER_ENROLLMENT_TOKEN:+--enrollment-token "\$DROVER_ENROLLMENT_TOKEN"} \\
   \$DROVER_AGENT_OPTIONS "\$@"
 if [ -n "\${INVOCATION_ID:-}" ]; then
   if [ -x "$PREFIX/drover-agent" ]; then exec "$PREFIX/drover-agent" "\$@"; fi
-  exec node "$PREFIX/drover-agent.mjs" "\$@"
+  exec node __DROVER_NODE_FLAGS__ "$PREFIX/drover-agent.mjs" "\$@"
 fi
 child=
 trap '[ -n "\$child" ] && kill -TERM "\$child" 2>/dev/null' TERM INT
 while :; do
-  if [ -x "$PREFIX/drover-agent" ]; then "$PREFIX/drover-agent" "\$@" & else node "$PREFIX/drover-agent.mjs" "\$@" & fi
+  if [ -x "$PREFIX/drover-agent" ]; then "$PREFIX/drover-agent" "\$@" & else node __DROVER_NODE_FLAGS__ "$PREFIX/drover-agent.mjs" "\$@" & fi
   child=\$!
   status=0
   wait "\$child" || status=\$?
