@@ -16,7 +16,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import Database from "better-sqlite3";
-import { sqlitePath } from "./db";
+import pg from "pg";
+import { isPostgresUrl, sqlitePath } from "./db";
 import { logger as rootLogger, type Logger } from "./logger";
 
 const run = promisify(execFile);
@@ -61,6 +62,7 @@ const BUSY = /SQLITE_BUSY|database is locked|SocketTimeout|database table is loc
 
 export async function migrate(databaseUrl: string, options: MigrateOptions = {}): Promise<void> {
   const log = options.log ?? rootLogger;
+  if (isPostgresUrl(databaseUrl)) return migratePostgres(databaseUrl, log);
   const file = sqlitePath(databaseUrl);
   if (file) fs.mkdirSync(path.dirname(file), { recursive: true });
   let wait = options.retryMs ?? 1_000;
@@ -91,5 +93,46 @@ async function deploy(databaseUrl: string): Promise<void> {
   } catch (e) {
     const err = e as { stdout?: string; stderr?: string; message: string };
     throw new Error(`database migration failed: ${err.stderr || err.stdout || err.message}`);
+  }
+}
+
+const pgMigrationsDir = path.join(root, "prisma", "postgresql", "migrations");
+/** Any constant: the advisory lock that lets one server at a time migrate (several start at once). */
+const MIGRATE_LOCK = 72_410_911;
+
+/**
+ * PostgreSQL (issue 11): prisma/postgresql/migrations, applied here rather than by Prisma
+ * (migrate through @prisma/adapter-pg fails in 6.19, ../shared/STACK.md). Several servers
+ * starting together take turns on an advisory lock; each migration runs in its own
+ * transaction with its row in `_drover_migrations`, so a crash leaves it applied or not.
+ */
+async function migratePostgres(databaseUrl: string, log: Logger): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query("SELECT pg_advisory_lock($1)", [MIGRATE_LOCK]);
+    await client.query(`CREATE TABLE IF NOT EXISTS "_drover_migrations" ("name" TEXT PRIMARY KEY, "appliedAt" TIMESTAMPTZ NOT NULL DEFAULT now())`);
+    const applied = new Set((await client.query<{ name: string }>(`SELECT "name" FROM "_drover_migrations"`)).rows.map((r) => r.name));
+    const names = fs
+      .readdirSync(pgMigrationsDir, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && fs.existsSync(path.join(pgMigrationsDir, e.name, "migration.sql")))
+      .map((e) => e.name)
+      .sort();
+    for (const name of names.filter((n) => !applied.has(n))) {
+      const sql = fs.readFileSync(path.join(pgMigrationsDir, name, "migration.sql"), "utf8");
+      try {
+        await client.query("BEGIN");
+        await client.query(sql);
+        await client.query(`INSERT INTO "_drover_migrations" ("name") VALUES ($1)`, [name]);
+        await client.query("COMMIT");
+      } catch (e) {
+        await client.query("ROLLBACK");
+        throw new Error(`database migration ${name} failed: ${e instanceof Error ? e.message : String(e)}`);
+      }
+      log.info({ migration: name }, "database migration applied");
+    }
+  } finally {
+    await client.query("SELECT pg_advisory_unlock_all()").catch(() => undefined);
+    await client.end();
   }
 }

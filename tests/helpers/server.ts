@@ -1,11 +1,16 @@
 /**
  * A real Drover server for integration tests: its own SQLite file in a temp folder, migrated
  * with Prisma, on a random port, console off (API surfaces only).
+ *
+ * With DROVER_TEST_DATABASE=postgresql (issue 11; `npm run test:pg`), each server gets its own
+ * PostgreSQL database instead, copied from a migrated template database (CREATE DATABASE …
+ * TEMPLATE) on the server at DROVER_TEST_PG_URL, and dropped when it closes.
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import pg from "pg";
 import { startServer, type RunningServer, type StartOptions } from "../../server/main";
 import { migrate } from "../../server/migrate";
 
@@ -20,17 +25,74 @@ export interface TestServer extends RunningServer {
 }
 
 const migrationsDir = path.resolve(import.meta.dirname, "../../prisma/migrations");
+const pgMigrationsDir = path.resolve(import.meta.dirname, "../../prisma/postgresql/migrations");
 
-function migrationsHash(): string {
+export const testOnPostgres = process.env.DROVER_TEST_DATABASE === "postgresql";
+/** The PostgreSQL server the tests use (a maintenance database on it: test databases are created beside it). */
+export const TEST_PG_URL = process.env.DROVER_TEST_PG_URL ?? "postgresql://postgres:postgres@127.0.0.1:5432/postgres";
+
+/** `postgresql://…/NAME` for another database on the test PostgreSQL server. */
+export function pgDatabaseUrl(name: string): string {
+  const url = new URL(TEST_PG_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Runs one statement on the test PostgreSQL server's maintenance database. */
+export async function pgAdmin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: TEST_PG_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+let pgTemplate: Promise<string> | undefined;
+/** A migrated template database for this migration set (made once, kept across runs). */
+function pgTemplateDatabase(): Promise<string> {
+  return (pgTemplate ??= (async () => {
+    const name = `drover_template_${migrationsHash(pgMigrationsDir)}`;
+    const client = new pg.Client({ connectionString: TEST_PG_URL });
+    await client.connect();
+    try {
+      // Several test files start at once: one makes the template, the others wait for it.
+      await client.query("SELECT pg_advisory_lock(72410912)");
+      const exists = (await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name])).rowCount;
+      if (!exists) {
+        const scratch = `${name}_building`;
+        await client.query(`DROP DATABASE IF EXISTS ${scratch}`);
+        await client.query(`CREATE DATABASE ${scratch}`);
+        await migrate(pgDatabaseUrl(scratch));
+        await client.query(`ALTER DATABASE ${scratch} RENAME TO ${name}`);
+      }
+    } finally {
+      await client.query("SELECT pg_advisory_unlock_all()");
+      await client.end();
+    }
+    return name;
+  })());
+}
+
+/** A new database for one test server, copied from the template; and how to drop it. */
+export async function newPgDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const template = await pgTemplateDatabase();
+  const name = `drover_t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  await pgAdmin(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+  return { url: pgDatabaseUrl(name), drop: () => pgAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+function migrationsHash(root = migrationsDir): string {
   const hash = createHash("sha256");
   const walk = (dir: string) => {
     for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(full);
-      else hash.update(path.relative(migrationsDir, full)).update(fs.readFileSync(full));
+      else hash.update(path.relative(root, full)).update(fs.readFileSync(full));
     }
   };
-  walk(migrationsDir);
+  walk(root);
   return hash.digest("hex").slice(0, 16);
 }
 
@@ -55,7 +117,8 @@ async function templateDatabase(): Promise<string> {
 
 export async function startTestServer(env: StartOptions["env"] = {}, options: Pick<StartOptions, "fastPath" | "deadlines"> = {}): Promise<TestServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-test-"));
-  fs.copyFileSync(await templateDatabase(), path.join(dir, "drover.db"));
+  const pgDb = testOnPostgres ? await newPgDatabase() : null;
+  if (!pgDb) fs.copyFileSync(await templateDatabase(), path.join(dir, "drover.db"));
   const running = await startServer({
     ...options,
     console: false,
@@ -63,7 +126,7 @@ export async function startTestServer(env: StartOptions["env"] = {}, options: Pi
     env: {
       PORT: "0",
       HOST: "127.0.0.1",
-      DATABASE_URL: `file:${path.join(dir, "drover.db")}`,
+      DATABASE_URL: pgDb?.url ?? `file:${path.join(dir, "drover.db")}`,
       DROVER_ADMIN_PASSWORD: ADMIN_PASSWORD,
       LOG_LEVEL: "silent",
       ...env,
@@ -89,6 +152,7 @@ export async function startTestServer(env: StartOptions["env"] = {}, options: Pi
     agent: (method, p, body, headers = {}) => call(`${running.url}/api/agent/v1${p}`, method, body, headers),
     async close() {
       await running.close();
+      await pgDb?.drop();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
