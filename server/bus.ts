@@ -1,15 +1,18 @@
 /**
- * The in-process event bus (DESIGN.md §1): reports, approvals and spec changes wake the
- * controllers and the parked long-polls that care. Topics are strings such as
- * `device:<id>` (work may be waiting for that device) or `enrollment:<id>`.
- * With PostgreSQL this is where LISTEN/NOTIFY plugs in; callers do not change.
+ * The event bus (DESIGN.md §1): reports, approvals and spec changes wake the controllers and
+ * the parked long-polls that care. Topics are strings such as `device:<id>` (work may be
+ * waiting for that device) or `enrollment:<id>`.
+ *
+ * In process on SQLite. On PostgreSQL (several servers on one database, DESIGN.md §9) the
+ * same object is a `PgBus` (server/bus-pg.ts): every publish also goes out as a NOTIFY and
+ * what other servers publish comes back in here; callers do not change.
  */
 import { EventEmitter } from "node:events";
 
 export type Listener<T = unknown> = (payload: T) => void;
 
 export class Bus {
-  private readonly emitter = new EventEmitter();
+  protected readonly emitter = new EventEmitter();
 
   constructor() {
     // One listener per parked long-poll: 10,000+ is normal, not a leak.
@@ -28,6 +31,9 @@ export class Bus {
   listenerCount(topic: string): number {
     return this.emitter.listenerCount(topic);
   }
+
+  /** Ends what the bus holds open (the PostgreSQL bridge's connection); nothing in process. */
+  async close(): Promise<void> {}
 }
 
 export const topics = {

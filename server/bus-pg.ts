@@ -1,0 +1,402 @@
+/**
+ * The bus across servers (issue 11, DESIGN.md §9): several Drover servers on one PostgreSQL
+ * wake each other's parked long-polls, console subscriptions and controllers through
+ * LISTEN/NOTIFY on one channel, on one dedicated connection per server.
+ *
+ * Publishing: every local publish is delivered in process at once (as on SQLite) and queued
+ * for the other servers. The queue is sent on the next turn of the event loop as ONE round
+ * trip (`pg_notify` over an array), its messages packed into payloads under PostgreSQL's
+ * 8,000-byte limit; a burst (10,000 events of a bulk move) is a few hundred payloads in one
+ * statement, not 10,000 statements. While a send is in flight the next messages wait for it,
+ * so the batches grow with the load and the order of one server's messages is kept.
+ *
+ * A payload: `<serverId> <json>`, the json `[[topic, wire], …]`. What travels per topic
+ * (`encode`/`decode` below; its subscribers decide what they need):
+ * - `device:<id>`: `{at}` (the poll's wake-latency histogram uses it); the poll re-checks the
+ *   database itself.
+ * - `enrollment:<id>`, `member-reports`: as published (no payload, `{owner}`).
+ * - `events`: the event row, compact (the console's live updates, the fleet, rollout, plan,
+ *   workflow watchers and the overview's tally read its fields). A row too big for one
+ *   payload (a long message) travels as its id and the receiver reads it back.
+ * - `action-output:<id>`: the output, or when too big a reference: the receiver reads the
+ *   action's output back.
+ * - anything else: its JSON when it fits, else nothing (the subscriber is woken with no
+ *   payload).
+ * Its own notifications come back to a server too (PostgreSQL delivers to every listener):
+ * the server id at the start of the payload skips them before any parsing.
+ *
+ * Losing the connection: reconnect with backoff (0.1 s doubling to 5 s); meanwhile messages
+ * queue (at most `MAX_QUEUED`; past that they are dropped and the other servers are told to
+ * re-check everything). After a reconnect nothing it might have missed stays missed: every
+ * parked poll and enrollment wait is woken (a poll woken for nothing re-checks the database
+ * and parks again), the events after the last one it saw are read back and delivered, and
+ * running actions' outputs are re-read. Member reports are not replayed: the leader's next
+ * tick (2 s) looks at every open rollout anyway.
+ *
+ * A connection that dies without an error (a network gone quiet) is found by a ping every
+ * `PING_MS` that must answer within `PING_TIMEOUT_MS`.
+ */
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { Bus } from "./bus";
+import { isPostgresUrl, type Db } from "./db";
+import type { Logger } from "./logger";
+import { eventSelect, type EventRow } from "./events/events";
+import { actionOutputTopic } from "./actions/agent-reports";
+
+export const BUS_CHANNEL = "drover_bus";
+/** PostgreSQL refuses a payload of 8,000 bytes or more; leave room for the server id. */
+export const MAX_PAYLOAD_BYTES = 7_900;
+const MAX_QUEUED = 20_000;
+const PING_MS = 5_000;
+const PING_TIMEOUT_MS = 3_000;
+const BACKOFF_MIN_MS = 100;
+const BACKOFF_MAX_MS = 5_000;
+/** Events read back after a reconnect, at most (the console pages older ones itself on its own reconnect). */
+const REPLAY_EVENTS = 1_000;
+const RECENT_EVENTS = 4_096;
+/** A message telling every other server to re-check everything (its sender dropped messages). */
+const WAKE_ALL = "*";
+
+const ACTION_OUTPUT = actionOutputTopic("");
+
+type Wire = unknown;
+/** A message on the wire: `[topic]` (no payload), `[topic, wire]`, or `[topic, ref, 1]` (read it back). */
+type Message = [string] | [string, Wire] | [string, Wire, 1];
+
+export interface PgBusOptions {
+  url: string;
+  db: Db;
+  log: Logger;
+  /** Tests: a fixed id. */
+  serverId?: string;
+}
+
+/** The bus a server uses: the PostgreSQL bridge when `url` is postgresql://, else in process. */
+export async function createBus(url: string, deps: Omit<PgBusOptions, "url">): Promise<Bus> {
+  if (!isPostgresUrl(url)) return new Bus();
+  const bus = new PgBus({ url, ...deps });
+  await bus.start();
+  return bus;
+}
+
+export class PgBus extends Bus {
+  readonly serverId: string;
+  private readonly prefix: string;
+  private client: pg.Client | null = null;
+  private connected = false;
+  private closed = false;
+  private queue: Message[] = [];
+  private overflowed = false;
+  private sending = false;
+  private flushScheduled = false;
+  private backoff = BACKOFF_MIN_MS;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private pingTimer: NodeJS.Timeout | null = null;
+  /** The newest event id delivered here (published or heard): where a replay starts. */
+  private lastEventId = 0;
+  /** Ids of the events delivered lately: one read back after a reconnect and also heard is delivered once. */
+  private readonly recentEvents = new Set<number>();
+  private readonly recentOrder: number[] = [];
+  private reconnects = 0;
+
+  constructor(private readonly options: PgBusOptions) {
+    super();
+    this.serverId = options.serverId ?? randomBytes(6).toString("base64url");
+    this.prefix = `${this.serverId} `;
+  }
+
+  /** Resolves once listening: a server starts answering polls only when it hears the others. */
+  async start(): Promise<void> {
+    try {
+      await this.connect();
+    } catch (err) {
+      await this.close();
+      throw err;
+    }
+  }
+
+  /** Connected and listening (tests, health). */
+  get listening(): boolean {
+    return this.connected;
+  }
+
+  /** How many times the connection was re-made (tests). */
+  get reconnectCount(): number {
+    return this.reconnects;
+  }
+
+  override publish<T>(topic: string, payload?: T): void {
+    this.noteEvent(topic, payload);
+    super.publish(topic, payload);
+    if (this.closed) return;
+    if (this.queue.length >= MAX_QUEUED) {
+      this.overflowed = true;
+      return;
+    }
+    this.queue.push(encode(topic, payload));
+    this.scheduleFlush();
+  }
+
+  override async close(): Promise<void> {
+    this.closed = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    if (this.pingTimer) clearInterval(this.pingTimer);
+    // What is queued goes out first: a server shutting down still tells the others.
+    if (this.connected && (this.queue.length > 0 || this.sending)) await this.flush().catch(() => undefined);
+    const client = this.client;
+    this.client = null;
+    this.connected = false;
+    await client?.end().catch(() => undefined);
+  }
+
+  // ------------------------------------------------------------------------------------
+  // The connection
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.options.url, application_name: `drover-bus ${this.serverId}`, keepAlive: true });
+    client.on("notification", (msg) => this.onNotification(msg));
+    // 'error' and 'end' both mean this connection is over; reconnect once.
+    const lost = (err?: unknown) => this.onLost(client, err);
+    client.on("error", lost);
+    client.on("end", () => lost());
+    this.client = client;
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${BUS_CHANNEL}`);
+    } catch (err) {
+      this.onLost(client, err);
+      throw err;
+    }
+    this.connected = true;
+    this.backoff = BACKOFF_MIN_MS;
+    this.pingTimer ??= setInterval(() => void this.ping(), PING_MS);
+    this.pingTimer.unref();
+    this.scheduleFlush();
+  }
+
+  private onLost(client: pg.Client, err?: unknown): void {
+    if (this.client !== client) return;
+    this.client = null;
+    this.connected = false;
+    client.removeAllListeners("notification");
+    // The socket may still be open (a ping that timed out): close it, ignore what it says.
+    client.on("error", () => undefined);
+    client.end().catch(() => undefined);
+    if (this.closed) return;
+    this.options.log.warn({ err }, "bus: lost the PostgreSQL connection; reconnecting");
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.reconnectTimer) return;
+    const delay = this.backoff * (0.75 + Math.random() * 0.5);
+    this.backoff = Math.min(BACKOFF_MAX_MS, this.backoff * 2);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      this.connect()
+        .then(() => {
+          this.reconnects++;
+          this.options.log.info({ reconnects: this.reconnects }, "bus: reconnected to PostgreSQL");
+          // Tell the others to re-check too when this server had to drop messages.
+          if (this.overflowed) {
+            this.overflowed = false;
+            this.queue.push([WAKE_ALL]);
+            this.scheduleFlush();
+          }
+          return this.recover();
+        })
+        .catch((err: unknown) => {
+          if (!this.closed && !this.client) {
+            this.options.log.warn({ err }, "bus: reconnect failed");
+            this.scheduleReconnect();
+          }
+        });
+    }, delay);
+    this.reconnectTimer.unref();
+  }
+
+  private async ping(): Promise<void> {
+    const client = this.client;
+    if (!client || !this.connected) return;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer to a ping in ${PING_TIMEOUT_MS} ms`)), PING_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([client.query("SELECT 1"), timeout]);
+    } catch (err) {
+      this.onLost(client, err);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------
+  // Sending
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled || this.sending || !this.connected || this.queue.length === 0) return;
+    this.flushScheduled = true;
+    // setImmediate, not a microtask: the publishes of one commit (a wake and its events) go together.
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flush().catch(() => undefined);
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const client = this.client;
+    if (this.sending || !client || !this.connected || this.queue.length === 0) return;
+    this.sending = true;
+    const batch = this.queue;
+    this.queue = [];
+    try {
+      await client.query(`SELECT pg_notify('${BUS_CHANNEL}', p) FROM unnest($1::text[]) AS p`, [pack(this.prefix, batch)]);
+    } catch (err) {
+      if (this.client === client) {
+        // The connection is fine, so the statement itself failed: sending it again would too.
+        this.options.log.error({ err, messages: batch.length }, "bus: NOTIFY refused; messages dropped");
+        this.queue.unshift([WAKE_ALL]);
+      } else {
+        // Connection lost: back at the front of the queue, for the next connection.
+        const all = batch.concat(this.queue);
+        if (all.length > MAX_QUEUED) this.overflowed = true;
+        this.queue = all.slice(0, MAX_QUEUED);
+      }
+    } finally {
+      this.sending = false;
+    }
+    this.scheduleFlush();
+  }
+
+  // ------------------------------------------------------------------------------------
+  // Receiving
+
+  private onNotification(msg: pg.Notification): void {
+    const text = msg.payload;
+    if (msg.channel !== BUS_CHANNEL || !text || text.startsWith(this.prefix)) return;
+    let messages: Message[];
+    try {
+      messages = JSON.parse(text.slice(text.indexOf(" ") + 1)) as Message[];
+    } catch (err) {
+      this.options.log.warn({ err }, "bus: unreadable notification ignored");
+      return;
+    }
+    for (const m of messages) {
+      if (m[0] === WAKE_ALL) {
+        void this.recover();
+        continue;
+      }
+      // Only topics someone here listens to are decoded (or read back).
+      if (this.emitter.listenerCount(m[0]) === 0) continue;
+      this.deliver(m).catch((err: unknown) => this.options.log.warn({ err, topic: m[0] }, "bus: a message could not be read back"));
+    }
+  }
+
+  private async deliver([topic, wire, ref]: Message): Promise<void> {
+    const payload = ref === 1 ? await this.readBack(topic, wire) : decode(topic, wire);
+    if (ref === 1 && payload === undefined && (topic === "events" || topic.startsWith(ACTION_OUTPUT))) return;
+    if (this.noteEvent(topic, payload)) super.publish(topic, payload);
+  }
+
+  /** A message that traveled as a reference: the receiver reads what it needs. */
+  private async readBack(topic: string, ref: Wire): Promise<unknown> {
+    const { db } = this.options;
+    if (topic === "events") return (await db.event.findUnique({ where: { id: Number(ref) }, select: eventSelect })) ?? undefined;
+    if (topic.startsWith(ACTION_OUTPUT)) {
+      const row = await db.action.findUnique({ where: { id: topic.slice(ACTION_OUTPUT.length) }, select: { output: true } });
+      return row ? { output: row.output ?? "" } : undefined;
+    }
+    return undefined;
+  }
+
+  /** Notes an event delivered here; false when it was already (the only case not to deliver it). */
+  private noteEvent(topic: string, payload: unknown): boolean {
+    if (topic !== "events") return true;
+    const id = (payload as EventRow | undefined)?.id;
+    if (typeof id !== "number") return true;
+    if (this.recentEvents.has(id)) return false;
+    this.recentEvents.add(id);
+    this.recentOrder.push(id);
+    if (this.recentOrder.length > RECENT_EVENTS) this.recentEvents.delete(this.recentOrder.shift() as number);
+    if (id > this.lastEventId) this.lastEventId = id;
+    return true;
+  }
+
+  /**
+   * After a reconnect (or another server dropped messages): what may have been missed is
+   * re-checked. Polls and enrollment waits are woken with no payload (they re-read the
+   * database); the events since the last one seen are read back and delivered, oldest first;
+   * the outputs of actions being watched are re-read.
+   */
+  private async recover(): Promise<void> {
+    const names = this.emitter.eventNames().filter((n): n is string => typeof n === "string");
+    for (const topic of names) {
+      if (topic.startsWith("device:") || topic.startsWith("enrollment:")) super.publish(topic, undefined);
+    }
+    const { db, log } = this.options;
+    try {
+      if (this.emitter.listenerCount("events") > 0 && this.lastEventId > 0) {
+        const rows = await db.event.findMany({ where: { id: { gt: this.lastEventId } }, orderBy: { id: "asc" }, take: REPLAY_EVENTS, select: eventSelect });
+        for (const row of rows) if (this.noteEvent("events", row)) super.publish("events", row);
+      }
+      for (const topic of names.filter((n) => n.startsWith(ACTION_OUTPUT))) {
+        const output = await this.readBack(topic, null);
+        if (output !== undefined) super.publish(topic, output);
+      }
+    } catch (err) {
+      log.warn({ err }, "bus: re-reading after a reconnect failed");
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// The wire format
+
+/** An event row in positional form: [id, time ms, objectKind, objectName, type, reason, message, actor]. */
+type EventWire = [number, number, string, string, string, string, string, string];
+
+function encode(topic: string, payload: unknown): Message {
+  if (payload === undefined) return [topic];
+  if (topic === "events") {
+    const e = payload as EventRow;
+    const wire: EventWire = [e.id, e.time.getTime(), e.objectKind, e.objectName, e.type, e.reason, e.message, e.actor];
+    return fits(topic, wire) ? [topic, wire] : [topic, e.id, 1];
+  }
+  if (fits(topic, payload)) return [topic, payload];
+  return [topic, null, 1];
+}
+
+function decode(topic: string, wire: Wire): unknown {
+  if (topic === "events" && Array.isArray(wire)) {
+    const [id, time, objectKind, objectName, type, reason, message, actor] = wire as EventWire;
+    return { id, time: new Date(time), objectKind, objectName, type, reason, message, actor } satisfies EventRow;
+  }
+  return wire;
+}
+
+/** A message alone must leave room in a payload: bigger ones travel as references. */
+function fits(topic: string, wire: unknown): boolean {
+  return Buffer.byteLength(JSON.stringify([topic, wire])) <= MAX_PAYLOAD_BYTES - 100;
+}
+
+/** Packs messages, in order, into as few payloads as fit under the limit. */
+export function pack(prefix: string, messages: Message[]): string[] {
+  const out: string[] = [];
+  let parts: string[] = [];
+  let bytes = Buffer.byteLength(prefix) + 2;
+  for (const m of messages) {
+    const text = JSON.stringify(m);
+    const size = Buffer.byteLength(text) + 1;
+    if (parts.length > 0 && bytes + size > MAX_PAYLOAD_BYTES) {
+      out.push(`${prefix}[${parts.join(",")}]`);
+      parts = [];
+      bytes = Buffer.byteLength(prefix) + 2;
+    }
+    parts.push(text);
+    bytes += size;
+  }
+  if (parts.length > 0) out.push(`${prefix}[${parts.join(",")}]`);
+  return out;
+}
