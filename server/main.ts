@@ -17,7 +17,7 @@ import { openDb, sqlitePath, type Db } from "./db";
 import { WriteGate } from "./write-gate";
 import { FastPath } from "./devices/fast-path";
 import { migrate } from "./migrate";
-import { Bus } from "./bus";
+import { createBus } from "./bus-pg";
 import { logger as rootLogger } from "./logger";
 import { createMetrics } from "./metrics";
 import type { ServerContext } from "./context";
@@ -92,7 +92,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const ctx: ServerContext = {
     db,
     fast,
-    bus: new Bus(),
+    bus: await createBus(env.DATABASE_URL, { db, log }),
     env,
     log,
     metrics,
@@ -247,6 +247,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       });
       await next?.close().catch(() => undefined);
       fast?.close();
+      await ctx.bus.close();
       await db.$disconnect();
     },
   };
