@@ -17,6 +17,7 @@ import { afterCommit, finishEffects, newEffects } from "../fleets/render";
 import { reconcileMembership } from "../fleets/membership";
 import { cancelPendingActionsOf, decommissionChange, resumeChange } from "./lifecycle";
 import { deviceWhere, type DeviceFilter } from "./queries";
+import { dialectOfDb } from "../lib/dialect-sql";
 import { deviceFactsSelect, derive, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
 
 export const MAX_BULK_NAMES = 10_000;
@@ -61,7 +62,7 @@ const chunks = <T>(items: T[], size = CHUNK): T[][] => Array.from({ length: Math
 /** The names to work on, in name order; names that do not exist are skipped as such. */
 async function resolveTargets(ctx: ServerContext, target: BulkTarget): Promise<{ names: string[]; tally: Tally }> {
   if ("filter" in target) {
-    const rows = await ctx.db.device.findMany({ where: deviceWhere(target.filter), select: { name: true }, orderBy: { name: "asc" } });
+    const rows = await ctx.db.device.findMany({ where: deviceWhere(target.filter, dialectOfDb(ctx.db)), select: { name: true }, orderBy: { name: "asc" } });
     return { names: rows.map((r) => r.name), tally: new Tally(rows.length) };
   }
   const wanted = [...new Set(target.names)];

@@ -4,7 +4,8 @@
  */
 import { parseSelector, type LabelSelector } from "../../lib/label-selector";
 import type { ServerContext } from "../context";
-import type { Prisma } from "../db";
+import type { Dialect, Prisma } from "../db";
+import { dialectOfDb } from "../lib/dialect-sql";
 import { invalid, notFound } from "../errors";
 import { renderedSpecOf } from "./work";
 import { outOfDateReason, parseReported } from "./status";
@@ -53,7 +54,8 @@ export function hidesDecommissioned(filter: DeviceFilter): boolean {
   return filter.decommissioned !== "show" && !filter.lifecycle?.includes("Decommissioned");
 }
 
-export function deviceWhere(filter: DeviceFilter): Prisma.DeviceWhereInput {
+/** `dialect`: the name search is case-insensitive on both (SQLite's LIKE, PostgreSQL's ILIKE). */
+export function deviceWhere(filter: DeviceFilter, dialect: Dialect): Prisma.DeviceWhereInput {
   const and: Prisma.DeviceWhereInput[] = selectorWhere(parseSelector(filter.labelSelector ?? ""));
   if (filter.summary?.length) and.push({ summary: { in: filter.summary } });
   if (filter.updated?.length) and.push({ updatedStatus: { in: filter.updated } });
@@ -61,7 +63,11 @@ export function deviceWhere(filter: DeviceFilter): Prisma.DeviceWhereInput {
   if (filter.lifecycle?.length) and.push({ lifecycle: { in: filter.lifecycle } });
   if (filter.fleet) and.push({ owner: filter.fleet });
   // The alias too: operators know devices by the names they gave them.
-  if (filter.search) and.push({ OR: [{ name: { contains: filter.search } }, { alias: { contains: filter.search } }] });
+  if (filter.search) {
+    // SQLite's LIKE already ignores ASCII case, and its Prisma has no `mode`.
+    const contains = dialect === "postgresql" ? { contains: filter.search, mode: "insensitive" as const } : { contains: filter.search };
+    and.push({ OR: [{ name: contains }, { alias: contains }] });
+  }
   if (hidesDecommissioned(filter)) and.push({ lifecycle: { not: "Decommissioned" } });
   return { AND: and };
 }
@@ -188,7 +194,8 @@ export interface DevicePage {
 export async function listDevices(ctx: ServerContext, filter: DeviceFilter, page: DevicePage) {
   const sort = page.sort ?? "name";
   const order = page.order ?? "asc";
-  const where = deviceWhere(filter);
+  const dialect = dialectOfDb(ctx.db);
+  const where = deviceWhere(filter, dialect);
   const hidden = hidesDecommissioned(filter);
   const [rows, byLifecycle] = await Promise.all([
     ctx.db.device.findMany({
@@ -199,7 +206,7 @@ export async function listDevices(ctx: ServerContext, filter: DeviceFilter, page
     }),
     // One count for both numbers: the filter's matches by lifecycle (a second count of the
     // hidden ones evaluated the label selector twice).
-    ctx.db.device.groupBy({ by: ["lifecycle"], where: deviceWhere({ ...filter, decommissioned: "show" }), _count: { _all: true } }),
+    ctx.db.device.groupBy({ by: ["lifecycle"], where: deviceWhere({ ...filter, decommissioned: "show" }, dialect), _count: { _all: true } }),
   ]);
   let total = 0;
   let hiddenDecommissioned = 0;

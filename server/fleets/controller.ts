@@ -16,6 +16,7 @@ import { topics } from "../bus";
 import type { Condition } from "../../lib/fleet-spec";
 import type { Tx } from "../db";
 import type { Effects } from "./render";
+import { executeRaw } from "../lib/dialect-sql";
 
 export const FLEET_CONTROLLER = "fleet-controller";
 
@@ -161,7 +162,7 @@ async function refreshOnce(ctx: ServerContext, names?: string[]): Promise<void> 
     const json = JSON.stringify(doc);
     if (json === JSON.stringify(previous)) continue;
     // Only the status column: the spec's updatedAt is not the controller's to move.
-    await ctx.db.$executeRawUnsafe(`UPDATE "Fleet" SET "status" = ? WHERE "id" = ?`, json, f.id);
+    await executeRaw(ctx.db, `UPDATE "Fleet" SET "status" = ? WHERE "id" = ?`, json, f.id);
     for (const cond of doc.conditions) {
       const old = previous.conditions.find((p) => p.type === cond.type);
       if (old && old.status === cond.status && old.reason === cond.reason) continue;

@@ -24,6 +24,7 @@ import type { ServerContext } from "../context";
 import type { Prisma, Tx } from "../db";
 import { conflict, invalid, notFound } from "../errors";
 import { unifiedDiff } from "./diff";
+import { dialectOfDb, executeRaw, inJsonList, queryRaw } from "../lib/dialect-sql";
 import { afterCommit, finishEffects, newEffects, renderDevices, type Effects, type FleetRef } from "./render";
 import { reconcileMembership } from "./membership";
 import { parseFleetStatus, refreshFleetStatus } from "./controller";
@@ -178,9 +179,13 @@ async function loadFleets(ctx: ServerContext, where: Prisma.FleetWhereInput): Pr
       where: { OR: rows.map((r) => ({ fleetId: r.id, version: Number(r.templateVersion) })) },
       select: { fleetId: true, spec: true },
     }),
-    // The latest rollout of each fleet (SQLite's bare column with max(): the row of the max).
-    ctx.db.$queryRawUnsafe<{ id: string }[]>(
-      `SELECT "id", max("createdAt") FROM "Rollout" WHERE "fleetId" IN (SELECT value FROM json_each(?)) GROUP BY "fleetId"`,
+    // The latest rollout of each fleet (SQLite's bare column with max(): the row of the max;
+    // PostgreSQL's DISTINCT ON).
+    queryRaw<{ id: string }[]>(
+      ctx.db,
+      dialectOfDb(ctx.db) === "sqlite"
+        ? `SELECT "id", max("createdAt") FROM "Rollout" WHERE "fleetId" ${inJsonList("sqlite")} GROUP BY "fleetId"`
+        : `SELECT DISTINCT ON ("fleetId") "id" FROM "Rollout" WHERE "fleetId" ${inJsonList("postgresql")} ORDER BY "fleetId", "createdAt" DESC`,
       JSON.stringify(rows.map((r) => r.id)),
     ).then((latest) => ctx.db.rollout.findMany({ where: { id: { in: latest.map((l) => l.id) } }, select: { fleetId: true, ...rolloutSelect } })),
   ]);
@@ -397,7 +402,8 @@ export async function deleteFleet(ctx: ServerContext, name: string, actor: strin
     if (!fleet) throw notFound(`fleet "${name}"`);
     const members = await tx.device.findMany({ where: { owner: name }, select: { id: true, name: true } });
     // Devices keep the spec they have: copy it onto them before its template version goes.
-    await tx.$executeRawUnsafe(
+    await executeRaw(
+      tx,
       `UPDATE "Device" SET "spec" = (SELECT tv."spec" FROM "TemplateVersion" tv WHERE tv."id" = "Device"."renderedSpecId"), "renderedSpecId" = NULL
        WHERE "renderedSpecId" IN (SELECT "id" FROM "TemplateVersion" WHERE "fleetId" = ?)`,
       fleet.id,

@@ -14,8 +14,8 @@
 import { matchesSelector, type Labels, type LabelSelector } from "../../lib/label-selector";
 import { selectorRequirements, type LabelSelectorObject } from "../../lib/fleet-spec";
 import type { Tx } from "../db";
-import { sqliteDate } from "../devices/fast-path";
-import { IN_IDS } from "./sql";
+import { dialectOfDb, executeRaw, labelsObject, queryRaw } from "../lib/dialect-sql";
+import { inIds } from "./sql";
 import { renderDevices, type Effects } from "./render";
 import { joinVersions } from "../rollouts/controller";
 
@@ -71,13 +71,14 @@ export async function reconcileMembership(tx: Tx, scope: MembershipScope, now: D
   const fleets = await fleetsForMembership(tx);
   const where =
     "deviceIds" in scope
-      ? `d."id" ${IN_IDS}`
+      ? `d."id" ${inIds(tx)}`
       : `(d."lifecycle" = 'Enrolled' AND d."decommissionRequestedAt" IS NULL) OR d."owner" IS NOT NULL OR d."multipleOwners" IS NOT NULL`;
   if ("deviceIds" in scope && scope.deviceIds.length === 0) return;
-  const devices = await tx.$queryRawUnsafe<DeviceRow[]>(
+  const devices = await queryRaw<DeviceRow[]>(
+    tx,
     `SELECT d."id", d."name", d."owner", d."multipleOwners",
        (d."lifecycle" = 'Enrolled' AND d."decommissionRequestedAt" IS NULL) AS "eligible",
-       (SELECT json_group_object(l."key", l."value") FROM "DeviceLabel" l WHERE l."deviceId" = d."id") AS "labels"
+       ${labelsObject(dialectOfDb(tx), 'd."id"')} AS "labels"
      FROM "Device" d WHERE ${where}`,
     ...("deviceIds" in scope ? [JSON.stringify(scope.deviceIds)] : []),
   );
@@ -130,17 +131,17 @@ export async function reconcileMembership(tx: Tx, scope: MembershipScope, now: D
     }
   }
 
-  const at = sqliteDate(now);
+  const at = now;
   if (leaving.length) {
-    await tx.$executeRawUnsafe(`UPDATE "Device" SET "owner" = NULL, "updatedAt" = ? WHERE "id" ${IN_IDS}`, at, JSON.stringify(leaving));
+    await executeRaw(tx, `UPDATE "Device" SET "owner" = NULL, "updatedAt" = ? WHERE "id" ${inIds(tx)}`, at, JSON.stringify(leaving));
   }
   for (const [value, ids] of overlap) {
-    await tx.$executeRawUnsafe(`UPDATE "Device" SET "multipleOwners" = ?, "updatedAt" = ? WHERE "id" ${IN_IDS}`, value === "" ? null : value, at, JSON.stringify(ids));
+    await executeRaw(tx, `UPDATE "Device" SET "multipleOwners" = ?, "updatedAt" = ? WHERE "id" ${inIds(tx)}`, value === "" ? null : value, at, JSON.stringify(ids));
   }
   const duringRollout = joining.size > 0 ? await joinVersions(tx) : new Map<string, string>();
   for (const [fleetName, ids] of joining) {
     const fleet = fleets.find((f) => f.name === fleetName)!;
-    await tx.$executeRawUnsafe(`UPDATE "Device" SET "owner" = ?, "updatedAt" = ? WHERE "id" ${IN_IDS}`, fleetName, at, JSON.stringify(ids));
+    await executeRaw(tx, `UPDATE "Device" SET "owner" = ?, "updatedAt" = ? WHERE "id" ${inIds(tx)}`, fleetName, at, JSON.stringify(ids));
     // A device that joins gets its fleet's spec at once: the version members run now, or
     // while a rollout is open the one it replaces (the rollout gives it the new one in turn).
     await renderDevices(tx, fleet, duringRollout.get(fleet.id) ?? fleet.templateVersion, now, actor, effects, ids);

@@ -14,9 +14,9 @@ import type { ServerContext } from "../context";
 import type { NewEvent, EventRow } from "../events/events";
 import { publishEvents } from "../events/events";
 import { topics } from "../bus";
-import { sqliteDate } from "../devices/fast-path";
+import { queryRaw } from "../lib/dialect-sql";
 import { notFound } from "../errors";
-import { IN_IDS, insertEvents, rederiveStatuses } from "./sql";
+import { inIds, insertEvents, rederiveStatuses } from "./sql";
 
 /** What a change did, to finish inside its transaction and announce after commit. */
 export interface Effects {
@@ -57,11 +57,12 @@ export async function renderDevices(
   const tv = await tx.templateVersion.findUnique({ where: { fleetId_version: { fleetId: fleet.id, version: Number(version) } }, select: { id: true, version: true } });
   if (!tv) throw notFound(`template version ${version} of fleet "${fleet.name}"`);
   if (deviceIds && deviceIds.length === 0) return [];
-  const at = sqliteDate(now);
-  const rows = await tx.$queryRawUnsafe<{ id: string; name: string; renderedVersion: number | bigint }[]>(
+  const at = now;
+  const rows = await queryRaw<{ id: string; name: string; renderedVersion: number | bigint }[]>(
+    tx,
     `UPDATE "Device" SET "renderedSpecId" = ?, "templateVersion" = ?, "spec" = NULL, "renderedVersion" = "renderedVersion" + 1,
        "renderedAt" = ?, "updatedAt" = ?
-     WHERE "owner" = ? AND ("renderedSpecId" IS NULL OR "renderedSpecId" <> ?)${deviceIds ? ` AND "id" ${IN_IDS}` : ""}
+     WHERE "owner" = ? AND ("renderedSpecId" IS NULL OR "renderedSpecId" <> ?)${deviceIds ? ` AND "id" ${inIds(tx)}` : ""}
      RETURNING "id", "name", "renderedVersion"`,
     tv.id,
     String(tv.version),
@@ -108,7 +109,8 @@ export function afterCommit(ctx: ServerContext, effects: Effects, rows: EventRow
 
 /** Members of a fleet whose rendered spec is not `templateVersionId`: what a render would change. */
 export async function membersBehind(tx: Tx, fleetName: string, templateVersionId: string): Promise<number> {
-  const [row] = await tx.$queryRawUnsafe<{ n: number | bigint }[]>(
+  const [row] = await queryRaw<{ n: number | bigint }[]>(
+    tx,
     `SELECT count(*) AS n FROM "Device" WHERE "owner" = ? AND ("renderedSpecId" IS NULL OR "renderedSpecId" <> ?)`,
     fleetName,
     templateVersionId,

@@ -1,17 +1,20 @@
 /**
  * Set-at-a-time statements for fleet-wide changes, inside the caller's Prisma transaction:
  * a fleet of 10,000 members is changed with a handful of statements, never one Prisma call
- * per device. Lists of ids travel as one JSON parameter (`json_each`), so no statement meets
- * SQLite's bound-parameter limit. Raw SQL is SQLite's; so is every path of the server today.
+ * per device. Lists of ids travel as one JSON parameter (`json_each`, `jsonb_array_elements_text`),
+ * so no statement meets a bound-parameter limit. One statement per rule on both databases, with
+ * the fragments that differ from server/lib/dialect-sql.ts.
  */
 import type { Tx } from "../db";
 import type { EventRow, NewEvent } from "../events/events";
-import { sqliteDate } from "../devices/fast-path";
+import { dialectOfDb, executeRaw, inJsonList, queryRaw } from "../lib/dialect-sql";
 import { derive, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "../devices/status";
 import type { StatusSettings } from "../../lib/device-status";
 
-/** `"id" IN (…)` for a list of any length. */
-export const IN_IDS = `IN (SELECT value FROM json_each(?))`;
+/** `"id" IN (…)` for a list of any length, bound as one JSON array parameter. */
+export function inIds(tx: Tx): string {
+  return inJsonList(dialectOfDb(tx));
+}
 
 const asDate = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
 const asBool = (v: unknown): boolean => v === true || v === 1 || v === 1n;
@@ -20,11 +23,13 @@ const asBool = (v: unknown): boolean => v === true || v === 1 || v === 1n;
 export async function insertEvents(tx: Tx, events: NewEvent[], now: Date): Promise<EventRow[]> {
   if (events.length === 0) return [];
   const payload = JSON.stringify(events.map((e) => [e.objectKind, e.objectName, e.type, e.reason, e.message ?? "", e.actor]));
-  const rows = await tx.$queryRawUnsafe<{ id: number | bigint }[]>(
+  const from = dialectOfDb(tx) === "sqlite" ? `json_each(?)` : `jsonb_array_elements(?::jsonb) WITH ORDINALITY AS e(value, key)`;
+  const rows = await queryRaw<{ id: number | bigint }[]>(
+    tx,
     `INSERT INTO "Event" ("time", "objectKind", "objectName", "type", "reason", "message", "actor")
-     SELECT ?, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 FROM json_each(?) ORDER BY key
+     SELECT ?, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 FROM ${from} ORDER BY key
      RETURNING "id"`,
-    sqliteDate(now),
+    now,
     payload,
   );
   // Inserted in order, so ids ascend with the list.
@@ -44,12 +49,13 @@ export async function insertEvents(tx: Tx, events: NewEvent[], now: Date): Promi
 /** The derivation's facts of many devices, with their owner fleet's templateVersion. */
 export async function loadFacts(tx: Tx, ids: string[]): Promise<DeviceFactsRow[]> {
   if (ids.length === 0) return [];
-  const rows = await tx.$queryRawUnsafe<Record<string, unknown>[]>(
+  const rows = await queryRaw<Record<string, unknown>[]>(
+    tx,
     `SELECT d."id", d."name", d."reported", d."lastSeen", d."renderedVersion", d."templateVersion", d."owner", d."enrollmentId",
        d."decommissionRequestedAt", d."conflictPaused", d."summary", d."updatedStatus", d."updatingReason", d."applicationSummary",
        d."lifecycle", d."decommissioning", f."templateVersion" AS "fleetTemplateVersion"
      FROM "Device" d LEFT JOIN "Fleet" f ON f."name" = d."owner"
-     WHERE d."id" ${IN_IDS}`,
+     WHERE d."id" ${inIds(tx)}`,
     JSON.stringify(ids),
   );
   return rows.map((r) => ({
@@ -96,16 +102,17 @@ export async function rederiveStatuses(tx: Tx, ids: string[], now: Date, setting
   }
   for (const [key, group] of groups) {
     const c = JSON.parse(key) as ReturnType<typeof statusColumns>;
-    await tx.$executeRawUnsafe(
+    await executeRaw(
+      tx,
       `UPDATE "Device" SET "summary" = ?, "updatedStatus" = ?, "updatingReason" = ?, "applicationSummary" = ?, "lifecycle" = ?,
-         "decommissioning" = ?, "updatedAt" = ? WHERE "id" ${IN_IDS}`,
+         "decommissioning" = ?, "updatedAt" = ? WHERE "id" ${inIds(tx)}`,
       c.summary,
       c.updatedStatus,
       c.updatingReason,
       c.applicationSummary,
       c.lifecycle,
       c.decommissioning,
-      sqliteDate(now),
+      now,
       JSON.stringify(group),
     );
   }

@@ -14,7 +14,8 @@ import { Prisma, type Tx } from "../db";
 import { conflict, notFound } from "../errors";
 import { publishEvents, recordEvents, type EventRow, type NewEvent } from "../events/events";
 import { topics } from "../bus";
-import { sqliteDate, type NewRequestRow } from "../devices/fast-path";
+import type { NewRequestRow } from "../devices/fast-path";
+import { sqlDate } from "../lib/dialect-sql";
 import { inChunks } from "../lib/chunks";
 import { waitsOf } from "../actions/waits";
 
@@ -207,7 +208,7 @@ export async function listRequests(ctx: ServerContext, filter: RequestFilter, pa
   if (page.cursor) {
     const c = await ctx.db.actionRequest.findUnique({ where: { id: page.cursor }, select: { createdAt: true } });
     if (!c) throw notFound(`cursor: request "${page.cursor}"`);
-    const at = sqliteDate(c.createdAt);
+    const at = sqlDate(ctx.db, c.createdAt);
     after = Prisma.sql`${where.length ? Prisma.sql`AND` : Prisma.sql`WHERE`} (r."createdAt" < ${at} OR (r."createdAt" = ${at} AND r."id" < ${page.cursor}))`;
   }
   const [ids, [count]] = await Promise.all([
@@ -275,10 +276,10 @@ export async function decideRequest(ctx: ServerContext, id: string, decision: "A
   const { moved, events } = ctx.fast
     ? await ctx.fast.decideRequest({ requestId: id, to, decision, actor, reason: why, actionEvent, requestEvent }, now)
     : await ctx.db.$transaction(async (tx) => {
-        const at = sqliteDate(now);
+        const at = sqlDate(tx, now);
         const moved = await tx.$queryRaw<{ id: string; deviceId: string }[]>`
           UPDATE "Action" SET "state" = ${to}, "decision" = ${decision}, "decidedBy" = ${actor}, "decidedAt" = ${at}, "decisionReason" = ${why},
-            "finishedAt" = COALESCE(${to === "CANCELLED" ? at : null}, "finishedAt"), "updatedAt" = ${at}
+            "finishedAt" = ${to === "CANCELLED" ? Prisma.sql`${at}` : Prisma.sql`"finishedAt"`}, "updatedAt" = ${at}
           WHERE "requestId" = ${id} AND "state" = 'PENDING_APPROVE'
           RETURNING "id", "deviceId"`;
         if (moved.length === 0) return { moved, events: [] };

@@ -1,0 +1,64 @@
+/**
+ * Hand-written SQL on both databases (issue 11). A statement is written once with `?`
+ * placeholders; the few fragments that differ between SQLite and PostgreSQL (a JSON list of
+ * ids, a JSON object of labels, reading JSON text) come from the helpers below, chosen by the
+ * client's own provider, so a domain rule keeps one function and one statement shape.
+ *
+ * Dates are passed as `Date`: SQLite's Prisma stores DateTime as ISO text with an offset
+ * (`sqliteDate`), PostgreSQL as timestamp(3), which the driver binds from a Date.
+ */
+import type { Db, Dialect, Tx } from "../db";
+import { sqliteDate } from "../devices/fast-path";
+
+/** Which database a Prisma client (or transaction client) talks to. */
+export function dialectOfDb(db: Db | Tx): Dialect {
+  return (db as unknown as { _activeProvider?: string })._activeProvider === "postgresql" ? "postgresql" : "sqlite";
+}
+
+/** `?` → `$1, $2, …` for PostgreSQL. The statements here have no `?` inside literals. */
+export function placeholders(dialect: Dialect, sql: string): string {
+  if (dialect === "sqlite") return sql;
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+function bind(dialect: Dialect, args: unknown[]): unknown[] {
+  return dialect === "sqlite" ? args.map((a) => (a instanceof Date ? sqliteDate(a) : a)) : args;
+}
+
+/** `$queryRawUnsafe` with `?` placeholders on either database. */
+export function queryRaw<T>(db: Db | Tx, sql: string, ...args: unknown[]): Promise<T> {
+  const d = dialectOfDb(db);
+  return db.$queryRawUnsafe<T>(placeholders(d, sql), ...bind(d, args));
+}
+
+/** `$executeRawUnsafe` with `?` placeholders on either database. */
+export function executeRaw(db: Db | Tx, sql: string, ...args: unknown[]): Promise<number> {
+  const d = dialectOfDb(db);
+  return db.$executeRawUnsafe(placeholders(d, sql), ...bind(d, args));
+}
+
+/**
+ * `IN (…)` over one parameter holding a JSON array of strings: lists of any length travel as
+ * one bound value, so no statement meets a bound-parameter limit.
+ */
+export function inJsonList(dialect: Dialect): string {
+  return dialect === "sqlite" ? `IN (SELECT value FROM json_each(?))` : `IN (SELECT jsonb_array_elements_text(?::jsonb))`;
+}
+
+/** A device's labels as one JSON object text (`{}`-less: NULL when it has none). */
+export function labelsObject(dialect: Dialect, deviceIdColumn: string): string {
+  return dialect === "sqlite"
+    ? `(SELECT json_group_object(l."key", l."value") FROM "DeviceLabel" l WHERE l."deviceId" = ${deviceIdColumn})`
+    : `(SELECT jsonb_object_agg(l."key", l."value")::text FROM "DeviceLabel" l WHERE l."deviceId" = ${deviceIdColumn})`;
+}
+
+/** A value inside a JSON text column by path (`["config", "renderedVersion"]`), as SQL's scalar (text on PostgreSQL). */
+export function jsonField(dialect: Dialect, column: string, path: string[]): string {
+  return dialect === "sqlite" ? `json_extract(${column}, '$.${path.join(".")}')` : `(${column}::jsonb #>> '{${path.join(",")}}')`;
+}
+
+/** A Date as a bound value in a `Prisma.sql` template: SQLite's stored text, or the Date itself. */
+export function sqlDate(db: Db | Tx, d: Date): string | Date {
+  return dialectOfDb(db) === "sqlite" ? sqliteDate(d) : d;
+}
