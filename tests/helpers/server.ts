@@ -55,7 +55,10 @@ function pgTemplateDatabase(): Promise<string> {
   return (pgTemplate ??= (async () => {
     const name = `drover_template_${migrationsHash(pgMigrationsDir)}`;
     const client = new pg.Client({ connectionString: TEST_PG_URL });
-    await client.connect();
+    await client.connect().catch((e: unknown) => {
+      // Never a silent skip: the PostgreSQL half of the suite fails, saying what to do.
+      throw new Error(`PostgreSQL is not reachable at ${TEST_PG_URL}: npm run test:pg needs it (bash scripts/postgres-for-tests.sh starts one; or set DROVER_TEST_PG_URL): ${e instanceof Error ? e.message : String(e)}`);
+    });
     try {
       // Several test files start at once: one makes the template, the others wait for it.
       await client.query("SELECT pg_advisory_lock(72410912)");
