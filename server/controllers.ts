@@ -17,22 +17,84 @@ import { runRollouts, watchRollouts } from "./rollouts/controller";
 import { runPlans, watchPlans } from "./plans/controller";
 import { runWorkflows, watchWorkflows } from "./workflows/controller";
 import { startMetricsHistory } from "./overview/history";
+import { dialectOf } from "./db";
+import { startLeaderElection, type Leadership } from "./leader";
 
-export function startControllers(ctx: ServerContext): { stop(): void } {
+/**
+ * Starts the controllers. On SQLite, here and now (one server owns its database). On
+ * PostgreSQL (several servers may share it, DESIGN.md §9), only on the elected leader
+ * (server/leader.ts): they start when this server wins the advisory lock and stop when it
+ * loses it; every tick first confirms the lock is still held.
+ *
+ * "Nothing done twice" rests on two things. (1) At most one server runs the controllers at a
+ * time, up to one window: a pass already running when the lock is lost (a terminated or
+ * broken connection) finishes while the new leader may start its first pass ≈ 1.5 s later; a
+ * leader that cannot reach PostgreSQL gives up before PostgreSQL frees its lock (leader.ts).
+ * (2) Inside that window the writes are guarded in the database, not by leadership: renders
+ * only touch devices `WHERE renderedSpecId <> <version>` (a device is never given the same
+ * version twice: PostgreSQL re-checks the WHERE against the other transaction's commit),
+ * action moves are `UPDATE … WHERE state = <expected>`, the sweep writes a status only when it
+ * differs from the row it re-reads. What the window can still repeat is bookkeeping that is
+ * not compare-and-set (a rollout row's state written twice with the same decision, an event
+ * recorded by both), never a device's update.
+ */
+export function startControllers(ctx: ServerContext): { stop(): Promise<void> } {
+  if (dialectOf(ctx.env.DATABASE_URL) !== "postgresql") {
+    ctx.metrics.controllerLeader.set(1);
+    const running = runControllers(ctx, null);
+    return {
+      stop: () => {
+        running.stop();
+        return Promise.resolve();
+      },
+    };
+  }
+  ctx.metrics.controllerLeader.set(0);
+  let running: { stop(): void } | null = null;
+  const election = startLeaderElection({
+    url: ctx.env.DATABASE_URL,
+    log: ctx.log,
+    onChange: (leader) => {
+      ctx.metrics.controllerLeader.set(leader ? 1 : 0);
+      running?.stop();
+      running = leader ? runControllers(ctx, election) : null;
+      // A follower does not count devices: only the leader's gauges are current.
+      if (!leader) ctx.metrics.devicesByStatus.reset();
+    },
+  });
+  return {
+    async stop() {
+      running?.stop();
+      running = null;
+      await election.stop();
+    },
+  };
+}
+
+/** The controllers themselves; `leadership` (PostgreSQL) is confirmed before every tick. */
+function runControllers(ctx: ServerContext, leadership: Leadership | null): { stop(): void } {
   let running = false;
   let stopped = false;
   const tick = async () => {
     if (running || stopped) return;
     running = true;
     try {
-      await sweepDisconnected(ctx);
-      await expireActions(ctx);
-      await wakeDevicesWithPendingActions(ctx);
-      // Rollouts before the recount: what they render shows in the counts.
-      await runRollouts(ctx);
-      await runPlans(ctx);
-      await runWorkflows(ctx);
-      await refreshFleetStatus(ctx);
+      if (leadership && !(await leadership.confirm())) return;
+      const steps = [
+        () => sweepDisconnected(ctx),
+        () => expireActions(ctx),
+        () => wakeDevicesWithPendingActions(ctx),
+        // Rollouts before the recount: what they render shows in the counts.
+        () => runRollouts(ctx),
+        () => runPlans(ctx),
+        () => runWorkflows(ctx),
+        () => refreshFleetStatus(ctx),
+      ];
+      for (const step of steps) {
+        // Leadership lost mid-tick (stop() is called then): the rest is the new leader's.
+        if (stopped) return;
+        await step();
+      }
       const counts = await deviceCounts(ctx);
       ctx.metrics.devicesByStatus.reset();
       for (const axis of ["summary", "updated", "applicationSummary", "lifecycle"] as const) {

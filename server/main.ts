@@ -240,7 +240,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     ctx,
     auth,
     async close() {
-      controllers.stop();
+      await controllers.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

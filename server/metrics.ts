@@ -59,6 +59,12 @@ export function createMetrics() {
       labelNames: ["state"] as const,
       registers: [registry],
     }),
+    /** 1 on the server that runs the controllers (always, on SQLite; the elected one on PostgreSQL: server/leader.ts). */
+    controllerLeader: new Gauge({
+      name: "drover_controller_leader",
+      help: "1 when this server holds the controller leadership (runs the sweep, rollouts, plans, workflows, schedules), else 0",
+      registers: [registry],
+    }),
     devicesByStatus: new Gauge({
       name: "drover_devices",
       help: "Devices per status axis and value",

@@ -1,0 +1,85 @@
+/**
+ * Controller leadership on PostgreSQL (issue 11, server/leader.ts): of three candidates on one
+ * database exactly one leads; when the leader stops, or its connection is killed, another
+ * takes over within a few seconds, and the one that lost it knows before its next tick.
+ * A server says which it is in /metrics. Runs with DROVER_TEST_DATABASE=postgresql.
+ */
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startLeaderElection, type Leadership } from "../server/leader";
+import { logger } from "../server/logger";
+import { newPgDatabase, startTestServer, testOnPostgres } from "./helpers/server";
+import { eventually } from "../agent/test-support/agent-process";
+
+const log = logger.child({}, { level: "silent" });
+
+describe.runIf(testOnPostgres)("controller leadership", () => {
+  let database: { url: string; drop(): Promise<void> };
+  const candidates: { name: string; election: Leadership; changes: boolean[] }[] = [];
+
+  beforeAll(async () => {
+    database = await newPgDatabase();
+    for (const name of ["a", "b", "c"]) {
+      const changes: boolean[] = [];
+      candidates.push({ name, changes, election: startLeaderElection({ url: database.url, log, retryMs: 300, onChange: (l) => changes.push(l) }) });
+    }
+  });
+  afterAll(async () => {
+    for (const c of candidates) await c.election.stop();
+    await database?.drop();
+  });
+
+  const leaders = () => candidates.filter((c) => c.election.leader);
+
+  it("exactly one of three leads, and confirms it", async () => {
+    await eventually(() => leaders().length === 1, 10_000, "a leader");
+    // Give the others several tries: none gets the lock while it is held.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(leaders()).toHaveLength(1);
+    expect(await leaders()[0]!.election.confirm()).toBe(true);
+    for (const c of candidates.filter((c) => !c.election.leader)) expect(await c.election.confirm()).toBe(false);
+  });
+
+  it("a leader whose connection is killed knows it at its next confirm, and another takes over", async () => {
+    const old = leaders()[0]!;
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ pid: number }>(
+        "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objid = 1146246738 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+      );
+      expect(rows).toHaveLength(1);
+      await admin.query("SELECT pg_terminate_backend($1)", [rows[0]!.pid]);
+    } finally {
+      await admin.end();
+    }
+    const started = Date.now();
+    await eventually(async () => !(await old.election.confirm()), 5_000, "the old leader to give up");
+    expect(old.changes.at(-1)).toBe(false);
+    await eventually(() => leaders().length === 1 && leaders()[0] !== old, 5_000, "a new leader");
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it("a leader that stops hands over within a few seconds; the one that stopped never leads again", async () => {
+    const old = leaders()[0]!;
+    const started = Date.now();
+    await old.election.stop();
+    await eventually(() => leaders().length === 1 && leaders()[0] !== old, 5_000, "a new leader");
+    expect(Date.now() - started).toBeLessThan(3_000);
+    await new Promise((r) => setTimeout(r, 700));
+    expect(leaders()).toHaveLength(1);
+  });
+
+  it("a server shows its leadership in /metrics", async () => {
+    const server = await startTestServer();
+    try {
+      const gauge = async () => {
+        const text = await (await fetch(`${server.url}/metrics`)).text();
+        return /^drover_controller_leader (\d)$/m.exec(text)?.[1];
+      };
+      await eventually(async () => (await gauge()) === "1", 10_000, "drover_controller_leader 1");
+    } finally {
+      await server.close();
+    }
+  });
+});
