@@ -2,7 +2,7 @@
  * What the benchmark (run.ts) and the soak (soak.ts) share: a server process on a fresh
  * database, JSON and metric reads over loopback, RSS from /proc, percentiles.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -77,11 +77,50 @@ export function client(url: string) {
 }
 
 /** `npm start`'s server (production build) on `port`, data in `dir`; resolves once /healthz answers. */
+/**
+ * Which database the bench's servers use: `npm run bench -- --db postgresql` (or
+ * BENCH_DB=postgresql) puts each run on a fresh database on BENCH_PG_URL's server (issue 11),
+ * dropped when the run ends; otherwise a SQLite file in the run's folder.
+ */
+export const benchDb: "sqlite" | "postgresql" = process.argv.includes("--db") ? (process.argv[process.argv.indexOf("--db") + 1] === "postgresql" ? "postgresql" : "sqlite") : process.env.BENCH_DB === "postgresql" ? "postgresql" : "sqlite";
+const BENCH_PG_URL = process.env.BENCH_PG_URL ?? "postgresql://postgres:postgres@127.0.0.1:5432/postgres";
+const pgDatabases = new Map<string, string>();
+
+/** The run's database URL (one per scratch folder: servers started on the same `dir` share it, as several servers share one PostgreSQL). */
+export async function benchDatabaseUrl(dir: string): Promise<string> {
+  if (benchDb === "sqlite") return `file:${dir}/drover.db`;
+  const known = pgDatabases.get(dir);
+  if (known) return known;
+  const name = `drover_bench_${process.pid}_${pgDatabases.size}`;
+  const admin = async (sql: string) => {
+    const { default: pg } = await import("pg");
+    const c = new pg.Client({ connectionString: BENCH_PG_URL });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  };
+  await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin(`CREATE DATABASE ${name}`);
+  process.on("exit", () => {
+    // Best effort, synchronously: psql from Debian's package.
+    try {
+      execFileSync("psql", [BENCH_PG_URL, "-qc", `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`], { stdio: "ignore" });
+    } catch { /* left for the next run's DROP … IF EXISTS */ }
+  });
+  const url = new URL(BENCH_PG_URL);
+  url.pathname = `/${name}`;
+  pgDatabases.set(dir, url.toString());
+  return url.toString();
+}
+
 export async function startServerProcess(opts: { port: number; dir: string; adminPassword: string; env?: Record<string, string>; deadline: number }): Promise<ChildProcess> {
   const server = spawn(...node(path.join(root, "server", "main.ts")), {
     cwd: root,
     env: {
-      ...process.env, NODE_ENV: "production", PORT: String(opts.port), HOST: "127.0.0.1", DATABASE_URL: `file:${opts.dir}/drover.db`,
+      ...process.env, NODE_ENV: "production", PORT: String(opts.port), HOST: "127.0.0.1", DATABASE_URL: await benchDatabaseUrl(opts.dir),
       DROVER_ADMIN_PASSWORD: opts.adminPassword, LOG_LEVEL: "warn", ...opts.env,
     },
     stdio: ["ignore", "ignore", "inherit"],

@@ -28,6 +28,9 @@
  *   5. heartbeat ingestion: a load process sends POST /status as fast as the server takes
  *      them for a fixed window; rate from the server's own counter.
  *
+ * `npm run bench -- --db postgresql` (or BENCH_DB=postgresql): the same steps with the server on a
+ * fresh PostgreSQL database (BENCH_PG_URL, default postgres:postgres@127.0.0.1:5432; issue 11).
+ *
  * Options (env): BENCH_AGENTS (10000), BENCH_WAKE_SAMPLES (200), BENCH_ACTION_AGENTS (1000),
  * BENCH_ACTION_ROUNDS (5), BENCH_PLAN_CONCURRENT (100), BENCH_HEARTBEAT_SECONDS (10), BENCH_PORT (3290),
  * BENCH_DEADLINE_SECONDS (1200), BENCH_GRAPH (1; 0 skips step 0), BENCH_GRAPH_STEPS (2000),
@@ -38,7 +41,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { client, cpuMs, logger, node, percentile, probeRetries, root, rssMb, runScope, sleep, startServerProcess } from "./lib";
+import { benchDb, client, cpuMs, logger, node, percentile, probeRetries, root, rssMb, runScope, sleep, startServerProcess } from "./lib";
 import { benchWorkflowGraph, type GraphBenchReport } from "./workflow-graph";
 import { benchDeviceList, enrollQuiet, type DeviceListReport } from "./device-list";
 import { benchAgentFootprint, type AgentFootprintReport } from "./agent-footprint";
@@ -355,6 +358,7 @@ async function main() {
   const client = JSON.parse(loadOut || "{}") as { ok?: number; failed?: number; p99Ms?: number };
 
   const report = {
+    database: benchDb,
     machine: `${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`,
     agentsRequested: AGENTS,
     pollsHeld: held,
