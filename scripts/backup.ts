@@ -4,13 +4,18 @@
  *                                     AwaitingReconnect until their agents report again
  */
 import { readEnv } from "../server/env";
-import { sqlitePath } from "../server/db";
+import { isPostgresUrl, sqlitePath } from "../server/db";
 import { backupDatabase, restoreDatabase } from "../server/ops/backup";
 
 const [command, file] = process.argv.slice(2);
 const databaseFile = sqlitePath(readEnv().DATABASE_URL);
 if (!databaseFile) {
-  process.stderr.write("backup and restore work on the embedded SQLite database (DATABASE_URL=file:...)\n");
+  // PostgreSQL has its own tools, which know its locks, roles and versions better than a copy here could.
+  process.stderr.write(
+    isPostgresUrl(readEnv().DATABASE_URL)
+      ? "backup and restore are not supported on PostgreSQL here: use pg_dump and pg_restore\n"
+      : "backup and restore work on the embedded SQLite database (DATABASE_URL=file:...)\n",
+  );
   process.exit(2);
 }
 if ((command !== "backup" && command !== "restore") || !file) {

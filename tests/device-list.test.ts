@@ -115,6 +115,11 @@ describe("sorting", () => {
     expect(names(only)).toEqual([name("e")]);
   });
 
+  it("search ignores case on both databases (SQLite's LIKE; PostgreSQL's ILIKE)", async () => {
+    expect(names((await list(`search=${encodeURIComponent(name("B").toUpperCase())}`)).body)).toEqual([name("b")]);
+    expect(names((await list(`search=${suite.toUpperCase()}`)).body)).toEqual(["a", "b", "c", "d"].map(name));
+  });
+
   it("the OpenAPI document lists sort, order and decommissioned, and the bulk routes", async () => {
     const doc = (await s.api<{ paths: Record<string, Record<string, { parameters?: { name: string }[] }>> }>("GET", "/openapi.json")).body;
     const params = (doc.paths["/devices"]?.get?.parameters ?? []).map((p) => p.name);

@@ -6,7 +6,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { startTestServer, ADMIN_PASSWORD } from "./helpers/server";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { startTestServer, ADMIN_PASSWORD, testOnPostgres, TEST_PG_URL } from "./helpers/server";
 import { enrollDevice, heartbeatBody } from "./helpers/devices";
 import { startServer, type RunningServer } from "../server/main";
 import { sqlitePath } from "../server/db";
@@ -19,7 +21,9 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-describe("backup and restore", () => {
+// Backup and restore copy the embedded SQLite file; on PostgreSQL its own tools do it, and the
+// script says so (below).
+describe.skipIf(testOnPostgres)("backup and restore", () => {
   it("marks every device AwaitingReconnect until it reports, then derives as usual", async () => {
     const s = await startTestServer();
     const a = await enrollDevice(s);
@@ -69,5 +73,18 @@ describe("backup and restore", () => {
     fs.writeFileSync(file, "keep");
     expect(() => restoreDatabase(path.join(dir, "missing.db"), file)).toThrow(/no backup/);
     expect(fs.readFileSync(file, "utf8")).toBe("keep");
+  });
+});
+
+describe("backup and restore on PostgreSQL", () => {
+  it("are refused with a clear message naming pg_dump, and touch nothing", async () => {
+    const target = path.join(dir, "pg-backup.db");
+    for (const command of ["backup", "restore"]) {
+      const run = promisify(execFile)(process.execPath, ["--import", "tsx", "scripts/backup.ts", command, target], {
+        env: { ...process.env, DATABASE_URL: TEST_PG_URL },
+      });
+      await expect(run).rejects.toMatchObject({ code: 2, stderr: expect.stringMatching(/not supported on PostgreSQL.*pg_dump/) as unknown });
+    }
+    expect(fs.existsSync(target)).toBe(false);
   });
 });

@@ -11,6 +11,7 @@ import { username } from "better-auth/plugins";
 import type { Db } from "../db";
 import type { Logger } from "../logger";
 import { newToken, sha256 } from "../lib/crypto";
+import { dialectOfDb } from "../lib/dialect-sql";
 import { AppError, unauthenticated } from "../errors";
 import { asRole, type Principal, type Role } from "./roles";
 import { LoginThrottle, type LoginThrottleOptions } from "./login-throttle";
@@ -34,7 +35,7 @@ export function createAuth(db: Db, secret: string, server?: GuardServer, throttl
   const auth = betterAuth({
     secret,
     basePath: "/api/auth",
-    database: prismaAdapter(db, { provider: "sqlite" }),
+    database: prismaAdapter(db, { provider: dialectOfDb(db) }),
     emailAndPassword: { enabled: true, disableSignUp: true, minPasswordLength: 8 },
     user: { additionalFields: { role: { type: "string", defaultValue: "viewer", input: false } } },
     plugins: [username()],
