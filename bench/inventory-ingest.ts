@@ -63,7 +63,7 @@ async function run(reports: StatusReport[]): Promise<number> {
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < PER_ROUND) {
         const i = next++;
-        const device = fast!.deviceByTokenHash(hashes[i % hashes.length]!)!;
+        const device = (await fast!.deviceByTokenHash(hashes[i % hashes.length]!))!;
         await ingestStatus(s.ctx, device, reports[i % reports.length]!);
       }
     }),

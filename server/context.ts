@@ -8,12 +8,15 @@ import type { Env } from "./env";
 import type { Logger } from "./logger";
 import type { Metrics } from "./metrics";
 import type { StatusSettings } from "../lib/device-status";
-import type { FastPath } from "./devices/fast-path";
+import type { AgentStore } from "./devices/agent-store";
 
 export interface ServerContext {
   db: Db;
-  /** Prepared statements for the agent hot path on SQLite; null on PostgreSQL. */
-  fast: FastPath | null;
+  /**
+   * The agent hot path (devices/agent-store.ts): prepared statements with group commit, on
+   * SQLite (fast-path.ts) or PostgreSQL (fast-path-pg.ts); null only when a test turns it off.
+   */
+  fast: AgentStore | null;
   bus: Bus;
   env: Env;
   log: Logger;

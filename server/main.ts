@@ -13,9 +13,11 @@ import { fileURLToPath } from "node:url";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import { toNodeHandler, fromNodeHeaders } from "better-auth/node";
 import { readEnv, heartbeatSeconds, type Env } from "./env";
-import { openDb, sqlitePath, type Db } from "./db";
+import { isPostgresUrl, openDb, sqlitePath, type Db } from "./db";
 import { WriteGate } from "./write-gate";
 import { FastPath } from "./devices/fast-path";
+import { PgFastPath } from "./devices/fast-path-pg";
+import type { AgentStore } from "./devices/agent-store";
 import { migrate } from "./migrate";
 import { createBus } from "./bus-pg";
 import { logger as rootLogger } from "./logger";
@@ -45,7 +47,7 @@ export interface StartOptions {
   dev?: boolean;
   /** Skip `prisma migrate deploy` (the database is already at the schema). */
   skipMigrate?: boolean;
-  /** false: no SQLite fast path, so tests can run the Prisma paths PostgreSQL will take. */
+  /** false: no fast path (agent store), so tests can run the Prisma paths. */
   fastPath?: boolean;
   /** Shorter request deadlines for tests (front-door.ts has the defaults). */
   deadlines?: DeadlineOptions;
@@ -88,7 +90,15 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const db = await openDb(env.DATABASE_URL, gate);
   const metrics = createMetrics();
   const file = sqlitePath(env.DATABASE_URL);
-  const fast = file && options.fastPath !== false ? new FastPath(file, gate) : null;
+  // The agent hot path (devices/agent-store.ts): SQLite's second connection, or a pg pool.
+  const fast: AgentStore | null =
+    options.fastPath === false
+      ? null
+      : file
+        ? new FastPath(file, gate)
+        : isPostgresUrl(env.DATABASE_URL)
+          ? new PgFastPath(env.DATABASE_URL, { onError: (err) => log.warn({ err }, "agent store: an idle PostgreSQL connection failed") })
+          : null;
   const ctx: ServerContext = {
     db,
     fast,
@@ -246,7 +256,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
         server.closeAllConnections();
       });
       await next?.close().catch(() => undefined);
-      fast?.close();
+      await fast?.close();
       await ctx.bus.close();
       await db.$disconnect();
     },

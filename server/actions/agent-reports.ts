@@ -1,13 +1,14 @@
 /**
  * The agent's side of actions: its reports (`PUT /actions/{id}`) and its heartbeat queue
- * (LOST detection). Decisions are pure (report.ts); writes are one SQLite transaction each.
+ * (LOST detection). Decisions are pure (report.ts); the agent store (devices/agent-store.ts,
+ * SQLite or PostgreSQL) writes each in a group commit.
  */
 import type { ActionReport } from "../../lib/protocol";
 import { z } from "zod";
 import type { ServerContext } from "../context";
 import { AppError, invalid } from "../errors";
 import { publishEvents } from "../events/events";
-import type { FastPath } from "../devices/fast-path";
+import type { AgentStore } from "../devices/agent-store";
 import { wakeDevicesWithPendingActions } from "./scheduling";
 
 /**
@@ -22,8 +23,9 @@ export interface ActionOutputUpdate {
 /** A report in flight alongside a heartbeat must not make its action look lost. */
 export const LOST_GRACE_MS = 5_000;
 
-function agentStore(ctx: ServerContext): FastPath {
-  if (!ctx.fast) throw new AppError("INTERNAL", "actions need the embedded SQLite store in this version");
+function agentStore(ctx: ServerContext): AgentStore {
+  // Only a test that turns the fast path off has none (StartOptions.fastPath).
+  if (!ctx.fast) throw new AppError("INTERNAL", "the agent's side of actions needs the agent store (the fast path)");
   return ctx.fast;
 }
 
@@ -38,7 +40,7 @@ export async function reportAction(ctx: ServerContext, device: { id: string; nam
   if (finished) ctx.metrics.actionsFinished.inc({ state: report.state });
   // A finished action may free a concurrency slot for another device.
   if (finished && ctx.env.DROVER_ACTION_CONCURRENCY.length > 0) await wakeDevicesWithPendingActions(ctx);
-  return store.actionView(id);
+  return await store.actionView(id);
 }
 
 export async function reconcileQueue(ctx: ServerContext, device: { id: string; name: string }, queue: { id: string }[]): Promise<void> {

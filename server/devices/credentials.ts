@@ -23,7 +23,7 @@ export type AuthenticatedDevice = DeviceFactsRow;
 export async function authenticateDeviceIdentity(ctx: ServerContext, authorization: string | undefined): Promise<{ id: string; name: string }> {
   const hash = bearerHash(authorization);
   const device = ctx.fast
-    ? ctx.fast.deviceIdentityByTokenHash(hash)
+    ? await ctx.fast.deviceIdentityByTokenHash(hash)
     : await ctx.db.device
         .findUnique({ where: { tokenHash: hash }, select: { id: true, name: true, credentialRevokedAt: true } })
         .then((d) => d && { id: d.id, name: d.name, revoked: d.credentialRevokedAt !== null });
@@ -43,7 +43,7 @@ function bearerHash(authorization: string | undefined): string {
 export async function authenticateDevice(ctx: ServerContext, authorization: string | undefined): Promise<AuthenticatedDevice> {
   const hash = bearerHash(authorization);
   const device = ctx.fast
-    ? ctx.fast.deviceByTokenHash(hash)
+    ? await ctx.fast.deviceByTokenHash(hash)
     : await ctx.db.device.findUnique({ where: { tokenHash: hash }, select: { ...deviceFactsSelect, credentialRevokedAt: true } });
   if (!device) throw unauthenticated("unknown token");
   if (device.credentialRevokedAt) throw unauthenticated(REVOKED);

@@ -5,8 +5,8 @@
  * Prisma's query engine costs ≈1–1.5 ms a query here; these cost tens of microseconds, which
  * is what lets one process ingest thousands of heartbeats a second. Status changes from a
  * heartbeat are written here too, with their events, in the same transaction. Operator-side
- * writes other than action creation stay on Prisma. On PostgreSQL there is no fast path:
- * callers fall back to Prisma.
+ * writes other than action creation stay on Prisma. On PostgreSQL the same interface
+ * (agent-store.ts) is fast-path-pg.ts.
  *
  * Group commit: every write here goes through `commit()`, which runs the writes that arrive
  * in one turn of the event loop in one transaction, each in its own savepoint (a write that
@@ -16,54 +16,28 @@
  * is durable in the WAL.
  */
 import Database from "better-sqlite3";
-import type { DeviceFactsRow, StatusColumns } from "./status";
+import type { DeviceFactsRow } from "./status";
 import type { EventRow, NewEvent } from "../events/events";
 import type { ActionReport, OfferedAction } from "../../lib/protocol";
 import { decideReport, type StoredAction } from "../actions/report";
-import { conflict, type AppError } from "../errors";
+import { conflict } from "../errors";
 import { FINAL_ACTION_STATES } from "../../lib/action-status";
 import { WriteGate } from "../write-gate";
+import {
+  lostEvent,
+  type AgentActionView,
+  type AgentStore,
+  type DeviceWithCredential,
+  type HeartbeatWrite,
+  type NewActionRow,
+  type NewRequestRow,
+  type ReportOutcome,
+  type RequestDecision,
+  type SweepItem,
+  type WorkFacts,
+} from "./agent-store";
 
-/** What a heartbeat writes: the report, lastSeen and every derived column. */
-export interface HeartbeatWrite extends StatusColumns {
-  reported: string;
-  lastSeen: Date;
-  conflictPaused?: boolean;
-  credentialRevokedAt?: Date;
-}
-
-/** A new action as the operator side creates it (the other columns start empty). */
-export interface NewActionRow {
-  id: string;
-  deviceId: string;
-  kind: string;
-  args: string;
-  origin: string;
-  state: string;
-  requireApproval: boolean;
-  createdBy: string;
-  createdAt: Date;
-  /** Not started by then: cancelled (issue 10). */
-  expiresAt?: Date | null;
-  /** The operator's request it belongs to (ActionRequest, issue 10). */
-  requestId?: string | null;
-  /** The ended action it runs again (issue 10). */
-  rerunOf?: string | null;
-}
-
-/** An ActionRequest row written in the same commit as its actions (server/requests). */
-export interface NewRequestRow {
-  id: string;
-  kind: string;
-  args: string;
-  origin: string;
-  ref: string | null;
-  targetKind: string;
-  target: string;
-  createdBy: string;
-  createdAt: Date;
-  requireApproval: boolean;
-}
+export type { HeartbeatWrite, NewActionRow, NewRequestRow, WorkFacts } from "./agent-store";
 
 /** Prisma's SQLite DateTime text format, so raw writes compare and parse like Prisma's. */
 export function sqliteDate(d: Date): string {
@@ -104,7 +78,7 @@ const FACT_COLUMNS = `id, name, reported, lastSeen, renderedVersion, templateVer
   lifecycle, decommissioning, credentialRevokedAt,
   (SELECT f."templateVersion" FROM "Fleet" f WHERE f."name" = "Device"."owner") AS fleetTemplateVersion`;
 
-function toFacts(r: RawDevice | undefined): (DeviceFactsRow & { credentialRevokedAt: Date | null }) | null {
+function toFacts(r: RawDevice | undefined): DeviceWithCredential | null {
   if (!r) return null;
   const { fleetTemplateVersion, ...rest } = r;
   return {
@@ -117,21 +91,10 @@ function toFacts(r: RawDevice | undefined): (DeviceFactsRow & { credentialRevoke
   };
 }
 
-/** What a long-poll needs to know about its device (work.ts). */
-export interface WorkFacts {
-  renderedVersion: number;
-  templateVersion: string | null;
-  renderedSpecId: string | null;
-  spec: string | null;
-  decommissionRequestedAt: Date | null;
-  lifecycle: string;
-  summary: string;
-}
-
 /** Template versions are immutable: their parsed specs can be kept (a few, most recent first). */
 const SPEC_CACHE_SIZE = 64;
 
-export class FastPath {
+export class FastPath implements AgentStore {
   protected readonly db: Database.Database;
   private readonly byToken: Database.Statement<[string], RawDevice>;
   private readonly touchStmt: Database.Statement<[string, string, string, string]>;
@@ -256,7 +219,7 @@ export class FastPath {
     );
   }
 
-  deviceByTokenHash(hash: string): (DeviceFactsRow & { credentialRevokedAt: Date | null }) | null {
+  deviceByTokenHash(hash: string): DeviceWithCredential | null {
     return toFacts(this.byToken.get(hash));
   }
 
@@ -296,7 +259,7 @@ export class FastPath {
    * the lastSeen it was derived from (a device that reported meanwhile is skipped), with
    * their events, in one synchronous transaction.
    */
-  writeSweep(items: { id: string; lastSeen: Date; columns: StatusColumns; events: NewEvent[] }[], now: Date): Promise<EventRow[]> {
+  writeSweep(items: SweepItem[], now: Date): Promise<EventRow[]> {
     return this.commit(() => {
       const at = sqliteDate(now);
       const out: EventRow[] = [];
@@ -419,10 +382,7 @@ export class FastPath {
    * action moved plus one on the request, in one commit (2,000 actions: milliseconds, where
    * Prisma's event insert alone took most of a second). None waiting: nothing is written.
    */
-  decideRequest(
-    d: { requestId: string; to: string; decision: string; actor: string; reason: string | null; actionEvent: (id: string) => NewEvent; requestEvent: (moved: number) => NewEvent },
-    now: Date,
-  ): Promise<{ moved: { id: string; deviceId: string }[]; events: EventRow[] }> {
+  decideRequest(d: RequestDecision, now: Date): Promise<{ moved: { id: string; deviceId: string }[]; events: EventRow[] }> {
     return this.commit(() => {
       const at = sqliteDate(now);
       const finishedAt = d.to === "CANCELLED" ? at : null;
@@ -449,7 +409,7 @@ export class FastPath {
     id: string,
     report: ActionReport,
     now: Date,
-  ): Promise<{ events: EventRow[]; finished: boolean; refused?: AppError; output?: string }> {
+  ): Promise<ReportOutcome> {
     return this.commit(() => {
       const decommissioning = this.stmt(`SELECT "decommissionRequestedAt" IS NOT NULL AS d FROM "Device" WHERE "id" = ?`).get(device.id) as { d: number } | undefined;
       const decision = decideReport(this.actionStmt.get(id) ?? null, id, { ...device, decommissioning: decommissioning?.d === 1 }, report);
@@ -514,19 +474,14 @@ export class FastPath {
       const out: EventRow[] = [];
       for (const a of missing) {
         if (this.lostStmt.run(at, at, a.id, a.state).changes !== 1) continue;
-        out.push(
-          this.insertEvent(
-            { objectKind: "Action", objectName: a.id, type: "ActionStateChanged", reason: "LOST", message: `${a.state} → LOST: missing from ${device.name}'s queue`, actor: "server" },
-            now,
-          ),
-        );
+        out.push(this.insertEvent(lostEvent(device, a), now));
       }
       return out;
     });
   }
 
   /** The action as recorded, for the agent's report answer. */
-  actionView(id: string) {
+  actionView(id: string): AgentActionView | null {
     const r = this
       .stmt(`SELECT id, kind, args, origin, state, output, error, createdAt, updatedAt FROM "Action" WHERE "id" = ?`)
       .get(id) as { id: string; kind: string; args: string; origin: string; state: string; output: string | null; error: string | null; createdAt: string; updatedAt: string } | undefined;

@@ -5,14 +5,15 @@
  * The common report changes nothing but lastSeen: one statement. A report that changes a
  * status re-reads the device inside a transaction and derives from that fresh row, so a
  * decommission or resume that landed meanwhile is never written over. On SQLite both run
- * as prepared statements (fast-path.ts); elsewhere through Prisma.
+ * as prepared statements in group commits (the agent store: fast-path.ts on SQLite,
+ * fast-path-pg.ts on PostgreSQL); through Prisma only when a test turns it off.
  */
 import type { StatusReport } from "../../lib/protocol";
 import type { ReportedStatus } from "../../lib/device-status";
 import type { ServerContext } from "../context";
 import { publishEvents, recordEvents, type NewEvent } from "../events/events";
 import { notFound } from "../errors";
-import type { HeartbeatWrite } from "./fast-path";
+import type { HeartbeatWrite } from "./agent-store";
 import { reconcileQueue } from "../actions/agent-reports";
 import { topics } from "../bus";
 import { recordInventory } from "./inventory";
@@ -84,7 +85,7 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
     ...(report.system?.usage ? { usage: report.system.usage } : {}),
   };
   const reportedJson = JSON.stringify(reported);
-  // Started first, so that on SQLite it joins the same group commit as the write below; null
+  // Started first, so that it joins the same group commit as the write below; null
   // (nothing to write) on most reports.
   const inventory = recordInventory(ctx, device.id, report.system, now);
   inventory?.catch(() => {}); // awaited below; not unhandled if the status write throws first
@@ -94,7 +95,7 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
     if (ctx.fast) await ctx.fast.touch(device.id, reportedJson, now);
     else await ctx.db.device.update({ where: { id: device.id }, data: { reported: reportedJson, lastSeen: now } });
   } else if (ctx.fast) {
-    // SQLite: re-read, decide and write in one synchronous transaction (a group commit, fast-path.ts).
+    // Re-read, decide and write in one transaction (a group commit of the agent store).
     publishEvents(ctx, await ctx.fast.writeHeartbeat(device.id, (fresh) => applyReport(fresh, reportedJson, report, now, ctx)));
     // A status change may make work offerable (e.g. back Online with actions waiting): wake its poll.
     ctx.bus.publish(topics.device(device.id), { at: Date.now() });

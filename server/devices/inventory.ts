@@ -70,7 +70,7 @@ const sampled = new WeakMap<ServerContext, Map<string, number>>();
  * What a heartbeat's `system` adds to the inventory: nothing on most reports (null, decided
  * synchronously: no promise, no await on the hot path); the full facts when sent, a sample
  * when the report opens a minute. Called beside the heartbeat's own write (heartbeat.ts), so
- * on SQLite both go in the same group commit.
+ * both go in the same group commit of the agent store.
  */
 export function recordInventory(ctx: ServerContext, deviceId: string, system: SystemFacts | undefined, now: Date): Promise<void> | null {
   if (!system) return null;

@@ -322,7 +322,7 @@ export async function deviceCounts(ctx: ServerContext) {
   const counts: Axes = { summary: {}, updated: {}, applicationSummary: {}, lifecycle: {} };
   if (ctx.fast) {
     // One raw statement: Prisma's four groupBys over 10,000 rows held the event loop for long.
-    for (const r of ctx.fast.statusCounts()) counts[r.axis as keyof Axes][r.value] = r.n;
+    for (const r of await ctx.fast.statusCounts()) counts[r.axis as keyof Axes][r.value] = r.n;
   } else {
     const [summary, updated, applicationSummary, lifecycle] = await Promise.all([
       ctx.db.device.groupBy({ by: ["summary"], _count: { _all: true } }),

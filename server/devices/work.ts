@@ -5,7 +5,7 @@
 import type { RenderedSpec, WorkResponse } from "../../lib/protocol";
 import type { ServerContext } from "../context";
 import { offerWithinPolicies } from "../actions/scheduling";
-import type { WorkFacts } from "./fast-path";
+import type { WorkFacts } from "./agent-store";
 
 /**
  * The device's rendered spec as the protocol sends it: the content (its template version's,
@@ -15,7 +15,7 @@ import type { WorkFacts } from "./fast-path";
 export async function renderedSpecOf(ctx: ServerContext, d: Pick<WorkFacts, "renderedVersion" | "templateVersion" | "renderedSpecId" | "spec">): Promise<RenderedSpec | null> {
   let content: Record<string, unknown> | null = null;
   if (d.renderedSpecId !== null) {
-    if (ctx.fast) content = ctx.fast.templateSpec(d.renderedSpecId);
+    if (ctx.fast) content = await ctx.fast.templateSpec(d.renderedSpecId);
     else {
       const tv = await ctx.db.templateVersion.findUnique({ where: { id: d.renderedSpecId }, select: { spec: true } });
       content = tv ? (JSON.parse(tv.spec) as Record<string, unknown>) : null;
@@ -28,8 +28,8 @@ export async function renderedSpecOf(ctx: ServerContext, d: Pick<WorkFacts, "ren
 }
 
 export async function pendingWork(ctx: ServerContext, deviceId: string, specVersion: number): Promise<WorkResponse | null> {
-  const device = ctx.fast
-    ? ctx.fast.workFacts(deviceId)
+  const device: (WorkFacts & { actionWork?: boolean }) | null = ctx.fast
+    ? await ctx.fast.workFacts(deviceId)
     : await ctx.db.device.findUnique({
         where: { id: deviceId },
         select: { renderedVersion: true, templateVersion: true, renderedSpecId: true, spec: true, decommissionRequestedAt: true, lifecycle: true, summary: true },
@@ -48,10 +48,11 @@ export async function pendingWork(ctx: ServerContext, deviceId: string, specVers
     work.decommission = true;
     any = true;
   }
-  if (ctx.fast?.hasActionWork(deviceId)) {
+  const fast = ctx.fast;
+  // PostgreSQL's workFacts answers the cheap check in the same round trip (actionWork).
+  if (fast && (device.actionWork ?? (await fast.hasActionWork(deviceId)))) {
     // Scheduling rules (seed 004): only to an Online device, within concurrency policies.
     // Never to one asked to decommission: it only hears the cancels for what it holds.
-    const fast = ctx.fast;
     const eligible = device.summary === "Online" && device.lifecycle === "Enrolled" && device.decommissionRequestedAt === null;
     const { actions, cancel } = eligible
       ? await offerWithinPolicies(ctx, deviceId, (allowed) => fast.offerActions(deviceId, ctx.now(), allowed))

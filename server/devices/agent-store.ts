@@ -1,0 +1,157 @@
+/**
+ * The agent hot path as one interface with two stores: embedded SQLite (fast-path.ts, prepared
+ * better-sqlite3 statements, synchronous) and PostgreSQL (fast-path-pg.ts, named prepared
+ * statements through `pg`). Callers (credentials, heartbeat, work, inventory, the agent's side
+ * of actions, action creation, request decisions, the sweep) are written once against this;
+ * the decisions (decideReport, the status derivations) are shared and only the SQL differs.
+ *
+ * Reads may answer synchronously (SQLite) or with a promise (PostgreSQL): callers `await`
+ * them either way. Every write is a group commit: the writes that arrive in one turn of the
+ * event loop share one transaction, each in its own savepoint (one that throws rolls back and
+ * rejects alone), and a caller's promise settles after the commit.
+ */
+import type { DeviceFactsRow, StatusColumns } from "./status";
+import type { EventRow, NewEvent } from "../events/events";
+import type { ActionReport, OfferedAction } from "../../lib/protocol";
+import type { AppError } from "../errors";
+
+export type MaybePromise<T> = T | Promise<T>;
+
+/** What a heartbeat writes: the report, lastSeen and every derived column. */
+export interface HeartbeatWrite extends StatusColumns {
+  reported: string;
+  lastSeen: Date;
+  conflictPaused?: boolean;
+  credentialRevokedAt?: Date;
+}
+
+/** A new action as the operator side creates it (the other columns start empty). */
+export interface NewActionRow {
+  id: string;
+  deviceId: string;
+  kind: string;
+  args: string;
+  origin: string;
+  state: string;
+  requireApproval: boolean;
+  createdBy: string;
+  createdAt: Date;
+  /** Not started by then: cancelled (issue 10). */
+  expiresAt?: Date | null;
+  /** The operator's request it belongs to (ActionRequest, issue 10). */
+  requestId?: string | null;
+  /** The ended action it runs again (issue 10). */
+  rerunOf?: string | null;
+}
+
+/** An ActionRequest row written in the same commit as its actions (server/requests). */
+export interface NewRequestRow {
+  id: string;
+  kind: string;
+  args: string;
+  origin: string;
+  ref: string | null;
+  targetKind: string;
+  target: string;
+  createdBy: string;
+  createdAt: Date;
+  requireApproval: boolean;
+}
+
+/** What a long-poll needs to know about its device (work.ts). */
+export interface WorkFacts {
+  renderedVersion: number;
+  templateVersion: string | null;
+  renderedSpecId: string | null;
+  spec: string | null;
+  decommissionRequestedAt: Date | null;
+  lifecycle: string;
+  summary: string;
+}
+
+export type DeviceWithCredential = DeviceFactsRow & { credentialRevokedAt: Date | null };
+
+export interface SweepItem {
+  id: string;
+  lastSeen: Date;
+  columns: StatusColumns;
+  events: NewEvent[];
+}
+
+export interface RequestDecision {
+  requestId: string;
+  to: string;
+  decision: string;
+  actor: string;
+  reason: string | null;
+  actionEvent: (id: string) => NewEvent;
+  requestEvent: (moved: number) => NewEvent;
+}
+
+export interface ReportOutcome {
+  events: EventRow[];
+  finished: boolean;
+  refused?: AppError;
+  output?: string;
+}
+
+/** The action as recorded, for the agent's report answer. */
+export interface AgentActionView {
+  id: string;
+  kind: string;
+  args: Record<string, unknown>;
+  origin: string;
+  state: string;
+  output: string | null;
+  error: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface AgentStore {
+  deviceByTokenHash(hash: string): MaybePromise<DeviceWithCredential | null>;
+  /** Who a token belongs to, without the status facts (polls and action reports need no more). */
+  deviceIdentityByTokenHash(hash: string): MaybePromise<{ id: string; name: string; revoked: boolean } | null>;
+  /**
+   * Re-reads the device, lets `decide` compute what to write from that fresh row, and writes it
+   * with its events in the same transaction: nothing can interleave.
+   */
+  writeHeartbeat(id: string, decide: (fresh: DeviceFactsRow) => { data: HeartbeatWrite; events: NewEvent[] }): Promise<EventRow[]>;
+  /** The sweep's writes, each guarded by the lastSeen it was derived from, with their events. */
+  writeSweep(items: SweepItem[], now: Date): Promise<EventRow[]>;
+  /** A heartbeat that changed no status: lastSeen and the report only. */
+  touch(id: string, reported: string, lastSeen: Date): Promise<void>;
+  /**
+   * The inventory's upsert (inventory.ts): the full static facts when sent (else kept), and a
+   * usage sample appended unless the last one is at or after `notBefore`, keeping the newest `max`.
+   */
+  writeInventory(deviceId: string, system: string | null, sample: string | null, notBefore: number, max: number, now: Date): Promise<void>;
+  workFacts(id: string): MaybePromise<WorkFacts | null>;
+  /** A template version's spec content, parsed once (versions are immutable). Callers must not mutate it. */
+  templateSpec(id: string): MaybePromise<Record<string, unknown> | null>;
+  /** Devices per value of each status axis. */
+  statusCounts(): MaybePromise<{ axis: string; value: string; n: number }[]>;
+  /** Whether the device has actions to offer or cancels to tell: the poll's cheap first check. */
+  hasActionWork(deviceId: string): MaybePromise<boolean>;
+  /** PENDING_SCHEDULE actions, oldest first, marked offered (when `offer`); and the ids to cancel. */
+  offerActions(deviceId: string, now: Date, offer: boolean): Promise<{ actions: OfferedAction[]; cancel: string[] }>;
+  /** Operator-created actions with their events (and their request row), in one group commit. */
+  insertActions(rows: NewActionRow[], events: NewEvent[], now: Date, request?: NewRequestRow): Promise<EventRow[]>;
+  /** An action request decided as a unit: its PENDING_APPROVE actions moved, with their events. */
+  decideRequest(d: RequestDecision, now: Date): Promise<{ moved: { id: string; deviceId: string }[]; events: EventRow[] }>;
+  /**
+   * An agent's report on one action, decided by decideReport from the rows as they are inside
+   * the write. A refusal worth recording is returned (its event committed), not thrown.
+   */
+  reportAction(device: { id: string; name: string }, id: string, report: ActionReport, now: Date): Promise<ReportOutcome>;
+  /** NEW or RUNNING actions unchanged for `graceMs` that the agent's queue lacks become LOST. */
+  markLost(device: { id: string; name: string }, queued: Set<string>, now: Date, graceMs: number): Promise<EventRow[]>;
+  actionView(id: string): MaybePromise<AgentActionView | null>;
+  /** Writes what it accepted, then lets the connection(s) go. */
+  close(): MaybePromise<void>;
+}
+
+/** The LOST event of an action missing from its device's queue (both stores). */
+export function lostEvent(device: { name: string }, a: { id: string; state: string }): NewEvent {
+  return { objectKind: "Action", objectName: a.id, type: "ActionStateChanged", reason: "LOST", message: `${a.state} → LOST: missing from ${device.name}'s queue`, actor: "server" };
+}
