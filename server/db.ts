@@ -33,11 +33,11 @@ export function dialectOf(url: string): Dialect {
 }
 
 /** `gate`: shared with the fast path, so that its commits never land inside a Prisma transaction (write-gate.ts). */
-export async function openDb(url: string, gate: WriteGate = new WriteGate()): Promise<Db> {
+export async function openDb(url: string, gate: WriteGate = new WriteGate(), options: { pgPoolSize?: number } = {}): Promise<Db> {
   if (isPostgresUrl(url)) {
     // The same models through the PostgreSQL client; its type differs from the SQLite
     // client's only in provider-specific options the server does not use.
-    return new PgPrismaClient({ adapter: new PrismaPg({ connectionString: url, max: Number(process.env.DROVER_PG_POOL ?? 10) }) }) as unknown as Db;
+    return new PgPrismaClient({ adapter: new PrismaPg({ connectionString: url, max: options.pgPoolSize ?? 10 }) }) as unknown as Db;
   }
   const file = sqlitePath(url);
   if (file) fs.mkdirSync(path.dirname(file), { recursive: true });

@@ -35,7 +35,13 @@ const addressList = (fallback: string) =>
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default("0.0.0.0"),
-  DATABASE_URL: z.string().default("file:./data/drover.db"),
+  /** `file:./x.db` (embedded SQLite, the default) or `postgresql://user:pass@host:port/db` (issue 11). */
+  DATABASE_URL: z
+    .string()
+    .default("file:./data/drover.db")
+    .refine((u) => u.startsWith("file:") || /^postgres(ql)?:\/\/[^/]+\/[^/?]+/.test(u), "file:PATH (SQLite) or postgresql://USER:PASSWORD@HOST:PORT/DATABASE"),
+  /** PostgreSQL only: connections in Prisma's pool (the agent hot path has its own pool of the same size). */
+  DROVER_PG_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   DROVER_ADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
   DROVER_DISCONNECTION_TIMEOUT_SECONDS: z.coerce.number().int().positive().default(300),
   /** Heartbeat interval told to agents; never more than a third of the disconnection timeout. */
