@@ -27,6 +27,7 @@
  *      own capacity, without the full simulator's CPU on the same two cores.
  *   5. heartbeat ingestion: a load process sends POST /status as fast as the server takes
  *      them for a fixed window; rate from the server's own counter.
+ *   5b. on PostgreSQL: a second server on the same database, the heartbeat load split over both.
  *
  * `npm run bench -- --db postgresql` (or BENCH_DB=postgresql): the same steps with the server on a
  * fresh PostgreSQL database (BENCH_PG_URL, default postgres:postgres@127.0.0.1:5432; issue 11).
@@ -356,6 +357,7 @@ async function main() {
   const after = await metric("drover_heartbeats_total");
   const seconds = (Date.now() - t0) / 1000;
   const client = JSON.parse(loadOut || "{}") as { ok?: number; failed?: number; p99Ms?: number };
+  const twoServers = benchDb === "postgresql" ? await heartbeatsOnTwoServers(hbTokens) : undefined;
 
   const report = {
     database: benchDb,
@@ -404,6 +406,7 @@ async function main() {
       everyMemberUpToDateMs: Math.round(allAppliedMs),
     },
     heartbeatsPerSecond: Math.round((after - before) / seconds),
+    ...(twoServers ? { twoServersOnePostgres: twoServers } : {}),
     workflowGraph,
     agentFootprint,
     deviceList,
@@ -411,6 +414,34 @@ async function main() {
     targets: { workflowGraph2000DrawnMsUnder: 1000, fleetEveryPollAnsweredMsUnder: 10_000, rssMbUnder: 500, wakeP99MsUnder: 100, heartbeatsPerSecondAtLeast: 2000, approveP99MsUnder: 100, actionsPerSecondAtLeast: 1000 },
   };
   process.stdout.write(JSON.stringify(report, null, 2) + "\n");
+}
+
+/**
+ * 5b (PostgreSQL only, issue 11): a second server on the same database, and the heartbeat load
+ * split over both (half the devices each, one load process per server): the rate both servers
+ * take together, from their own counters.
+ */
+async function heartbeatsOnTwoServers(tokens: string[]): Promise<{ heartbeatsPerSecond: number; perServer: number[] }> {
+  const second = { port: PORT + 1, url: `http://127.0.0.1:${PORT + 1}` };
+  log(`a second server on :${second.port}, same database; heartbeats on both for ${HEARTBEAT_WINDOW} s`);
+  children.push(await startServerProcess({ port: second.port, dir, adminPassword: ADMIN_PASSWORD, env: { DROVER_AUTO_APPROVE: "bench=true" }, deadline: DEADLINE }));
+  const servers = [URL_, second.url];
+  const counters = servers.map((u) => client(u).metric);
+  const before = await Promise.all(counters.map((m) => m("drover_heartbeats_total")));
+  const t0 = Date.now();
+  await Promise.all(
+    servers.map((u, i) => {
+      const file = path.join(dir, `hb-${i}.json`);
+      fs.writeFileSync(file, JSON.stringify({ url: u, tokens: tokens.filter((_, k) => k % 2 === i), seconds: HEARTBEAT_WINDOW }));
+      const load = spawn(process.execPath, [path.join(root, "bench", "heartbeat-load.mjs"), file], { stdio: ["ignore", "ignore", "inherit"] });
+      children.push(load);
+      return new Promise((r) => load.on("exit", r));
+    }),
+  );
+  const seconds = (Date.now() - t0) / 1000;
+  const after = await Promise.all(counters.map((m) => m("drover_heartbeats_total")));
+  const perServer = after.map((a, i) => Math.round((a - before[i]!) / seconds));
+  return { heartbeatsPerSecond: perServer.reduce((a, b) => a + b, 0), perServer };
 }
 
 main().then(
