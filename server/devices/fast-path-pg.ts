@@ -53,14 +53,14 @@ const isoOrNull = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 const isFinal = (state: string) => (FINAL_ACTION_STATES as readonly string[]).includes(state);
 
 /** A named statement: prepared once per connection by `pg`, then only bound and run. */
-interface Stmt {
+export interface Stmt {
   name: string;
   text: string;
 }
 const st = (name: string, text: string): Stmt => ({ name: `drover_${name}`, text });
 
 /** What a write runs its statements through (the batch's connection, inside the transaction). */
-interface Querier {
+export interface Querier {
   rows<R>(s: Stmt, values: unknown[]): Promise<R[]>;
   count(s: Stmt, values: unknown[]): Promise<number>;
 }
