@@ -11,6 +11,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { GatedSQLite3, WriteGate } from "./write-gate";
 import { PrismaClient, Prisma } from "./generated/prisma/client";
 import { PrismaClient as PgPrismaClient } from "./generated/prisma-pg/client";
+import { serializeTransactions } from "./lib/pg-transactions";
 
 export { Prisma };
 export type Db = PrismaClient;
@@ -37,7 +38,8 @@ export async function openDb(url: string, gate: WriteGate = new WriteGate(), opt
   if (isPostgresUrl(url)) {
     // The same models through the PostgreSQL client; its type differs from the SQLite
     // client's only in provider-specific options the server does not use.
-    return new PgPrismaClient({ adapter: new PrismaPg({ connectionString: url, max: options.pgPoolSize ?? 10 }) }) as unknown as Db;
+    // Interactive transactions take turns, as on SQLite (lib/pg-transactions.ts).
+    return serializeTransactions(new PgPrismaClient({ adapter: new PrismaPg({ connectionString: url, max: options.pgPoolSize ?? 10 }) })) as unknown as Db;
   }
   const file = sqlitePath(url);
   if (file) fs.mkdirSync(path.dirname(file), { recursive: true });

@@ -1,0 +1,43 @@
+/**
+ * Interactive transactions on PostgreSQL take turns, as they do on SQLite (issue 11).
+ *
+ * On SQLite, Prisma's interactive transactions run one at a time on its one connection, and
+ * the domain code relies on it: a controller pass reads a plan, a workflow or a rollout,
+ * decides, and writes, knowing no other pass wrote in between. On PostgreSQL, Prisma's pool
+ * runs them side by side under READ COMMITTED, and two passes of the same plan (a tick and an
+ * ended action's watcher, or two servers) would each write a decision taken on the same old
+ * read: a lost update. So every interactive transaction first takes one transaction-level
+ * advisory lock, held until it commits or rolls back: the same one-writer-at-a-time rule as
+ * SQLite's, on every server sharing the database. Reads outside transactions, single-statement
+ * writes and the agent hot path (its own `pg` pool) do not take it.
+ */
+
+/** The advisory lock's key: a constant no other lock of Drover's uses ("DRTX"). */
+export const TRANSACTION_LOCK = 0x44525458;
+
+type TransactionFn = (arg: unknown, options?: unknown) => Promise<unknown>;
+interface RawTx {
+  $executeRawUnsafe(sql: string, ...values: unknown[]): Promise<number>;
+}
+
+/** The client, with `$transaction(fn)` taking the lock before `fn` runs. Batches (`$transaction([...])`) are left as they are. */
+export function serializeTransactions<T extends object>(client: T): T {
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (prop !== "$transaction" || typeof value !== "function") return value;
+      const transaction = value as TransactionFn;
+      return (arg: unknown, options?: unknown) =>
+        typeof arg === "function"
+          ? transaction.call(
+              target,
+              async (tx: RawTx) => {
+                await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${TRANSACTION_LOCK})`);
+                return (arg as (tx: RawTx) => unknown)(tx);
+              },
+              options,
+            )
+          : transaction.call(target, arg, options);
+    },
+  });
+}
