@@ -6,11 +6,13 @@
  * down make exactly one catch-up run (a restart on a copy of the database, and a nudge), and a
  * bad cron or time zone is 400 naming the field with nothing written.
  */
+import { execFile } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_PASSWORD, startTestServer, type TestServer } from "./helpers/server";
+import { ADMIN_PASSWORD, pgAdmin, pgDatabaseUrl, startTestServer, testOnPostgres, type TestServer } from "./helpers/server";
 import { eventually, expectError, type EnrolledDevice } from "./helpers/devices";
 import { onlineDevice, reportAll, sleep, work } from "./helpers/actions";
 import { startServer } from "../server/main";
@@ -38,6 +40,21 @@ async function get(name: string, server: Pick<TestServer, "api"> = s): Promise<W
 async function events(name: string) {
   const res = await s.api<{ items: { id: number; type: string; reason: string; message: string; actor: string }[] }>("GET", `/events?kind=Workflow&name=${name}&limit=1000`);
   return [...res.body.items].sort((a, b) => a.id - b.id);
+}
+
+/** A copy of the test server's database as it is now (SQLite's VACUUM INTO, or pg_dump into a new PostgreSQL database). */
+async function copyDatabase(dir: string): Promise<{ url: string; drop(): Promise<void> }> {
+  if (!testOnPostgres) {
+    const file = path.join(dir, "drover.db");
+    await s.ctx.db.$executeRawUnsafe(`VACUUM INTO '${file}'`);
+    return { url: `file:${file}`, drop: async () => undefined };
+  }
+  const name = `drover_copy_${process.pid}_${Date.now()}`;
+  await pgAdmin(`CREATE DATABASE ${name}`);
+  await promisify(execFile)("bash", ["-o", "pipefail", "-c", `pg_dump --no-owner "$SRC" | psql -q -v ON_ERROR_STOP=1 "$DST"`], {
+    env: { ...process.env, SRC: s.ctx.env.DATABASE_URL, DST: pgDatabaseUrl(name) },
+  });
+  return { url: pgDatabaseUrl(name), drop: () => pgAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
 /** The device takes its one offered action and reports it DONE. */
@@ -130,12 +147,12 @@ describe("catch-up", () => {
     const due = new Date(Date.now() - 3 * DAY - 60_000);
     await s.ctx.db.workflow.update({ where: { name: "nightly" }, data: { nextScheduleTime: due } });
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-restart-"));
+    const copy = await copyDatabase(dir);
     try {
-      await s.ctx.db.$executeRawUnsafe(`VACUUM INTO '${path.join(dir, "drover.db")}'`);
       const b = await startServer({
         console: false,
         skipMigrate: true,
-        env: { PORT: "0", HOST: "127.0.0.1", DATABASE_URL: `file:${path.join(dir, "drover.db")}`, DROVER_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: "silent", DROVER_SWEEP_SECONDS: "600" },
+        env: { PORT: "0", HOST: "127.0.0.1", DATABASE_URL: copy.url, DROVER_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: "silent", DROVER_SWEEP_SECONDS: "600" },
       });
       try {
         const runs = () => b.ctx.db.workflowRun.findMany({ where: { workflowName: "nightly" } });
@@ -151,6 +168,7 @@ describe("catch-up", () => {
         await b.close();
       }
     } finally {
+      await copy.drop();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
