@@ -272,8 +272,10 @@ describe.runIf(testOnPostgres)("three servers on one PostgreSQL", () => {
     expect((await api(others[1]!, "PUT", `/fleets/${fleet}`, body("2.0.0"))).status).toBe(200);
     // Mid-rollout: the first batch has version 2, the rollout is still open.
     await eventually(async () => (await members()).filter((m) => m.templateVersion === "2").length >= 2, 30_000, "the first batch rendered");
+    const phaseAtKill = (await api<{ status: { rollout: { phase: string } | null } }>(others[0]!, "GET", `/fleets/${fleet}`)).body.status.rollout?.phase;
     leader!.child.kill("SIGKILL");
     const killedAt = Date.now();
+    expect(phaseAtKill).not.toBe("Completed");
     await leader!.exited;
 
     const [next] = await eventually(async () => {
@@ -299,5 +301,9 @@ describe.runIf(testOnPostgres)("three servers on one PostgreSQL", () => {
     for (const e of renders) perDevice.set(e.objectName, (perDevice.get(e.objectName) ?? 0) + 1);
     expect([...perDevice.keys()].sort()).toEqual([...renderedBefore.keys()].sort());
     expect([...perDevice.values()].every((n) => n === 1)).toBe(true);
+    // And as the agents saw it: each applied two specs in all, version 1 and version 2.
+    const fleetAgents = simulations.slice(-2).flatMap((sim) => sim.agents);
+    expect(fleetAgents).toHaveLength(size);
+    for (const a of fleetAgents) expect(a.agent.stats.specsApplied, a.name).toBe(2);
   }, 240_000);
 });
