@@ -218,11 +218,19 @@ export async function decideActions(ctx: ServerContext, ids: string[], decision:
       const from = a.state as ActionState;
       if (from !== "PENDING_APPROVE") throw conflict(`action ${a.id} is ${from}, not PENDING_APPROVE: it was already decided`);
       assertTransition(actionMachine, from, to);
+    }
+    // One guarded UPDATE per slice, not one per action: 1,200 round trips outlasted Prisma's
+    // 5 s transaction timeout on PostgreSQL. A slice that moves fewer rows than it names lost
+    // a race with another decision: the whole transaction is refused, as before.
+    await inChunks(unique, async (chunk) => {
       const { count } = await tx.action.updateMany({
-        where: { id: a.id, state: "PENDING_APPROVE" },
+        where: { id: { in: chunk }, state: "PENDING_APPROVE" },
         data: { state: to, decision, decidedBy: actor, decidedAt: now, decisionReason: reason ?? null, ...(to === "CANCELLED" ? { finishedAt: now } : {}) },
       });
-      if (count !== 1) throw conflict(`action ${a.id} was decided concurrently`);
+      if (count !== chunk.length) throw conflict(`${chunk.length - count} of the actions were decided concurrently`);
+      return [];
+    });
+    for (const a of found) {
       newEvents.push({
         objectKind: "Action",
         objectName: a.id,

@@ -48,6 +48,9 @@ const utcTypes: pg.CustomTypesConfig = {
     oid === TIMESTAMP_OID ? (text: string) => new Date(`${text.replace(" ", "T")}Z`) : pg.types.getTypeParser(oid, format as "text")) as pg.CustomTypesConfig["getTypeParser"],
 };
 
+/** Deadlock detected, serialization failure: the statement may simply run again. */
+const retryable = (error: unknown) => typeof error === "object" && error !== null && ["40P01", "40001"].includes((error as { code?: string }).code ?? "");
+
 const iso = (d: Date) => d.toISOString();
 const isoOrNull = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 const isFinal = (state: string) => (FINAL_ACTION_STATES as readonly string[]).includes(state);
@@ -302,12 +305,21 @@ export class PgFastPath implements AgentStore {
       rows: async <R>(s: Stmt, values: unknown[]) => (await run(s, values)).rows as R[],
       count: async (s: Stmt, values: unknown[]) => (await run(s, values)).rowCount ?? 0,
     };
-    const touch = () => {
-      // The last report of a device in this batch wins (one row per device in the UPDATE).
-      const last = new Map<string, PendingTouch>();
-      for (const t of touches) last.set(t.id, t);
-      const list = [...last.values()];
-      return q.count(S.touch, [list.map((t) => t.id), list.map((t) => t.reported), list.map((t) => t.at)]);
+    // The last report of a device in this batch wins (one row per device in the UPDATE).
+    const last = new Map<string, PendingTouch>();
+    for (const t of touches) last.set(t.id, t);
+    const list = [...last.values()];
+    const values = [list.map((t) => t.id), list.map((t) => t.reported), list.map((t) => t.at)];
+    // Many rows in one statement can deadlock with an operator's transaction locking devices in
+    // another order (PostgreSQL then aborts one of the two): the heartbeats try once more.
+    const touch = async (undo?: string) => {
+      try {
+        await q.count(S.touch, values);
+      } catch (error) {
+        if (!retryable(error)) throw error;
+        if (undo) await client.query(undo);
+        await q.count(S.touch, values);
+      }
     };
     try {
       if (batch.length === 0) {
@@ -323,7 +335,7 @@ export class PgFastPath implements AgentStore {
       let next = "SAVEPOINT w";
       if (touches.length) {
         try {
-          await touch();
+          await touch("ROLLBACK TO w");
           next = "RELEASE w; SAVEPOINT w";
         } catch (error) {
           await client.query("ROLLBACK TO w; RELEASE w");
