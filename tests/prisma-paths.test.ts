@@ -40,4 +40,29 @@ describe("Prisma paths (no fast path)", () => {
       expect((await actionEvents(s, a.id)).map((e) => e.type)).toEqual(["ActionCreated"]);
     }
   });
+  it("a request's approval and rejection move its waiting actions as a unit, with their times", async () => {
+    const label = `r${Date.now()}`;
+    await Promise.all([1, 2].map(() => onlineDevice(s, { labels: { req: label } })));
+    const requestIds: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const res = await postActions(s, { labelSelector: `req=${label}`, kind: "noop", args: {}, requireApproval: true });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      requestIds.push(((await getAction(s, res.body.items[0]!.id)) as unknown as { requestId: string }).requestId);
+    }
+    const [rejectedId, approvedId] = requestIds as [string, string];
+    const rejected = await s.api<{ moved: number }>("POST", `/requests/${rejectedId}/reject`, { reason: "not now" });
+    expect(rejected.status, JSON.stringify(rejected.body)).toBe(200);
+    expect(rejected.body.moved).toBe(2);
+    const approved = await s.api<{ moved: number }>("POST", `/requests/${approvedId}/approve`, {});
+    expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+    expect(approved.body.moved).toBe(2);
+    expect((await s.api("POST", `/requests/${approvedId}/approve`, {})).status).toBe(409);
+    const rows = await s.ctx.db.action.findMany({ where: { requestId: { in: requestIds } }, select: { requestId: true, state: true, decidedAt: true, finishedAt: true } });
+    expect(rows).toHaveLength(4);
+    for (const r of rows) {
+      expect(r.decidedAt).toBeInstanceOf(Date);
+      if (r.requestId === rejectedId) expect(r).toMatchObject({ state: "CANCELLED", finishedAt: expect.any(Date) as Date });
+      else expect(r).toMatchObject({ state: "PENDING_SCHEDULE", finishedAt: null });
+    }
+  });
 });
