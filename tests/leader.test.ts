@@ -8,7 +8,8 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLeaderElection, type Leadership } from "../server/leader";
 import { logger } from "../server/logger";
-import { newPgDatabase, startTestServer, testOnPostgres } from "./helpers/server";
+import { ADMIN_PASSWORD, newPgDatabase, startTestServer, testOnPostgres } from "./helpers/server";
+import { startServer } from "../server/main";
 import { eventually } from "../agent/test-support/agent-process";
 
 const log = logger.child({}, { level: "silent" });
@@ -80,6 +81,26 @@ describe.runIf(testOnPostgres)("controller leadership", () => {
       await eventually(async () => (await gauge()) === "1", 10_000, "drover_controller_leader 1");
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe.runIf(testOnPostgres)("servers starting at once on a fresh database", () => {
+  it("all three start (one admin user between them), one leads", async () => {
+    const database = await newPgDatabase();
+    const env = { PORT: "0", HOST: "127.0.0.1", DATABASE_URL: database.url, DROVER_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: "silent" };
+    const started = await Promise.allSettled([0, 1, 2].map(() => startServer({ console: false, env })));
+    const running = started.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    try {
+      expect(started.map((r) => (r.status === "rejected" ? String(r.reason) : "ok"))).toEqual(["ok", "ok", "ok"]);
+      expect(await running[0]!.ctx.db.user.count()).toBe(1);
+      await eventually(async () => {
+        const flags = await Promise.all(running.map(async (r) => (await (await fetch(`${r.url}/metrics`)).text()).match(/^drover_controller_leader (\d)$/m)?.[1]));
+        return flags.sort().join() === "0,0,1";
+      }, 10_000, "one leader of three");
+    } finally {
+      for (const r of running) await r.close();
+      await database.drop();
     }
   });
 });

@@ -78,7 +78,9 @@ export async function authSecret(db: Db, fromEnv: string | undefined): Promise<s
   const row = await db.serverState.findUnique({ where: { key: "authSecret" } });
   if (row) return row.value;
   const value = randomBytes(32).toString("base64url");
-  await db.serverState.upsert({ where: { key: "authSecret" }, create: { key: "authSecret", value }, update: {} });
+  // Servers starting at once on one fresh database: the first write wins, every server reads it.
+  // (Prisma's upsert is a read then an insert on PostgreSQL, so the loser's insert fails.)
+  await db.serverState.create({ data: { key: "authSecret", value } }).catch(() => undefined);
   return (await db.serverState.findUniqueOrThrow({ where: { key: "authSecret" } })).value;
 }
 
@@ -110,7 +112,13 @@ export async function createUser(auth: Auth, db: Db, input: { username: string; 
 export async function ensureAdmin(auth: Auth, db: Db, password: string | undefined, log: Logger): Promise<void> {
   if ((await db.user.count()) > 0) return;
   const chosen = password ?? randomBytes(12).toString("base64url");
-  await createUser(auth, db, { username: "admin", password: chosen, role: "admin", name: "Administrator" });
+  try {
+    await createUser(auth, db, { username: "admin", password: chosen, role: "admin", name: "Administrator" });
+  } catch (error) {
+    // Several servers starting at once on a fresh PostgreSQL database: another made it first.
+    if (await db.user.findUnique({ where: { username: "admin" }, select: { id: true } })) return;
+    throw error;
+  }
   if (password) {
     log.info({ username: "admin" }, "created the admin user with DROVER_ADMIN_PASSWORD");
   } else {
