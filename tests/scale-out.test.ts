@@ -1,6 +1,6 @@
 /**
  * Several Drover servers on one PostgreSQL (issue 11, DESIGN.md §9): three server processes
- * (tests/helpers/server-process.ts) on one database, agents held on servers other than the
+ * (scripts/api-server.ts) on one database, agents held on servers other than the
  * one an operator talks to.
  *
  * - A change committed on server 1 answers a poll held on server 2: 40 actions created on
@@ -51,7 +51,7 @@ async function freePort(): Promise<number> {
 
 async function startServerProcess(n: number, databaseUrl: string): Promise<ServerProc> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "tests/helpers/server-process.ts"], {
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/api-server.ts"], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
     env: {
