@@ -205,6 +205,32 @@ describe.runIf(testOnPostgres)("PgFastPath", () => {
     expect((await probe.device(devices[1]!.id))!.lastSeen).toEqual(seen);
   });
 
+  it("the token lookups and LOST checks of one turn are one statement each, every caller answered with its own rows", async () => {
+    const devices = await Promise.all(Array.from({ length: 20 }, (_, i) => db.device.create({ data: { name: `pg-r${i}`, platform: "linux-amd64", role: "worker", agentVersion: "t", tokenHash: `hash-${i}` } })));
+    const now = new Date();
+    const old = new Date(now.getTime() - 60_000);
+    // Two running actions on every other device, unchanged for a minute.
+    await db.action.createMany({
+      data: devices.flatMap((d, i) => (i % 2 ? [] : [0, 1].map((n) => ({ id: `${d.name}-a${n}`, deviceId: d.id, kind: "noop", origin: "user", state: "RUNNING", createdAt: old, updatedAt: old })))),
+    });
+    const statements: string[] = [];
+    const query = probe["pool"].query.bind(probe["pool"]);
+    probe["pool"].query = ((config: { name?: string }, ...rest: unknown[]) => {
+      statements.push(config.name ?? "?");
+      return (query as (...args: unknown[]) => unknown)(config, ...rest);
+    }) as never;
+    const found = await Promise.all([...devices.map((_, i) => probe.deviceByTokenHash(`hash-${i}`)), probe.deviceByTokenHash("nobody"), probe.deviceIdentityByTokenHash("hash-3")]);
+    expect(found.slice(0, 20).map((d) => d?.name)).toEqual(devices.map((d) => d.name));
+    expect(found[20]).toBeNull();
+    expect(found[21]).toEqual({ id: devices[3]!.id, name: "pg-r3", revoked: false });
+    expect(statements.filter((s) => s === "drover_by_token")).toHaveLength(1);
+    // Each device's queue lacks its second action: exactly that one is LOST, on the devices that had it.
+    const lost = await Promise.all(devices.map((d) => probe.markLost(d, new Set([`${d.name}-a0`]), now, 5_000)));
+    expect(lost.map((events) => events.map((e) => e.objectName))).toEqual(devices.map((d, i) => (i % 2 ? [] : [`${d.name}-a1`])));
+    expect(statements.filter((s) => s === "drover_active_actions")).toHaveLength(1);
+    expect(await db.action.count({ where: { state: "LOST" } })).toBe(10);
+  });
+
   it("the inventory upsert keeps one sample a minute and the newest `max`", async () => {
     const { id } = await newDevice("pg-inv");
     const t0 = 1_800_000_000 - (1_800_000_000 % 60);

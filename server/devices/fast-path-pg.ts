@@ -97,8 +97,12 @@ function eventRows(events: NewEvent[], ids: { id: number }[], now: Date): EventR
 }
 
 const S = {
-  byToken: st("by_token", `SELECT ${FACT_COLUMNS} FROM "Device" WHERE "tokenHash" = $1`),
-  identity: st("identity", `SELECT "id", "name", "credentialRevokedAt" IS NOT NULL AS "revoked" FROM "Device" WHERE "tokenHash" = $1`),
+  // Reads of one turn batched (ReadBatch): the i-th key's rows come back with "i".
+  byToken: st("by_token", `SELECT v.i::int AS "i", ${FACT_COLUMNS} FROM unnest($1::text[]) WITH ORDINALITY AS v(hash, i) JOIN "Device" ON "Device"."tokenHash" = v.hash`),
+  identity: st(
+    "identity",
+    `SELECT v.i::int AS "i", "id", "name", "credentialRevokedAt" IS NOT NULL AS "revoked" FROM unnest($1::text[]) WITH ORDINALITY AS v(hash, i) JOIN "Device" ON "Device"."tokenHash" = v.hash`,
+  ),
   byIdForUpdate: st("by_id_for_update", `SELECT ${FACT_COLUMNS} FROM "Device" WHERE "id" = $1 FOR UPDATE`),
   touch: st(
     "touch",
@@ -137,10 +141,10 @@ const S = {
   // The poll's facts and its cheap first check for actions, in one round trip.
   work: st(
     "work",
-    `SELECT "renderedVersion", "templateVersion", "renderedSpecId", "spec", "decommissionRequestedAt", "lifecycle", "summary",
+    `SELECT v.i::int AS "i", "renderedVersion", "templateVersion", "renderedSpecId", "spec", "decommissionRequestedAt", "lifecycle", "summary",
       EXISTS (SELECT 1 FROM "Action" a WHERE a."deviceId" = "Device"."id"
         AND (a."state" = 'PENDING_SCHEDULE' OR (a."state" IN ('NEW', 'RUNNING') AND a."cancelRequestedAt" IS NOT NULL))) AS "actionWork"
-    FROM "Device" WHERE "id" = $1`,
+    FROM unnest($1::text[]) WITH ORDINALITY AS v(id, i) JOIN "Device" ON "Device"."id" = v.id`,
   ),
   spec: st("spec", `SELECT "spec" FROM "TemplateVersion" WHERE "id" = $1`),
   counts: st(
@@ -211,7 +215,11 @@ const S = {
       "startedAt" = CASE WHEN $4::boolean THEN $6::timestamp ELSE "startedAt" END, "finishedAt" = CASE WHEN $5::boolean THEN $6::timestamp ELSE "finishedAt" END,
       "updatedAt" = $6::timestamp WHERE "id" = $7 AND "state" = $8`,
   ),
-  active: st("active_actions", `SELECT "id", "state" FROM "Action" WHERE "deviceId" = $1 AND "state" IN ('NEW', 'RUNNING') AND "updatedAt" < $2::timestamp`),
+  active: st(
+    "active_actions",
+    `SELECT v.i::int AS "i", a."id", a."state" FROM unnest($1::text[], $2::timestamp[]) WITH ORDINALITY AS v(device, before, i)
+      JOIN "Action" a ON a."deviceId" = v.device AND a."state" IN ('NEW', 'RUNNING') AND a."updatedAt" < v.before`,
+  ),
   lost: st(
     "lost",
     `UPDATE "Action" AS a SET "state" = 'LOST', "finishedAt" = $1, "updatedAt" = $1
@@ -220,12 +228,45 @@ const S = {
   view: st("action_view", `SELECT "id", "kind", "args", "origin", "state", "output", "error", "createdAt", "updatedAt" FROM "Action" WHERE "id" = $1`),
 };
 
+/**
+ * The reads every request makes (the token lookup, the poll's facts, the LOST check) of one
+ * turn of the event loop, as one statement over arrays: 128 concurrent heartbeats are one round
+ * trip, not 128 waiting for the pool's connections. Each call gets the rows of its own key
+ * (its 1-based position, "i").
+ */
+class ReadBatch<K extends unknown[], R extends { i: number }> {
+  private queue: { key: K; resolve: (rows: R[]) => void; reject: (error: unknown) => void }[] = [];
+  constructor(private readonly run: (keys: K[]) => Promise<R[]>) {}
+
+  load(...key: K): Promise<R[]> {
+    return new Promise((resolve, reject) => {
+      if (this.queue.length === 0) setImmediate(() => this.flush());
+      this.queue.push({ key, resolve, reject });
+    });
+  }
+
+  private flush(): void {
+    const queue = this.queue;
+    this.queue = [];
+    this.run(queue.map((q) => q.key)).then(
+      (rows) => {
+        const by: R[][] = queue.map(() => []);
+        for (const r of rows) by[r.i - 1]!.push(r);
+        queue.forEach((q, n) => q.resolve(by[n]!));
+      },
+      (error: unknown) => queue.forEach((q) => q.reject(error)),
+    );
+  }
+}
+
 /** Template versions are immutable: their parsed specs can be kept (a few, most recent first). */
 const SPEC_CACHE_SIZE = 64;
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 interface Pending {
   write: (q: Querier) => Promise<unknown>;
+  /** The write is one statement: alone in its batch, it needs no BEGIN/COMMIT. */
+  single: boolean;
   resolve: (value: never) => void;
   reject: (error: unknown) => void;
 }
@@ -252,9 +293,14 @@ export class PgFastPath implements AgentStore {
   private scheduled = false;
   private flushing: Promise<void> | null = null;
   private closed = false;
+  private readonly byToken = new ReadBatch<[string], RawDevice & { i: number }>((keys) => this.rows(S.byToken, [keys.map((k) => k[0])]));
+  private readonly identity = new ReadBatch<[string], { i: number; id: string; name: string; revoked: boolean }>((keys) => this.rows(S.identity, [keys.map((k) => k[0])]));
+  private readonly work = new ReadBatch<[string], WorkFacts & { actionWork: boolean; i: number }>((keys) => this.rows(S.work, [keys.map((k) => k[0])]));
+  private readonly active = new ReadBatch<[string, string], { i: number; id: string; state: string }>((keys) => this.rows(S.active, [keys.map((k) => k[0]), keys.map((k) => k[1])]));
 
   constructor(connectionString: string, options: PgFastPathOptions = {}) {
-    this.pool = new pg.Pool({ connectionString, max: options.max ?? 8, types: utcTypes });
+    // Few connections do: one batch of writes is in flight at a time, and reads are batched too.
+    this.pool = new pg.Pool({ connectionString, max: options.max ?? 4, types: utcTypes });
     // An idle connection that dies (a restart, a terminated backend) must not crash the server.
     this.pool.on("error", (error) => options.onError?.(error));
   }
@@ -264,10 +310,10 @@ export class PgFastPath implements AgentStore {
   }
 
   /** Runs `write` in the next group commit; settles once that transaction has committed. */
-  protected commit<T>(write: (q: Querier) => Promise<T>): Promise<T> {
+  protected commit<T>(write: (q: Querier) => Promise<T>, single = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.closed) return reject(new Error("the database connection is closed"));
-      this.pending.push({ write, resolve: resolve as (value: never) => void, reject });
+      this.pending.push({ write, single, resolve: resolve as (value: never) => void, reject });
       this.schedule();
     });
   }
@@ -330,6 +376,11 @@ export class PgFastPath implements AgentStore {
       }
       const outcomes: Outcome[] = [];
       const alone = batch.length === 1 && touches.length === 0;
+      if (alone && batch[0]!.single) {
+        // One statement is atomic by itself: no transaction around it.
+        batch[0]!.resolve((await batch[0]!.write(q)) as never);
+        return;
+      }
       await client.query(alone ? "BEGIN" : "BEGIN; SAVEPOINT w");
       // The touches first, in their own savepoint (they fail or succeed together).
       let next = "SAVEPOINT w";
@@ -383,11 +434,16 @@ export class PgFastPath implements AgentStore {
   }
 
   deviceByTokenHash(hash: string): Promise<DeviceWithCredential | null> {
-    return this.rows<RawDevice>(S.byToken, [hash]).then((r) => toFacts(r[0]));
+    return this.byToken.load(hash).then((r) => {
+      if (!r[0]) return null;
+      const { i: _i, ...row } = r[0];
+      return toFacts(row);
+    });
   }
 
   async deviceIdentityByTokenHash(hash: string): Promise<{ id: string; name: string; revoked: boolean } | null> {
-    return (await this.rows<{ id: string; name: string; revoked: boolean }>(S.identity, [hash]))[0] ?? null;
+    const r = (await this.identity.load(hash))[0];
+    return r ? { id: r.id, name: r.name, revoked: r.revoked } : null;
   }
 
   writeHeartbeat(id: string, decide: (fresh: DeviceFactsRow) => { data: HeartbeatWrite; events: NewEvent[] }): Promise<EventRow[]> {
@@ -432,11 +488,14 @@ export class PgFastPath implements AgentStore {
   }
 
   writeInventory(deviceId: string, system: string | null, sample: string | null, notBefore: number, max: number, now: Date): Promise<void> {
-    return this.commit(async (q) => void (await q.count(S.inventory, [deviceId, system, iso(now), sample, notBefore, max])));
+    return this.commit(async (q) => void (await q.count(S.inventory, [deviceId, system, iso(now), sample, notBefore, max])), true);
   }
 
   async workFacts(id: string): Promise<(WorkFacts & { actionWork: boolean }) | null> {
-    return (await this.rows<WorkFacts & { actionWork: boolean }>(S.work, [id]))[0] ?? null;
+    const r = (await this.work.load(id))[0];
+    if (!r) return null;
+    const { i: _i, ...facts } = r;
+    return facts;
   }
 
   async templateSpec(id: string): Promise<Record<string, unknown> | null> {
@@ -461,7 +520,7 @@ export class PgFastPath implements AgentStore {
   async offerActions(deviceId: string, now: Date, offer: boolean): Promise<{ actions: OfferedAction[]; cancel: string[] }> {
     const cancels = async () => (await this.rows<{ id: string }>(S.cancels, [deviceId])).map((c) => c.id);
     if (!offer) return { actions: [], cancel: await cancels() };
-    const rows = await this.commit((q) => q.rows<{ id: string; kind: string; args: string; createdAt: Date }>(S.offer, [deviceId, iso(now)]));
+    const rows = await this.commit((q) => q.rows<{ id: string; kind: string; args: string; createdAt: Date }>(S.offer, [deviceId, iso(now)]), true);
     const actions = rows.map((a) => ({ id: a.id, kind: a.kind, args: JSON.parse(a.args) as Record<string, unknown>, createdAt: a.createdAt.toISOString() }));
     return { actions, cancel: await cancels() };
   }
@@ -536,7 +595,7 @@ export class PgFastPath implements AgentStore {
 
   async markLost(device: { id: string; name: string }, queued: Set<string>, now: Date, graceMs: number): Promise<EventRow[]> {
     // The common heartbeat loses nothing: look first, write only when needed.
-    const active = await this.rows<{ id: string; state: string }>(S.active, [device.id, iso(new Date(now.getTime() - graceMs))]);
+    const active = await this.active.load(device.id, iso(new Date(now.getTime() - graceMs)));
     const missing = active.filter((a) => !queued.has(a.id));
     if (missing.length === 0) return [];
     return this.commit(async (q) => {
