@@ -87,7 +87,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const log = rootLogger.child({}, { level: env.LOG_LEVEL });
   if (!options.skipMigrate) await migrate(env.DATABASE_URL, { log });
   const gate = new WriteGate();
-  const db = await openDb(env.DATABASE_URL, gate);
+  const db = await openDb(env.DATABASE_URL, gate, { pgPoolSize: env.DROVER_PG_POOL_SIZE });
   const metrics = createMetrics();
   const file = sqlitePath(env.DATABASE_URL);
   // The agent hot path (devices/agent-store.ts): SQLite's second connection, or a pg pool.
