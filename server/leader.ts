@@ -25,7 +25,7 @@
  * `WHERE renderedSpecId <> <version>` (fleets/render.ts), so two passes rendering one batch
  * update each device once (PostgreSQL re-checks the WHERE after the other's commit); action
  * moves are `UPDATE … WHERE state = <expected>`; a sweep re-derives and writes a status only
- * when it differs. See docs/architecture.md "Several servers".
+ * when it differs. README: "PostgreSQL and several servers".
  */
 import pg from "pg";
 import type { Logger } from "./logger";
