@@ -33,13 +33,18 @@ export const eventsRouter = router({
         wake?.();
       });
       try {
-        let last = input?.lastEventId ?? null;
+        const seenBefore = input?.lastEventId ?? null;
+        let last = seenBefore;
+        // Events arrive out of id order (several servers, concurrent commits on PostgreSQL):
+        // only what the client had and what the replay sent are skipped, not every lower id.
+        const replayed = new Set<number>();
         if (last !== null) {
           // Page through the whole backlog: a client away for long may have missed more than a page.
           for (;;) {
             const missed = await listEvents(ctx.server, { afterId: last, limit: REPLAY_PAGE });
             for (const row of missed) {
               last = row.id;
+              replayed.add(row.id);
               yield tracked(String(row.id), row);
             }
             if (missed.length < REPLAY_PAGE || signal?.aborted) break;
@@ -48,8 +53,7 @@ export const eventsRouter = router({
         while (!signal?.aborted) {
           const row = queue.shift();
           if (row) {
-            if (last !== null && row.id <= last) continue;
-            last = row.id;
+            if ((seenBefore !== null && row.id <= seenBefore) || replayed.has(row.id)) continue;
             yield tracked(String(row.id), row);
             continue;
           }
