@@ -38,11 +38,12 @@ import { startLeaderElection, type Leadership } from "./leader";
  * not compare-and-set (a rollout row's state written twice with the same decision, an event
  * recorded by both), never a device's update.
  */
-export function startControllers(ctx: ServerContext): { stop(): Promise<void> } {
+export function startControllers(ctx: ServerContext): { ready: Promise<void>; stop(): Promise<void> } {
   if (dialectOf(ctx.env.DATABASE_URL) !== "postgresql") {
     ctx.metrics.controllerLeader.set(1);
     const running = runControllers(ctx, null);
     return {
+      ready: Promise.resolve(),
       stop: () => {
         running.stop();
         return Promise.resolve();
@@ -63,6 +64,7 @@ export function startControllers(ctx: ServerContext): { stop(): Promise<void> } 
     },
   });
   return {
+    ready: election.ready,
     async stop() {
       running?.stop();
       running = null;

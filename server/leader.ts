@@ -40,6 +40,8 @@ export interface Leadership {
   readonly leader: boolean;
   /** Asks PostgreSQL; false (and leadership given up) when the lock or its connection is gone. */
   confirm(): Promise<boolean>;
+  /** Settles after the first try (this server leads or not): a lone server runs its controllers from the start. */
+  readonly ready: Promise<void>;
   /** Stops trying; a leader's lock is released (its connection ends). */
   stop(): Promise<void>;
 }
@@ -123,9 +125,10 @@ export function startLeaderElection(options: LeaderOptions): Leadership {
     if (!leader) schedule(nextDelay());
   };
 
-  void attempt();
+  const ready = attempt();
 
   return {
+    ready,
     get leader() {
       return leader;
     },

@@ -234,6 +234,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   applyDeadlines(server, options.deadlines, () => metrics.requestsRefused.inc({ reason: "max-connections" }));
 
   const controllers = startControllers(ctx);
+  // On PostgreSQL, after the first try for the controller lock (server/leader.ts).
+  await controllers.ready;
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
