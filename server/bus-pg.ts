@@ -28,8 +28,8 @@
  * Losing the connection: reconnect with backoff (0.1 s doubling to 5 s); meanwhile messages
  * queue (at most `MAX_QUEUED`; past that they are dropped and the other servers are told to
  * re-check everything). After a reconnect nothing it might have missed stays missed: every
- * parked poll and enrollment wait is woken (a poll woken for nothing re-checks the database
- * and parks again), the events after the last one it saw are read back and delivered, and
+ * parked poll and enrollment wait is woken, 500 at a time (a poll woken for nothing re-checks
+ * the database and parks again), the events after the last one it saw are read back and delivered, and
  * running actions' outputs are re-read. Member reports are not replayed: the leader's next
  * tick (2 s) looks at every open rollout anyway.
  *
@@ -55,6 +55,9 @@ const BACKOFF_MAX_MS = 5_000;
 /** Events read back after a reconnect, at most (the console pages older ones itself on its own reconnect). */
 const REPLAY_EVENTS = 1_000;
 const RECENT_EVENTS = 4_096;
+/** Parked polls woken after a reconnect: this many, then a pause (15,000 in ≈ 1.5 s). */
+const RECOVER_SLICE = 500;
+const RECOVER_PAUSE_MS = 50;
 /** A message telling every other server to re-check everything (its sender dropped messages). */
 const WAKE_ALL = "*";
 
@@ -332,8 +335,11 @@ export class PgBus extends Bus {
    */
   private async recover(): Promise<void> {
     const names = this.emitter.eventNames().filter((n): n is string => typeof n === "string");
-    for (const topic of names) {
-      if (topic.startsWith("device:") || topic.startsWith("enrollment:")) super.publish(topic, undefined);
+    const polls = names.filter((topic) => topic.startsWith("device:") || topic.startsWith("enrollment:"));
+    // In slices: 15,000 held polls re-checking at once would queue 15,000 reads behind the pool.
+    for (let i = 0; i < polls.length; i += RECOVER_SLICE) {
+      if (i > 0) await new Promise((r) => setTimeout(r, RECOVER_PAUSE_MS));
+      for (const topic of polls.slice(i, i + RECOVER_SLICE)) super.publish(topic, undefined);
     }
     const { db, log } = this.options;
     try {
