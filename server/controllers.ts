@@ -30,13 +30,15 @@ import { startLeaderElection, type Leadership } from "./leader";
  * time, up to one window: a pass already running when the lock is lost (a terminated or
  * broken connection) finishes while the new leader may start its first pass ≈ 1.5 s later; a
  * leader that cannot reach PostgreSQL gives up before PostgreSQL frees its lock (leader.ts).
- * (2) Inside that window the writes are guarded in the database, not by leadership: renders
- * only touch devices `WHERE renderedSpecId <> <version>` (a device is never given the same
- * version twice: PostgreSQL re-checks the WHERE against the other transaction's commit),
- * action moves are `UPDATE … WHERE state = <expected>`, the sweep writes a status only when it
- * differs from the row it re-reads. What the window can still repeat is bookkeeping that is
- * not compare-and-set (a rollout row's state written twice with the same decision, an event
- * recorded by both), never a device's update.
+ * (2) Inside that window the database decides, not leadership. Every interactive transaction
+ * takes turns under one advisory lock (server/lib/pg-transactions.ts), and the controllers
+ * re-read and re-decide inside theirs, so a second pass sees the first's commit and decides
+ * nothing new. And the writes are compare-and-set: renders only touch devices
+ * `WHERE renderedSpecId <> <version>` (a device is never given the same version twice), action
+ * moves are `UPDATE … WHERE state = <expected>`, the sweep writes `WHERE lastSeen = <read>`, a
+ * schedule's tick `WHERE nextScheduleTime = <due>`, a plan node's action has the node's id
+ * (a second insert fails). What the window can still repeat is work outside a transaction
+ * (a wake sent twice, a recount), never a device's update.
  */
 export function startControllers(ctx: ServerContext): { ready: Promise<void>; stop(): Promise<void> } {
   if (dialectOf(ctx.env.DATABASE_URL) !== "postgresql") {

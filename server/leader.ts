@@ -21,11 +21,12 @@
  * What remains (and why it is safe): leadership is checked before a tick, not inside every
  * statement. A pass that started before the lock was lost (a terminated backend, say) runs to
  * its end while the new leader's first pass may begin ≈ 1.5 s later. Their writes meet in the
- * database, where the state changes are guarded (compare-and-set): a device is rendered only
- * `WHERE renderedSpecId <> <version>` (fleets/render.ts), so two passes rendering one batch
- * update each device once (PostgreSQL re-checks the WHERE after the other's commit); action
- * moves are `UPDATE … WHERE state = <expected>`; a sweep re-derives and writes a status only
- * when it differs. README: "PostgreSQL and several servers".
+ * database: interactive transactions take turns under one advisory lock
+ * (lib/pg-transactions.ts) and each pass re-reads and re-decides inside its own, and the state
+ * changes are compare-and-set: a device is rendered only `WHERE renderedSpecId <> <version>`
+ * (fleets/render.ts), so two passes rendering one batch update each device once; action moves
+ * are `UPDATE … WHERE state = <expected>`; the sweep writes `WHERE lastSeen = <read>`
+ * (controllers.ts lists the rest). README: "PostgreSQL and several servers".
  */
 import pg from "pg";
 import type { Logger } from "./logger";
