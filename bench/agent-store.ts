@@ -8,7 +8,8 @@
  *   npx tsx bench/agent-store.ts [rounds=6] [perRound=4000]
  *
  * PostgreSQL: the test server's (DROVER_TEST_PG_URL, default postgres:postgres@127.0.0.1:5432);
- * it is skipped when unreachable. Prints the median heartbeats/s of each store as JSON.
+ * it is skipped when unreachable, or left out with DROVER_BENCH_STORES=sqlite (to compare the
+ * SQLite path alone across versions). Prints the median heartbeats/s of each store as JSON.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -89,7 +90,8 @@ async function round(store: Store, count = perRound): Promise<number> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-const stores = [await sqlite(), await postgresql()].filter((s): s is Store => s !== null);
+const only = process.env.DROVER_BENCH_STORES?.split(",");
+const stores = [!only || only.includes("sqlite") ? await sqlite() : null, !only || only.includes("postgresql") ? await postgresql() : null].filter((s): s is Store => s !== null);
 try {
   // Warm-up: every device Online (its first report changes its status), statements prepared.
   for (const s of stores) await round(s, DEVICES * 2);
