@@ -14,7 +14,7 @@ import type { EventRow, NewEvent } from "../events/events";
 import { publishEvents, recordEvents } from "../events/events";
 import { topics } from "../bus";
 import type { Condition } from "../../lib/fleet-spec";
-import type { Tx } from "../db";
+import type { Db, Tx } from "../db";
 import type { Effects } from "./render";
 import { executeRaw } from "../lib/dialect-sql";
 
@@ -116,23 +116,34 @@ export function fleetConditions(
 export function refreshFleetStatus(ctx: ServerContext, names?: string[]): Promise<void> {
   // One pass at a time per server: two interleaved passes could record a condition change twice.
   const previous = serial.get(ctx) ?? Promise.resolve();
-  const next = previous.catch(() => undefined).then(() => refreshOnce(ctx, names));
+  const next = previous
+    .catch(() => undefined)
+    .then(async () => publishEvents(ctx, await refreshOnce(ctx, ctx.db, names)));
   serial.set(ctx, next);
   return next;
 }
 
 const serial = new WeakMap<ServerContext, Promise<void>>();
 
-async function refreshOnce(ctx: ServerContext, names?: string[]): Promise<void> {
-  const fleets = await ctx.db.fleet.findMany({
+/**
+ * The same pass inside the caller's transaction, for a change whose answer must agree with the
+ * counts (a rollout's last step: Completed is never shown beside counts from before it). The
+ * caller publishes the returned events after commit.
+ */
+export function refreshFleetStatusInTx(tx: Tx, ctx: ServerContext, names: string[]): Promise<EventRow[]> {
+  return names.length ? refreshOnce(ctx, tx, names) : Promise.resolve([]);
+}
+
+async function refreshOnce(ctx: ServerContext, db: Db | Tx, names?: string[]): Promise<EventRow[]> {
+  const fleets = await db.fleet.findMany({
     where: names ? { name: { in: names } } : undefined,
     select: { id: true, name: true, templateVersion: true, generation: true, status: true },
   });
-  if (fleets.length === 0) return;
-  const counts = await ctx.db.$queryRawUnsafe<{ owner: string; updatedStatus: string; n: number | bigint }[]>(
+  if (fleets.length === 0) return [];
+  const counts = await db.$queryRawUnsafe<{ owner: string; updatedStatus: string; n: number | bigint }[]>(
     `SELECT "owner", "updatedStatus", count(*) AS n FROM "Device" WHERE "owner" IS NOT NULL GROUP BY "owner", "updatedStatus"`,
   );
-  const overlapRows = await ctx.db.$queryRawUnsafe<{ multipleOwners: string; owner: string | null; n: number | bigint }[]>(
+  const overlapRows = await db.$queryRawUnsafe<{ multipleOwners: string; owner: string | null; n: number | bigint }[]>(
     `SELECT "multipleOwners", "owner", count(*) AS n FROM "Device" WHERE "multipleOwners" IS NOT NULL GROUP BY "multipleOwners", "owner"`,
   );
   const now = ctx.now();
@@ -162,14 +173,14 @@ async function refreshOnce(ctx: ServerContext, names?: string[]): Promise<void> 
     const json = JSON.stringify(doc);
     if (json === JSON.stringify(previous)) continue;
     // Only the status column: the spec's updatedAt is not the controller's to move.
-    await executeRaw(ctx.db, `UPDATE "Fleet" SET "status" = ? WHERE "id" = ?`, json, f.id);
+    await executeRaw(db, `UPDATE "Fleet" SET "status" = ? WHERE "id" = ?`, json, f.id);
     for (const cond of doc.conditions) {
       const old = previous.conditions.find((p) => p.type === cond.type);
       if (old && old.status === cond.status && old.reason === cond.reason) continue;
       events.push({ objectKind: "Fleet", objectName: f.name, type: "FleetConditionChanged", reason: `${cond.type}=${cond.status}`, message: `${cond.reason}: ${cond.message}`, actor: FLEET_CONTROLLER });
     }
   }
-  if (events.length) publishEvents(ctx, await recordEvents(ctx.db, events));
+  return events.length ? recordEvents(db, events) : [];
 }
 
 /** Device events that move a fleet's counts or overlaps. */

@@ -21,10 +21,11 @@ import { FleetInput, type DeviceTemplateSpec, type FleetSpec, type LabelSelector
 import { describeZodError } from "../../lib/protocol";
 import type { Labels } from "../../lib/label-selector";
 import type { ServerContext } from "../context";
-import type { Prisma, Tx } from "../db";
+import type { Db, Prisma, Tx } from "../db";
 import { conflict, invalid, notFound } from "../errors";
 import { unifiedDiff } from "./diff";
 import { dialectOfDb, executeRaw, inJsonList, queryRaw } from "../lib/dialect-sql";
+import { snapshotRead } from "../lib/pg-transactions";
 import { afterCommit, finishEffects, newEffects, renderDevices, type Effects, type FleetRef } from "./render";
 import { reconcileMembership } from "./membership";
 import { parseFleetStatus, refreshFleetStatus } from "./controller";
@@ -171,23 +172,28 @@ export type FleetObject = ReturnType<typeof presentFleet>;
 
 const rolloutSelect = { templateVersion: true, previousVersion: true, phase: true, state: true, createdAt: true, updatedAt: true, endedAt: true } satisfies Prisma.RolloutSelect;
 
-async function loadFleets(ctx: ServerContext, where: Prisma.FleetWhereInput): Promise<FleetObject[]> {
-  const rows = await ctx.db.fleet.findMany({ where, select: fleetSelect, orderBy: { name: "asc" } });
+function loadFleets(ctx: ServerContext, where: Prisma.FleetWhereInput): Promise<FleetObject[]> {
+  // One snapshot: a fleet's template version and its rollout's phase are written together.
+  return snapshotRead(ctx.db, (db) => loadFleetsFrom(db, where));
+}
+
+async function loadFleetsFrom(db: Db, where: Prisma.FleetWhereInput): Promise<FleetObject[]> {
+  const rows = await db.fleet.findMany({ where, select: fleetSelect, orderBy: { name: "asc" } });
   if (rows.length === 0) return [];
   const [templates, rollouts] = await Promise.all([
-    ctx.db.templateVersion.findMany({
+    db.templateVersion.findMany({
       where: { OR: rows.map((r) => ({ fleetId: r.id, version: Number(r.templateVersion) })) },
       select: { fleetId: true, spec: true },
     }),
     // The latest rollout of each fleet (SQLite's bare column with max(): the row of the max;
     // PostgreSQL's DISTINCT ON).
     queryRaw<{ id: string }[]>(
-      ctx.db,
-      dialectOfDb(ctx.db) === "sqlite"
+      db,
+      dialectOfDb(db) === "sqlite"
         ? `SELECT "id", max("createdAt") FROM "Rollout" WHERE "fleetId" ${inJsonList("sqlite")} GROUP BY "fleetId"`
         : `SELECT DISTINCT ON ("fleetId") "id" FROM "Rollout" WHERE "fleetId" ${inJsonList("postgresql")} ORDER BY "fleetId", "createdAt" DESC`,
       JSON.stringify(rows.map((r) => r.id)),
-    ).then((latest) => ctx.db.rollout.findMany({ where: { id: { in: latest.map((l) => l.id) } }, select: { fleetId: true, ...rolloutSelect } })),
+    ).then((latest) => db.rollout.findMany({ where: { id: { in: latest.map((l) => l.id) } }, select: { fleetId: true, ...rolloutSelect } })),
   ]);
   return rows.map((row) => {
     const tv = templates.find((t) => t.fleetId === row.id);

@@ -46,7 +46,7 @@ export function inJsonList(dialect: Dialect): string {
   return dialect === "sqlite" ? `IN (SELECT value FROM json_each(?))` : `IN (SELECT jsonb_array_elements_text(?::jsonb))`;
 }
 
-/** A device's labels as one JSON object text (`{}`-less: NULL when it has none). */
+/** A device's labels as one JSON object text (NULL when it has none). */
 export function labelsObject(dialect: Dialect, deviceIdColumn: string): string {
   return dialect === "sqlite"
     ? `(SELECT json_group_object(l."key", l."value") FROM "DeviceLabel" l WHERE l."deviceId" = ${deviceIdColumn})`

@@ -20,9 +20,11 @@ interface RawTx {
   $executeRawUnsafe(sql: string, ...values: unknown[]): Promise<number>;
 }
 
+const unlocked = new WeakMap<object, { $transaction: TransactionFn }>();
+
 /** The client, with `$transaction(fn)` taking the lock before `fn` runs. Batches (`$transaction([...])`) are left as they are. */
 export function serializeTransactions<T extends object>(client: T): T {
-  return new Proxy(client, {
+  const proxy = new Proxy(client, {
     get(target, prop, receiver) {
       const value: unknown = Reflect.get(target, prop, receiver);
       if (prop !== "$transaction" || typeof value !== "function") return value;
@@ -40,4 +42,18 @@ export function serializeTransactions<T extends object>(client: T): T {
           : transaction.call(target, arg, options);
     },
   });
+  unlocked.set(proxy, client as unknown as { $transaction: TransactionFn });
+  return proxy;
+}
+
+/**
+ * Several reads that must agree with each other (a fleet and its rollout, written by one
+ * transaction), on PostgreSQL in one REPEATABLE READ snapshot without the writers' lock:
+ * under READ COMMITTED a commit could land between two of them. On SQLite (or any client not
+ * made here) `read` runs on the client as it is, as before.
+ */
+export function snapshotRead<D extends object, R>(db: D, read: (db: D) => Promise<R>): Promise<R> {
+  const raw = unlocked.get(db);
+  if (!raw) return read(db);
+  return raw.$transaction((tx: unknown) => read(tx as D), { isolationLevel: "RepeatableRead" }) as Promise<R>;
 }

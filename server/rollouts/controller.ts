@@ -16,8 +16,8 @@
  * - on `revertFleetTo`, the fleet controller's `revertFleetTemplate` moves the fleet back to
  *   the previous version itself (decision C-1: no new version, no new rollout).
  *
- * After commit: the rendered devices' held polls are woken, events published, the fleet
- * recounted (`refreshFleetStatus`).
+ * The fleet is recounted in the same transaction (`refreshFleetStatusInTx`); after commit the
+ * rendered devices' held polls are woken and events published.
  *
  * When it runs: inside the transaction of a template change (`startRollout`: the canary gets
  * the new version in the same request) and of an operator's request (requests.ts); on every
@@ -49,7 +49,7 @@ import {
 } from "../../lib/rollout";
 import { isTerminalRolloutPhase } from "../../lib/rollout-status";
 import { afterCommit, finishEffects, newEffects, renderDevices, type Effects } from "../fleets/render";
-import { refreshFleetStatus, revertFleetTemplate } from "../fleets/controller";
+import { refreshFleetStatusInTx, revertFleetTemplate } from "../fleets/controller";
 import { loadRolloutMembers, type LoadedMember } from "./members";
 
 export { ROLLOUT_CONTROLLER };
@@ -301,13 +301,14 @@ async function runOne(ctx: ServerContext, fleetId: string): Promise<void> {
       const ev = await evaluate(tx, fleetId, now);
       if (!ev?.changed) return null;
       await persist(tx, ev, now, effects);
-      return finishEffects(tx, ctx, effects, now, ROLLOUT_CONTROLLER);
+      const rows = await finishEffects(tx, ctx, effects, now, ROLLOUT_CONTROLLER);
+      // The counts commit with the phase: a reader never sees Completed beside the counts before it.
+      return [...rows, ...(await refreshFleetStatusInTx(tx, ctx, [...effects.fleets]))];
     },
     { timeout: 60_000, maxWait: 30_000 },
   );
   if (!rows) return;
   afterCommit(ctx, effects, rows);
-  await refreshFleetStatus(ctx, [...effects.fleets]);
 }
 
 /**
