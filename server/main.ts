@@ -244,7 +244,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : env.PORT;
   const url = `http://localhost:${port}`;
-  log.info({ url, database: env.DATABASE_URL }, "Drover is listening");
+  log.info({ url, database: env.DATABASE_URL.replace(/\/\/([^:/@]+):[^@]*@/, "//$1:***@") }, "Drover is listening");
 
   return {
     url,
