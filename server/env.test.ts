@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { readEnv } from "./env";
+import { readEnv as readEnvFrom } from "./env";
+
+const readEnv = (vars: Record<string, string>) => readEnvFrom(vars as NodeJS.ProcessEnv);
 
 describe("DATABASE_URL (issue 11)", () => {
   it("takes a SQLite file (the default) or a PostgreSQL URL", () => {
