@@ -155,7 +155,9 @@ export async function startTestServer(env: StartOptions["env"] = {}, options: Pi
     agent: (method, p, body, headers = {}) => call(`${running.url}/api/agent/v1${p}`, method, body, headers),
     async close() {
       await running.close();
-      await pgDb?.drop();
+      // Bounded: under a full run, a DROP can queue behind other files' CREATE DATABASE …
+      // TEMPLATE; a database left behind is harmless (named per process, dropped by FORCE later).
+      if (pgDb) await Promise.race([pgDb.drop().catch(() => undefined), new Promise((r) => setTimeout(r, 10_000).unref())]);
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
