@@ -171,10 +171,13 @@ export function LiveUpdates({ children }: { children: ReactNode }) {
   const status = subscription.status;
   const { reset } = subscription;
 
-  // Connected again after a loss: whatever happened meanwhile, refetch what is on screen.
+  // Connected, first or again after a loss: whatever happened before the stream was open
+  // (the page's first fetch may have answered before it), refetch what is on screen. On the
+  // first connect only queries that already answered: one still in flight reads fresh data.
   useEffect(() => {
     if (status !== "pending") return;
     if (connectedBefore.current) void queryClient.invalidateQueries({ refetchType: "active" });
+    else void queryClient.invalidateQueries({ refetchType: "active", predicate: (q) => q.state.dataUpdatedAt > 0 && q.state.fetchStatus === "idle" });
     connectedBefore.current = true;
     setHasConnected(true);
   }, [status, queryClient]);
