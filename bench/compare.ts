@@ -1,0 +1,66 @@
+/**
+ * `npm run bench:compare -- sqlite.json postgresql.json`: two `npm run bench` reports (its
+ * stdout, saved) side by side in one Markdown table, the issue 11 comparison of one
+ * SQLite-backed server with one PostgreSQL-backed one. Figures a report lacks show as "—".
+ */
+import fs from "node:fs";
+
+type Report = Record<string, unknown>;
+
+/** A figure's label, how to read it from a report, and its target when the bench names one. */
+const ROWS: [label: string, read: (r: Report) => unknown, target?: string][] = [
+  ["polls held", (r) => r.pollsHeld],
+  ["server RSS with them held (MB)", (r) => r.serverRssHeldMb, "< 500"],
+  ["MB per 1,000 held polls", (r) => r.rssMbPer1000Held],
+  ["wake p50 / p99 (ms)", (r) => pair(at(r, "wakeMs", "p50"), at(r, "wakeMs", "p99")), "p99 < 100"],
+  ["approve → offer p50 / p99 (ms)", (r) => pair(at(r, "approveToOfferMs", "p50"), at(r, "approveToOfferMs", "p99")), "p99 < 100"],
+  ["fleet change: every held poll answered (ms)", (r) => at(r, "fleetTemplateChange", "everyHeldPollAnsweredMs"), "< 10,000"],
+  ["fleet change: every member UpToDate (ms)", (r) => at(r, "fleetTemplateChange", "everyMemberUpToDateMs")],
+  ["actions/s, simulated agents", (r) => at(r, "actions", "perSecond")],
+  ["actions/s, lean driver", (r) => at(r, "actionsLeanDriver", "perSecond")],
+  ["plan: create → Completed (ms)", (r) => at(r, "plan", "createToCompletedMs")],
+  ["plan: server CPU per node (ms)", (r) => at(r, "plan", "serverCpuMsPerNode")],
+  ["heartbeats/s, one server", (r) => r.heartbeatsPerSecond, "≥ 2,000"],
+  ["heartbeat p99 at that rate (ms)", (r) => at(r, "heartbeatLoad", "p99Ms")],
+  ["heartbeats/s, two servers on one database", (r) => at(r, "twoServersOnePostgres", "heartbeatsPerSecond")],
+];
+
+function at(r: Report, key: string, field: string): unknown {
+  const v = r[key];
+  return v && typeof v === "object" ? (v as Report)[field] : undefined;
+}
+
+function pair(a: unknown, b: unknown): string | undefined {
+  return a === undefined && b === undefined ? undefined : `${show(a)} / ${show(b)}`;
+}
+
+function show(v: unknown): string {
+  if (v === undefined || v === null) return "—";
+  return typeof v === "number" ? v.toLocaleString("en-US", { maximumFractionDigits: 1 }) : String(v);
+}
+
+/** The report in a saved bench output: the JSON object after the log lines. */
+export function readReport(file: string): Report {
+  const text = fs.readFileSync(file, "utf8");
+  const start = text.indexOf("\n{");
+  const json = text.startsWith("{") ? text : start >= 0 ? text.slice(start + 1) : "";
+  const end = json.lastIndexOf("}");
+  if (end < 0) throw new Error(`${file}: no bench report in it`);
+  return JSON.parse(json.slice(0, end + 1)) as Report;
+}
+
+export function compareTable(reports: Report[]): string {
+  const heads = reports.map((r, i) => String(r.database ?? (i === 0 ? "sqlite" : `run ${i + 1}`)));
+  const lines = [`| | ${heads.join(" | ")} | target |`, `|---|${heads.map(() => "---|").join("")}---|`];
+  for (const [label, read, target] of ROWS) lines.push(`| ${label} | ${reports.map((r) => show(read(r))).join(" | ")} | ${target ?? ""} |`);
+  return lines.join("\n");
+}
+
+if (process.argv[1]?.endsWith("compare.ts")) {
+  const files = process.argv.slice(2);
+  if (files.length < 2) {
+    process.stderr.write("usage: npm run bench:compare -- sqlite.json postgresql.json\n");
+    process.exit(2);
+  }
+  process.stdout.write(compareTable(files.map(readReport)) + "\n");
+}
