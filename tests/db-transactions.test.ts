@@ -4,7 +4,7 @@
  * it from Prisma's one connection; PostgreSQL from server/lib/pg-transactions.ts.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { startTestServer, testOnPostgres, type TestServer } from "./helpers/server";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -28,4 +28,24 @@ it("ten read-then-write transactions at once lose no update", async () => {
     ),
   );
   expect((await s.ctx.db.serverState.findUniqueOrThrow({ where: { key } })).value).toBe("10");
+});
+
+// PostgreSQL only: SQLite keeps Prisma's own queue on its one connection, where transactions of
+// a few ms never meet the 2 s maxWait (a burst of 40 slow ones would; not seen in any bench).
+it.runIf(testOnPostgres)("more transactions at once than the pool has connections, each slower than its share of the 2 s maxWait: all commit", async () => {
+  const key = "tx-queue";
+  await s.ctx.db.serverState.create({ data: { key, value: "0" } });
+  // Prisma's defaults (maxWait 2 s): 40 × 100 ms in turn is 4 s. Waiting for the turn must not
+  // hold a pool connection, or the ones past the pool's size fail "Unable to start a transaction".
+  const results = await Promise.allSettled(
+    Array.from({ length: 40 }, () =>
+      s.ctx.db.$transaction(async (tx) => {
+        const row = await tx.serverState.findUniqueOrThrow({ where: { key } });
+        await new Promise((r) => setTimeout(r, 100));
+        await tx.serverState.update({ where: { key }, data: { value: String(Number(row.value) + 1) } });
+      }),
+    ),
+  );
+  expect(results.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason).slice(0, 200))).toEqual([]);
+  expect((await s.ctx.db.serverState.findUniqueOrThrow({ where: { key } })).value).toBe("40");
 });

@@ -92,3 +92,18 @@ describe("reopen a denied enrollment request", () => {
     expect(all.map((e) => e.id)).toEqual([request.id]);
   }, 40_000);
 });
+
+describe("the same enrollment request sent several times at once (an agent retrying)", () => {
+  it("every copy is 201 with one request's id, one EnrollmentRequested event; another secret at once is 409, never 500", async () => {
+    const name = uniqueName("twice");
+    const secret = newSecret();
+    const same = await Promise.all(Array.from({ length: 6 }, () => s.agent<{ enrollmentId: string }>("POST", "/enrollments", enrollmentBody(name, secret))));
+    expect(same.map((r) => r.status)).toEqual(Array(6).fill(201));
+    expect(new Set(same.map((r) => r.body.enrollmentId)).size).toBe(1);
+    expect(await events(name)).toEqual(["EnrollmentRequested"]);
+
+    const other = uniqueName("twice");
+    const mixed = await Promise.all([newSecret(), newSecret(), newSecret()].map((x) => s.agent("POST", "/enrollments", enrollmentBody(other, x))));
+    expect(mixed.map((r) => r.status).sort()).toEqual([201, 409, 409]);
+  });
+});

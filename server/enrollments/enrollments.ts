@@ -119,6 +119,26 @@ export async function createEnrollment(
   body: EnrollmentRequestBody,
   clientAddress?: string,
 ): Promise<{ enrollmentId: string; status: EnrollmentState }> {
+  try {
+    return await createEnrollmentOnce(ctx, body, clientAddress);
+  } catch (error) {
+    // The same request twice at once (an agent retrying while its first try waits for its
+    // turn): both found no row and the second create lost on the unique name. Asked again, it
+    // finds the first one's row: the same name and secret answer as before, another is 409.
+    if (!isUniqueViolation(error)) throw error;
+    return createEnrollmentOnce(ctx, body, clientAddress);
+  }
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "P2002";
+}
+
+async function createEnrollmentOnce(
+  ctx: ServerContext,
+  body: EnrollmentRequestBody,
+  clientAddress?: string,
+): Promise<{ enrollmentId: string; status: EnrollmentState }> {
   const secretHash = sha256(body.secret);
   const existing = await ctx.db.enrollmentRequest.findUnique({ where: { deviceName: body.deviceName } });
   if (existing) {

@@ -22,8 +22,29 @@ interface RawTx {
 
 const unlocked = new WeakMap<object, { $transaction: TransactionFn }>();
 
+/**
+ * A FIFO turn within this server, taken before the pool is asked for a connection: the
+ * transactions waiting for the advisory lock would otherwise each hold one of the pool's
+ * connections while they wait, and past the pool's size the rest fail Prisma's 2 s `maxWait`
+ * ("Unable to start a transaction in the given time", P2028). A bench enrolling 10,000 agents
+ * turned that into a storm of 500s. Waiting here costs no connection and has no deadline; the
+ * advisory lock then only decides between servers.
+ */
+export class TurnQueue {
+  private tail: Promise<void> = Promise.resolve();
+
+  /** Runs `fn` after every `fn` queued before it has settled. */
+  run<R>(fn: () => Promise<R>): Promise<R> {
+    const before = this.tail;
+    let done!: () => void;
+    this.tail = new Promise<void>((resolve) => (done = resolve));
+    return before.then(fn).finally(done);
+  }
+}
+
 /** The client, with `$transaction(fn)` taking the lock before `fn` runs. Batches (`$transaction([...])`) are left as they are. */
 export function serializeTransactions<T extends object>(client: T): T {
+  const turns = new TurnQueue();
   const proxy = new Proxy(client, {
     get(target, prop, receiver) {
       const value: unknown = Reflect.get(target, prop, receiver);
@@ -31,13 +52,15 @@ export function serializeTransactions<T extends object>(client: T): T {
       const transaction = value as TransactionFn;
       return (arg: unknown, options?: unknown) =>
         typeof arg === "function"
-          ? transaction.call(
-              target,
-              async (tx: RawTx) => {
-                await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${TRANSACTION_LOCK})`);
-                return (arg as (tx: RawTx) => unknown)(tx);
-              },
-              options,
+          ? turns.run(() =>
+              transaction.call(
+                target,
+                async (tx: RawTx) => {
+                  await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${TRANSACTION_LOCK})`);
+                  return (arg as (tx: RawTx) => unknown)(tx);
+                },
+                options,
+              ),
             )
           : transaction.call(target, arg, options);
     },
