@@ -33,7 +33,7 @@
  * fresh PostgreSQL database (BENCH_PG_URL, default postgres:postgres@127.0.0.1:5432; issue 11).
  *
  * Options (env): BENCH_AGENTS (10000), BENCH_WAKE_SAMPLES (200), BENCH_ACTION_AGENTS (1000),
- * BENCH_ACTION_ROUNDS (5), BENCH_PLAN_CONCURRENT (100), BENCH_HEARTBEAT_SECONDS (10), BENCH_PORT (3290),
+ * BENCH_ACTION_ROUNDS (5), BENCH_RATE (400, step 1's enrollments a second), BENCH_PLAN_CONCURRENT (100), BENCH_HEARTBEAT_SECONDS (10), BENCH_PORT (3290),
  * BENCH_DEADLINE_SECONDS (1200), BENCH_GRAPH (1; 0 skips step 0), BENCH_GRAPH_STEPS (2000),
  * BENCH_GRAPH_BIG_STEPS (10000), BENCH_DEVICE_LIST (1; 0 skips step 1b), BENCH_AGENT_FOOTPRINT (1; 0 skips step 0b).
  */
@@ -53,6 +53,8 @@ const ACTION_AGENTS = Number(process.env.BENCH_ACTION_AGENTS ?? 1000);
 const ACTION_ROUNDS = Number(process.env.BENCH_ACTION_ROUNDS ?? 5);
 const PLAN_CONCURRENT = Number(process.env.BENCH_PLAN_CONCURRENT ?? 100);
 const HEARTBEAT_WINDOW = Number(process.env.BENCH_HEARTBEAT_SECONDS ?? 10);
+/** Enrollments a second in step 1's ramp (the simulator's --rate). */
+const RAMP_RATE = Number(process.env.BENCH_RATE ?? 400);
 const PORT = Number(process.env.BENCH_PORT ?? 3290);
 const URL_ = `http://127.0.0.1:${PORT}`;
 const ADMIN_PASSWORD = "bench-admin-password";
@@ -108,7 +110,7 @@ async function main() {
   // 1. Held polls.
   log(`starting ${AGENTS} simulated agents`);
   const sim = spawn(...node(path.join(root, "agent", "simulate.ts"), "--server", URL_, "--agents", String(AGENTS), "--prefix", "hold", "--labels", "bench=true,group=hold",
-    "--degraded", "0", "--error", "0", "--restarts", "0", "--flap", "0", "--silent", "0", "--rate", "400", "--summary-seconds", "10", "--log-level", "error"), {
+    "--degraded", "0", "--error", "0", "--restarts", "0", "--flap", "0", "--silent", "0", "--rate", String(RAMP_RATE), "--summary-seconds", "10", "--log-level", "error"), {
     cwd: root, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NODE_OPTIONS: "--max-old-space-size=4096" },
   });
   children.push(sim);
