@@ -39,7 +39,8 @@ export async function openDb(url: string, gate: WriteGate = new WriteGate(), opt
     // The same models through the PostgreSQL client; its type differs from the SQLite
     // client's only in provider-specific options the server does not use.
     // Interactive transactions take turns, as on SQLite (lib/pg-transactions.ts).
-    return serializeTransactions(new PgPrismaClient({ adapter: new PrismaPg({ connectionString: url, max: options.pgPoolSize ?? 10 }) })) as unknown as Db;
+    const poolSize = options.pgPoolSize ?? 10;
+    return serializeTransactions(new PgPrismaClient({ adapter: new PrismaPg({ connectionString: url, max: poolSize }) }), poolSize) as unknown as Db;
   }
   const file = sqlitePath(url);
   if (file) fs.mkdirSync(path.dirname(file), { recursive: true });

@@ -4,6 +4,8 @@
  * it from Prisma's one connection; PostgreSQL from server/lib/pg-transactions.ts.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { openDb } from "../server/db";
+import { sharedTransaction } from "../server/lib/pg-transactions";
 import { startTestServer, testOnPostgres, type TestServer } from "./helpers/server";
 
 let s: TestServer;
@@ -48,4 +50,35 @@ it.runIf(testOnPostgres)("more transactions at once than the pool has connection
   );
   expect(results.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason).slice(0, 200))).toEqual([]);
   expect((await s.ctx.db.serverState.findUniqueOrThrow({ where: { key } })).value).toBe("40");
+});
+
+// PostgreSQL only: on SQLite every transaction has Prisma's one connection to itself.
+it.runIf(testOnPostgres)("shared transactions run side by side, never beside an exclusive one, on this server or another", async () => {
+  // A second client on the same database, as a second server has.
+  const other = await openDb(s.ctx.env.DATABASE_URL);
+  try {
+    const spans: { kind: string; start: number; end: number }[] = [];
+    // Recorded inside, after the lock is taken and before the commit that frees it.
+    const span = (kind: string) => async () => {
+      const start = performance.now();
+      await new Promise((r) => setTimeout(r, 150));
+      spans.push({ kind, start, end: performance.now() });
+    };
+    const options = { timeout: 20_000 };
+    await Promise.all([
+      sharedTransaction(s.ctx.db, span("shared"), options),
+      sharedTransaction(s.ctx.db, span("shared"), options),
+      s.ctx.db.$transaction(span("exclusive"), options),
+      sharedTransaction(other, span("shared"), options),
+      sharedTransaction(s.ctx.db, span("shared"), options),
+      other.$transaction(span("exclusive"), options),
+      sharedTransaction(other, span("shared"), options),
+    ]);
+    const overlap = (a: { start: number; end: number }, b: { start: number; end: number }) => a.start < b.end && b.start < a.end;
+    const pairs = spans.flatMap((a, i) => spans.slice(i + 1).map((b) => [a, b] as const));
+    expect(pairs.filter(([a, b]) => (a.kind === "exclusive" || b.kind === "exclusive") && overlap(a, b))).toEqual([]);
+    expect(pairs.some(([a, b]) => a.kind === "shared" && b.kind === "shared" && overlap(a, b))).toBe(true);
+  } finally {
+    await other.$disconnect();
+  }
 });

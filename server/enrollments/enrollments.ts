@@ -8,7 +8,8 @@ import { enrollmentMachine, type EnrollmentState } from "../../lib/enrollment-st
 import { assertTransition } from "../../lib/state-machine";
 import type { EnrollmentDecision, EnrollmentRequestBody, SystemFacts } from "../../lib/protocol";
 import type { ServerContext } from "../context";
-import type { Prisma, Tx } from "../db";
+import type { Db, Prisma, Tx } from "../db";
+import { sharedTransaction } from "../lib/pg-transactions";
 import { AppError, conflict, notFound, unauthenticated, invalid } from "../errors";
 import { newToken, sameHash, sha256 } from "../lib/crypto";
 import { publishEvents, recordEvents, type EventRow, type NewEvent } from "../events/events";
@@ -195,7 +196,11 @@ async function createEnrollmentOnce(
   // Approved at once by a rule or a token, it never sits in the inbox: the pending limits do not apply.
   if (!approver) await assertRoomForPending(ctx, ctx.db, clientAddress);
   const effects = newEffects();
-  const { row, events } = await ctx.db.$transaction(async (tx) => {
+  // Approved at once, its writes are guarded by its own rows (the unique name, the token's use
+  // counted in its UPDATE, the device it creates): it may run beside others like it. One left
+  // Pending counts the inbox, a read-then-write: it takes the turn alone.
+  const transaction: <R>(db: Db, fn: (tx: Tx) => Promise<R>) => Promise<R> = approver ? sharedTransaction : (db, fn) => db.$transaction(fn);
+  const { row, events } = await transaction(ctx.db, async (tx: Tx) => {
     // Again inside: concurrent requests from one address must not all slip under the limit.
     if (!approver) await assertRoomForPending(ctx, tx, clientAddress);
     // The use is counted here, so a request refused or rolled back counts none.
@@ -459,7 +464,8 @@ async function readDecision(ctx: ServerContext, id: string, secret: string, clie
   if (status !== "Approved" || row.tokenIssuedAt !== null) return { status, pending: status === "Pending" };
 
   const token = newToken(DEVICE_TOKEN_PREFIX);
-  const issued = await ctx.db.$transaction(async (tx) => {
+  // Both writes are guarded (`tokenIssuedAt IS NULL`, the device of this request): it may run beside others like it.
+  const issued = await sharedTransaction(ctx.db, async (tx: Tx) => {
     const { count } = await tx.enrollmentRequest.updateMany({ where: { id, tokenIssuedAt: null }, data: { tokenIssuedAt: ctx.now() } });
     if (count !== 1) return false; // another request of this agent got it first
     await tx.device.update({ where: { enrollmentId: id }, data: { tokenHash: sha256(token) } });

@@ -10,6 +10,10 @@
  * advisory lock, held until it commits or rolls back: the same one-writer-at-a-time rule as
  * SQLite's, on every server sharing the database. Reads outside transactions, single-statement
  * writes and the agent hot path (its own `pg` pool) do not take it.
+ *
+ * A transaction whose every write is guarded by its own rows (`sharedTransaction` below: an
+ * enrollment approved at once, a device token issued) takes the same lock shared instead: such
+ * transactions run side by side, and still never beside an ordinary one.
  */
 
 /** The advisory lock's key: a constant no other lock of Drover's uses ("DRTX"). */
@@ -20,53 +24,110 @@ interface RawTx {
   $executeRawUnsafe(sql: string, ...values: unknown[]): Promise<number>;
 }
 
-const unlocked = new WeakMap<object, { $transaction: TransactionFn }>();
+/** What `serializeTransactions` made, by the proxy it returned. */
+const made = new WeakMap<object, { client: { $transaction: TransactionFn }; turns: TurnQueue }>();
 
 /**
- * A FIFO turn within this server, taken before the pool is asked for a connection: the
- * transactions waiting for the advisory lock would otherwise each hold one of the pool's
- * connections while they wait, and past the pool's size the rest fail Prisma's 2 s `maxWait`
- * ("Unable to start a transaction in the given time", P2028). A bench enrolling 10,000 agents
- * turned that into a storm of 500s. Waiting here costs no connection and has no deadline; the
- * advisory lock then only decides between servers.
+ * Turns within this server, taken before the pool is asked for a connection: the transactions
+ * waiting for the advisory lock would otherwise each hold one of the pool's connections while
+ * they wait, and past the pool's size the rest fail Prisma's 2 s `maxWait` ("Unable to start a
+ * transaction in the given time", P2028). A bench enrolling 10,000 agents turned that into a
+ * storm of 500s. Waiting here costs no connection and has no deadline; the advisory lock then
+ * only decides between servers.
+ *
+ * First come, first served, in two kinds: an exclusive turn runs alone; shared turns run side
+ * by side, at most `maxShared` at once. A shared turn queued behind an exclusive one waits for
+ * it, so a stream of shared turns never starves an exclusive one.
  */
 export class TurnQueue {
-  private tail: Promise<void> = Promise.resolve();
+  private readonly queue: { exclusive: boolean; start: () => void }[] = [];
+  private running = 0;
+  private exclusiveRunning = false;
 
-  /** Runs `fn` after every `fn` queued before it has settled. */
+  constructor(private readonly maxShared = 1) {}
+
+  /** Runs `fn` alone, after every turn queued before it has settled. */
   run<R>(fn: () => Promise<R>): Promise<R> {
-    const before = this.tail;
-    let done!: () => void;
-    this.tail = new Promise<void>((resolve) => (done = resolve));
-    return before.then(fn).finally(done);
+    return this.enqueue(true, fn);
+  }
+
+  /** Runs `fn` beside other shared turns, after the exclusive turns queued before it. */
+  runShared<R>(fn: () => Promise<R>): Promise<R> {
+    return this.enqueue(false, fn);
+  }
+
+  private enqueue<R>(exclusive: boolean, fn: () => Promise<R>): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({
+        exclusive,
+        start: () => {
+          Promise.resolve()
+            .then(fn)
+            .then(resolve, reject)
+            .finally(() => {
+              this.running -= 1;
+              this.exclusiveRunning = false;
+              this.next();
+            });
+        },
+      });
+      this.next();
+    });
+  }
+
+  private next(): void {
+    for (let head = this.queue[0]; head; head = this.queue[0]) {
+      if (this.exclusiveRunning || this.running >= (head.exclusive ? 1 : this.maxShared)) return;
+      this.queue.shift();
+      this.running += 1;
+      this.exclusiveRunning = head.exclusive;
+      head.start();
+    }
   }
 }
 
-/** The client, with `$transaction(fn)` taking the lock before `fn` runs. Batches (`$transaction([...])`) are left as they are. */
-export function serializeTransactions<T extends object>(client: T): T {
-  const turns = new TurnQueue();
+function lockedTransaction(client: { $transaction: TransactionFn }, lock: string, fn: (tx: RawTx) => unknown, options?: unknown): Promise<unknown> {
+  return client.$transaction(async (tx: RawTx) => {
+    await tx.$executeRawUnsafe(`SELECT ${lock}(${TRANSACTION_LOCK})`);
+    return fn(tx);
+  }, options);
+}
+
+/**
+ * The client, with `$transaction(fn)` taking the lock before `fn` runs. Batches
+ * (`$transaction([...])`) are left as they are. `poolSize`: the client's pool; shared
+ * transactions (`sharedTransaction`) leave two of its connections to reads.
+ */
+export function serializeTransactions<T extends object>(client: T, poolSize = 10): T {
+  const turns = new TurnQueue(Math.max(1, poolSize - 2));
+  const raw = client as unknown as { $transaction: TransactionFn };
   const proxy = new Proxy(client, {
     get(target, prop, receiver) {
       const value: unknown = Reflect.get(target, prop, receiver);
       if (prop !== "$transaction" || typeof value !== "function") return value;
-      const transaction = value as TransactionFn;
       return (arg: unknown, options?: unknown) =>
         typeof arg === "function"
-          ? turns.run(() =>
-              transaction.call(
-                target,
-                async (tx: RawTx) => {
-                  await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${TRANSACTION_LOCK})`);
-                  return (arg as (tx: RawTx) => unknown)(tx);
-                },
-                options,
-              ),
-            )
-          : transaction.call(target, arg, options);
+          ? turns.run(() => lockedTransaction(raw, "pg_advisory_xact_lock", arg as (tx: RawTx) => unknown, options))
+          : (value as TransactionFn).call(target, arg, options);
     },
   });
-  unlocked.set(proxy, client as unknown as { $transaction: TransactionFn });
+  made.set(proxy, { client: raw, turns });
   return proxy;
+}
+
+/**
+ * A transaction that may run beside others of its kind: every write it makes is guarded by
+ * its own rows (a unique key, a status or `IS NULL` guard in the UPDATE's WHERE, a counter
+ * checked in the statement), and what it reads that others write is only read by exclusive
+ * transactions' rules. It still never overlaps an ordinary (exclusive) transaction, on this
+ * server or another: it takes the advisory lock shared. Enrollment approved at once and a
+ * device token's issue are of this kind: ≈ 20 ms of round trips each, a 10,000-agent burst
+ * took them one at a time (issue 11's bench). On SQLite (one connection) it is `$transaction`.
+ */
+export function sharedTransaction<D extends object, T, R>(db: D, fn: (tx: T) => Promise<R>, options?: { timeout?: number; maxWait?: number }): Promise<R> {
+  const found = made.get(db);
+  if (!found) return (db as unknown as { $transaction: TransactionFn }).$transaction(fn, options) as Promise<R>;
+  return found.turns.runShared(() => lockedTransaction(found.client, "pg_advisory_xact_lock_shared", fn as (tx: RawTx) => unknown, options)) as Promise<R>;
 }
 
 /**
@@ -76,7 +137,7 @@ export function serializeTransactions<T extends object>(client: T): T {
  * made here) `read` runs on the client as it is, as before.
  */
 export function snapshotRead<D extends object, R>(db: D, read: (db: D) => Promise<R>): Promise<R> {
-  const raw = unlocked.get(db);
+  const raw = made.get(db)?.client;
   if (!raw) return read(db);
   return raw.$transaction((tx: unknown) => read(tx as D), { isolationLevel: "RepeatableRead" }) as Promise<R>;
 }

@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { TurnQueue } from "./pg-transactions";
+
+/** A turn that records when it started and ended, and ends when told to. */
+function recorder() {
+  const log: string[] = [];
+  const release = new Map<string, () => void>();
+  const turn = (name: string) => () =>
+    new Promise<string>((resolve) => {
+      log.push(`+${name}`);
+      release.set(name, () => {
+        log.push(`-${name}`);
+        resolve(name);
+      });
+    });
+  const end = async (name: string) => {
+    release.get(name)!();
+    await new Promise((r) => setTimeout(r, 0));
+  };
+  return { log, turn, end };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+describe("TurnQueue", () => {
+  it("runs exclusive turns one at a time, in order", async () => {
+    const q = new TurnQueue(4);
+    const { log, turn, end } = recorder();
+    const done = [q.run(turn("a")), q.run(turn("b"))];
+    await tick();
+    expect(log).toEqual(["+a"]);
+    await end("a");
+    expect(log).toEqual(["+a", "-a", "+b"]);
+    await end("b");
+    expect(await Promise.all(done)).toEqual(["a", "b"]);
+  });
+
+  it("runs shared turns side by side, at most maxShared at once", async () => {
+    const q = new TurnQueue(2);
+    const { log, turn, end } = recorder();
+    const done = [q.runShared(turn("s1")), q.runShared(turn("s2")), q.runShared(turn("s3"))];
+    await tick();
+    expect(log).toEqual(["+s1", "+s2"]);
+    await end("s2");
+    expect(log).toEqual(["+s1", "+s2", "-s2", "+s3"]);
+    await end("s1");
+    await end("s3");
+    await Promise.all(done);
+  });
+
+  it("an exclusive turn waits for the shared ones running, and shared ones queued after it wait for it", async () => {
+    const q = new TurnQueue(4);
+    const { log, turn, end } = recorder();
+    const done = [q.runShared(turn("s1")), q.run(turn("x")), q.runShared(turn("s2"))];
+    await tick();
+    expect(log).toEqual(["+s1"]);
+    await end("s1");
+    expect(log).toEqual(["+s1", "-s1", "+x"]);
+    await end("x");
+    expect(log).toEqual(["+s1", "-s1", "+x", "-x", "+s2"]);
+    await end("s2");
+    await Promise.all(done);
+  });
+
+  it("a turn that throws, at once or later, passes its error on and frees its place", async () => {
+    const q = new TurnQueue(1);
+    const sync = q.run(() => {
+      throw new Error("at once");
+    });
+    const later = q.runShared(() => Promise.reject(new Error("later")));
+    const after = q.run(() => Promise.resolve("next"));
+    await expect(sync).rejects.toThrow("at once");
+    await expect(later).rejects.toThrow("later");
+    expect(await after).toBe("next");
+  });
+});
