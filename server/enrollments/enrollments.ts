@@ -207,17 +207,24 @@ async function createEnrollmentOnce(
     if (grant) await claimEnrollmentToken(tx, grant, seenAt);
     // A denied name may ask again with a new secret: the same request goes back to Pending.
     if (existing) assertTransition(enrollmentMachine, "Denied", "Pending");
+    // A new request an auto-approve rule decides is written decided, in the same transaction:
+    // no window where it is Pending (Pending → Approved, as its two events say).
+    const now = ctx.now();
+    const decidedNow = approver && !existing;
+    if (decidedNow) assertTransition(enrollmentMachine, "Pending", "Approved");
     const row = existing
       ? await tx.enrollmentRequest.update({ where: { id: existing.id, status: "Denied" }, data, select: { id: true } })
-      : await tx.enrollmentRequest.create({ data: { deviceName: body.deviceName, ...data }, select: { id: true } });
+      : await tx.enrollmentRequest.create({
+          data: { deviceName: body.deviceName, ...data, ...(decidedNow ? { status: "Approved", decidedBy: approver.actor, decidedAt: now, reason: approver.reason } : {}) },
+          select: { id: true },
+        });
     const newEvents: NewEvent[] = [
       { objectKind: "EnrollmentRequest", objectName: body.deviceName, type: "EnrollmentRequested", reason: "Pending", actor, ...(grant ? { message: `with enrollment token "${grant.name}" (${grant.prefix}…)` } : {}) },
     ];
-    // An auto-approve rule decides in the same transaction: no window where it is Pending.
     if (approver) {
-      const now = ctx.now();
       const created: string[] = [];
-      newEvents.push(...(await decideOne(tx, { id: row.id, deviceName: body.deviceName, ...data }, "Approved", approver.actor, approver.reason, now, created)));
+      const facts = { id: row.id, deviceName: body.deviceName, ...data };
+      newEvents.push(...(decidedNow ? await decided(tx, facts, "Approved", approver.actor, approver.reason, created) : await decideOne(tx, facts, "Approved", approver.actor, approver.reason, now, created)));
       await joinFleets(tx, ctx, created, now, approver.actor, effects);
       return { row, events: [...(await recordEvents(tx, newEvents)), ...(await finishEffects(tx, ctx, effects, now, approver.actor))] };
     }
@@ -361,13 +368,30 @@ async function decideOne(
   if (from !== "Pending") throw conflict(`enrollment request for "${e.deviceName}" is already ${from}`);
   assertTransition(enrollmentMachine, from, decision);
   const hasAdded = decision === "Approved" && Object.keys(added).length > 0;
-  const labels = decision === "Approved" ? approvalLabels(e, hasAdded ? added : {}) : {};
   // The status guard makes concurrent decisions safe: exactly one of them moves the row.
   const { count } = await tx.enrollmentRequest.updateMany({
     where: { id: e.id, status: "Pending" },
     data: { status: decision, decidedBy: actor, decidedAt: now, reason: reason ?? null, approvedLabels: hasAdded ? JSON.stringify(added) : null },
   });
   if (count !== 1) throw conflict(`enrollment request for "${e.deviceName}" was decided concurrently`);
+  return decided(tx, e, decision, actor, reason, created, added);
+}
+
+/**
+ * What follows a request's move to its decision, in the same transaction: its events, and on
+ * approval its device (with the labels requested and `added` over them).
+ */
+async function decided(
+  tx: Tx,
+  e: EnrollmentFacts,
+  decision: "Approved" | "Denied",
+  actor: string,
+  reason: string | undefined,
+  created: string[],
+  added: Labels = {},
+): Promise<NewEvent[]> {
+  const hasAdded = decision === "Approved" && Object.keys(added).length > 0;
+  const labels = decision === "Approved" ? approvalLabels(e, hasAdded ? added : {}) : {};
   const events: NewEvent[] = [
     {
       objectKind: "EnrollmentRequest",
@@ -387,6 +411,7 @@ async function decideOne(
 }
 
 async function createDevice(tx: Tx, enrollment: { id: string; deviceName: string; platform: string; role: string; agentVersion: string }, labels: Labels): Promise<string> {
+  // Two statements: a nested create of the labels would insert them one by one and read the device back.
   const { id } = await tx.device.create({
     data: {
       name: enrollment.deviceName,
@@ -395,10 +420,11 @@ async function createDevice(tx: Tx, enrollment: { id: string; deviceName: string
       agentVersion: enrollment.agentVersion,
       enrollmentId: enrollment.id,
       lifecycle: "Enrolled",
-      labels: { create: Object.entries(labels).map(([key, value]) => ({ key, value })) },
     },
     select: { id: true },
   });
+  const entries = Object.entries(labels);
+  if (entries.length) await tx.deviceLabel.createMany({ data: entries.map(([key, value]) => ({ deviceId: id, key, value })) });
   return id;
 }
 
