@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./helpers/server";
+import { createEnrollment } from "../server/enrollments/enrollments";
+import { EnrollmentRequestBody } from "../lib/protocol";
 import { enrollmentBody, expectError, newSecret, uniqueName } from "./helpers/devices";
 import { tokenFor } from "./helpers/actions";
 import { startSimulation, type SimulationHandle } from "../agent/simulate";
@@ -105,5 +107,43 @@ describe("the same enrollment request sent several times at once (an agent retry
     const other = uniqueName("twice");
     const mixed = await Promise.all([newSecret(), newSecret(), newSecret()].map((x) => s.agent("POST", "/enrollments", enrollmentBody(other, x))));
     expect(mixed.map((r) => r.status).sort()).toEqual([201, 409, 409]);
+  });
+});
+
+describe("the same enrollment sent several times at once, approved at once by a rule", () => {
+  let auto: TestServer;
+  beforeAll(async () => {
+    auto = await startTestServer({ DROVER_AUTO_APPROVE: "twin=auto" });
+  });
+  afterAll(async () => {
+    await auto?.close();
+  });
+
+  it("a copy that misses the request, then finds the device its twin committed meanwhile, answers as the same request, not 409", async () => {
+    // Approved requests commit side by side on PostgreSQL, and under load an agent's retry can
+    // read "no request" just before its twin commits, then find the twin's device. The twin is
+    // committed here at exactly that moment: inside the copy's look for the device.
+    const name = uniqueName("twin");
+    const body = EnrollmentRequestBody.parse(enrollmentBody(name, newSecret(), { twin: "auto" }));
+    let twin: { enrollmentId: string; status: string } | null = null;
+    const device = auto.ctx.db.device;
+    const db = new Proxy(auto.ctx.db, {
+      get(target, prop, receiver) {
+        if (prop !== "device") return Reflect.get(target, prop, receiver) as unknown;
+        return new Proxy(device, {
+          get(d, dprop, dreceiver) {
+            const value = Reflect.get(d, dprop, dreceiver) as unknown;
+            if (dprop !== "findUnique") return value;
+            return async (args: Parameters<typeof device.findUnique>[0]) => {
+              twin ??= await createEnrollment(auto.ctx, body, "127.0.0.1");
+              return device.findUnique(args);
+            };
+          },
+        });
+      },
+    });
+    const copy = await createEnrollment({ ...auto.ctx, db }, body, "127.0.0.1");
+    expect(twin).toEqual({ enrollmentId: expect.any(String), status: "Approved" });
+    expect(copy).toEqual(twin);
   });
 });

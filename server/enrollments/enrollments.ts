@@ -141,7 +141,14 @@ async function createEnrollmentOnce(
   clientAddress?: string,
 ): Promise<{ enrollmentId: string; status: EnrollmentState }> {
   const secretHash = sha256(body.secret);
-  const existing = await ctx.db.enrollmentRequest.findUnique({ where: { deviceName: body.deviceName } });
+  const findRequest = () => ctx.db.enrollmentRequest.findUnique({ where: { deviceName: body.deviceName } });
+  let existing = await findRequest();
+  if (!existing && (await ctx.db.device.findUnique({ where: { name: body.deviceName }, select: { id: true } }))) {
+    // A request and its device commit together: a device found where no request was, a moment
+    // ago, is most likely this request's twin (an agent's retry) approved meanwhile. Read again.
+    existing = await findRequest();
+    if (!existing) throw conflict(`device name "${body.deviceName}" is already enrolled`);
+  }
   if (existing) {
     if (sameHash(existing.secretHash, secretHash)) {
       await ctx.db.enrollmentRequest.update({
@@ -158,8 +165,6 @@ async function createEnrollmentOnce(
     if (existing.status !== "Denied") {
       throw conflict(`device name "${body.deviceName}" is already ${existing.status === "Approved" ? "enrolled" : "pending with another secret"}`);
     }
-  } else if (await ctx.db.device.findUnique({ where: { name: body.deviceName }, select: { id: true } })) {
-    throw conflict(`device name "${body.deviceName}" is already enrolled`);
   }
 
   // An enrollment token (issue 12) is checked before anything is written: refused (401/403), nothing is.
