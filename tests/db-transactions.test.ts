@@ -5,7 +5,9 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { openDb } from "../server/db";
-import { sharedTransaction } from "../server/lib/pg-transactions";
+import pg from "pg";
+import { sharedTransaction, TRANSACTION_LOCK } from "../server/lib/pg-transactions";
+import { enrollDevice, uniqueName } from "./helpers/devices";
 import { startTestServer, testOnPostgres, type TestServer } from "./helpers/server";
 
 let s: TestServer;
@@ -82,3 +84,29 @@ it.runIf(testOnPostgres)("shared transactions run side by side, never beside an 
     await other.$disconnect();
   }
 });
+
+// PostgreSQL only: SQLite has one writer and no deadlocks.
+it.runIf(testOnPostgres)("a fleet change that PostgreSQL aborts to break a deadlock with another writer is run again and succeeds", async () => {
+  const label = `deadlock-${Date.now()}`;
+  const a = await enrollDevice(s, uniqueName("dl"), { dl: label });
+  const b = await enrollDevice(s, uniqueName("dl"), { dl: label });
+  // Another writer (as the agent hot path is: its own connection, no turn) holds b's row...
+  const other = new pg.Client({ connectionString: s.ctx.env.DATABASE_URL });
+  await other.connect();
+  try {
+    await other.query("BEGIN");
+    // ...and leaves the deadlock check to the fleet's transaction (1 s by default), so it is the one aborted.
+    await other.query("SET LOCAL deadlock_timeout = '20s'");
+    await other.query(`UPDATE "Device" SET "updatedAt" = now() WHERE "name" = $1`, [b.name]);
+    // The fleet's transaction takes the turn lock, then waits for b's row to make both members.
+    const created = s.api("POST", "/fleets", { metadata: { name: label }, spec: { selector: { matchLabels: { dl: label } }, template: { spec: { version: "1.0.0" } } } });
+    await new Promise((r) => setTimeout(r, 500));
+    // The other writer now waits for the turn lock: a cycle, which PostgreSQL breaks by aborting the fleet's transaction.
+    await other.query(`SELECT pg_advisory_xact_lock_shared(${TRANSACTION_LOCK})`);
+    await other.query("COMMIT");
+    expect((await created).status).toBe(201);
+  } finally {
+    await other.end();
+  }
+  for (const d of [a, b]) expect((await s.api<{ fleet: string | null }>("GET", `/devices/${d.name}`)).body.fleet).toBe(label);
+}, 30_000);

@@ -25,11 +25,11 @@ import type { Db, Prisma, Tx } from "../db";
 import { conflict, invalid, notFound } from "../errors";
 import { unifiedDiff } from "./diff";
 import { dialectOfDb, executeRaw, inJsonList, queryRaw } from "../lib/dialect-sql";
-import { snapshotRead } from "../lib/pg-transactions";
 import { afterCommit, finishEffects, newEffects, renderDevices, type Effects, type FleetRef } from "./render";
 import { reconcileMembership } from "./membership";
 import { parseFleetStatus, refreshFleetStatus } from "./controller";
 import { runRolloutInTx, startRollout, supersedeOpenRollout } from "../rollouts/controller";
+import { retryDeadlocks, snapshotRead } from "../lib/pg-transactions";
 
 export const FLEET_API_VERSION = "drover/v1";
 
@@ -237,15 +237,18 @@ export async function listTemplateVersions(ctx: ServerContext, name: string, lim
 /** Runs a fleet change in one transaction, then wakes, publishes and recounts. */
 async function change<T>(ctx: ServerContext, actor: string, body: (tx: Tx, now: Date, effects: Effects) => Promise<T>): Promise<T> {
   const now = ctx.now();
-  const effects = newEffects();
-  const { result, rows } = await ctx.db.$transaction(
-    async (tx) => {
-      const result = await body(tx, now, effects);
-      return { result, rows: await finishEffects(tx, ctx, effects, now, actor) };
-    },
-    // 10,000 members re-derived in one transaction: more than Prisma's default 5 s on a busy machine.
-    { timeout: 60_000, maxWait: 30_000 },
-  );
+  // Thousands of members' rows: may meet the hot path's heartbeats in a deadlock (PostgreSQL).
+  const { result, rows, effects } = await retryDeadlocks(() => {
+    const effects = newEffects();
+    return ctx.db.$transaction(
+      async (tx) => {
+        const result = await body(tx, now, effects);
+        return { result, rows: await finishEffects(tx, ctx, effects, now, actor), effects };
+      },
+      // 10,000 members re-derived in one transaction: more than Prisma's default 5 s on a busy machine.
+      { timeout: 60_000, maxWait: 30_000 },
+    );
+  });
   afterCommit(ctx, effects, rows);
   await refreshFleetStatus(ctx, [...effects.fleets]);
   return result;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TurnQueue } from "./pg-transactions";
+import { isDeadlock, retryDeadlocks, TurnQueue } from "./pg-transactions";
 
 /** A turn that records when it started and ended, and ends when told to. */
 function recorder() {
@@ -72,5 +72,26 @@ describe("TurnQueue", () => {
     await expect(sync).rejects.toThrow("at once");
     await expect(later).rejects.toThrow("later");
     expect(await after).toBe("next");
+  });
+});
+
+describe("retryDeadlocks", () => {
+  const deadlock = Object.assign(new Error("Raw query failed. Code: `40P01`. Message: `deadlock detected`"), { code: "P2010" });
+  it("runs the attempt again after a deadlock, and gives up after four", async () => {
+    let calls = 0;
+    expect(await retryDeadlocks(async () => (++calls < 3 ? Promise.reject(deadlock) : "done"))).toBe("done");
+    expect(calls).toBe(3);
+    calls = 0;
+    await expect(retryDeadlocks(async () => (++calls, Promise.reject(deadlock)))).rejects.toBe(deadlock);
+    expect(calls).toBe(4);
+  });
+  it("passes any other error on at once", async () => {
+    let calls = 0;
+    await expect(retryDeadlocks(async () => (++calls, Promise.reject(new Error("unique constraint"))))).rejects.toThrow("unique");
+    expect(calls).toBe(1);
+  });
+  it("knows Prisma's and PostgreSQL's codes for it", () => {
+    expect([{ code: "P2034" }, { code: "40001" }, { meta: { code: "40P01" } }, deadlock].map(isDeadlock)).toEqual([true, true, true, true]);
+    expect([{ code: "P2002" }, new Error("timeout"), null, "40P01"].map(isDeadlock)).toEqual([false, false, false, false]);
   });
 });

@@ -141,3 +141,34 @@ export function snapshotRead<D extends object, R>(db: D, read: (db: D) => Promis
   if (!raw) return read(db);
   return raw.$transaction((tx: unknown) => read(tx as D), { isolationLevel: "RepeatableRead" }) as Promise<R>;
 }
+
+/** PostgreSQL aborted the transaction to break a deadlock (40P01) or a serialization failure (40001): running it again may succeed. */
+export function isDeadlock(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const e = error as { code?: unknown; meta?: { code?: unknown }; message?: unknown };
+  // P2034: Prisma's "write conflict or deadlock"; raw statements fail P2010 with the database's code.
+  if (e.code === "P2034" || e.code === "40P01" || e.code === "40001") return true;
+  if (e.meta?.code === "40P01" || e.meta?.code === "40001") return true;
+  return typeof e.message === "string" && /\b(40P01|40001)\b|deadlock detected/.test(e.message);
+}
+
+const DEADLOCK_TRIES = 4;
+
+/**
+ * Runs `attempt` again when PostgreSQL aborted its transaction to break a deadlock. An operator's
+ * transaction updating many devices (a fleet's 10,000 members joining, a rollout's batch, the
+ * sweep) can lock them in another order than the agent hot path's multi-row heartbeat UPDATE,
+ * which takes no turn: PostgreSQL then aborts one of the two, and either may be chosen (the hot
+ * path retries its own). Nothing of an aborted transaction was written, so `attempt` must build
+ * everything it returns afresh each time (its Effects inside, not before). Never on SQLite.
+ */
+export async function retryDeadlocks<R>(attempt: () => Promise<R>): Promise<R> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (tries >= DEADLOCK_TRIES || !isDeadlock(error)) throw error;
+      await new Promise((r) => setTimeout(r, 20 * tries + Math.random() * 30));
+    }
+  }
+}
