@@ -19,6 +19,7 @@ import { cancelPendingActionsOf, decommissionChange, resumeChange } from "./life
 import { deviceWhere, type DeviceFilter } from "./queries";
 import { dialectOfDb } from "../lib/dialect-sql";
 import { deviceFactsSelect, derive, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
+import { retryDeadlocks } from "../lib/pg-transactions";
 
 export const MAX_BULK_NAMES = 10_000;
 /** Devices per transaction. */
@@ -96,8 +97,11 @@ async function mutateDevices(
   const fleets = new Set<string>();
   for (const part of chunks(names)) {
     const now = ctx.now();
-    const { rows, touched } = await ctx.db.$transaction(async (tx) => {
+    // Run again when PostgreSQL breaks a deadlock with the hot path: what it tallies is returned, not kept.
+    const { rows, touched, skipped, left } = await retryDeadlocks(() => ctx.db.$transaction(async (tx) => {
       const found = await tx.device.findMany({ where: { name: { in: part } }, select: deviceFactsSelect });
+      const skipped: [reason: string, name: string][] = [];
+      const left = new Set<string>();
       const events: NewEvent[] = [];
       const changed: DeviceFactsRow[] = [];
       const updates = new Map<string, { data: Prisma.DeviceUncheckedUpdateManyInput; ids: string[] }>();
@@ -107,7 +111,7 @@ async function mutateDevices(
           c = change(row);
         } catch (error) {
           if (error instanceof AppError && error.code === "CONFLICT") {
-            tally.skip(skipReason(row), row.name);
+            skipped.push([skipReason(row), row.name]);
             continue;
           }
           throw error;
@@ -127,13 +131,15 @@ async function mutateDevices(
         const group = updates.get(key) ?? { data, ids: [] };
         group.ids.push(row.id);
         updates.set(key, group);
-        if (row.owner !== null && next.owner !== row.owner) fleets.add(row.owner);
+        if (row.owner !== null && next.owner !== row.owner) left.add(row.owner);
         changed.push(row);
       }
       for (const { data, ids } of updates.values()) await tx.device.updateMany({ where: { id: { in: ids } }, data });
       if (alongside && changed.length) events.push(...(await alongside(tx, changed, now)));
-      return { rows: await recordEvents(tx, events), touched: changed.map((r) => r.id) };
-    });
+      return { rows: await recordEvents(tx, events), touched: changed.map((r) => r.id), skipped, left };
+    }));
+    for (const [reason, name] of skipped) tally.skip(reason, name);
+    for (const f of left) fleets.add(f);
     tally.changed += touched.length;
     publishEvents(ctx, rows);
     for (const id of touched) ctx.bus.publish(topics.device(id), { at: Date.now() });
@@ -188,8 +194,10 @@ export async function bulkLabel(ctx: ServerContext, target: BulkTarget, patch: L
   const fleets = new Set<string>();
   for (const part of chunks(names)) {
     const now = ctx.now();
-    const effects = newEffects();
-    const rows = await ctx.db.$transaction(async (tx) => {
+    // Run again when PostgreSQL breaks a deadlock with the hot path: what it tallies is returned, not kept.
+    const { rows, effects, skipped, changed } = await retryDeadlocks(() => ctx.db.$transaction(async (tx) => {
+      const effects = newEffects();
+      const skipped: [reason: string, name: string][] = [];
       const devices = await tx.device.findMany({ where: { name: { in: part } }, select: { id: true, name: true, labels: { select: { key: true, value: true } } } });
       const changed: { id: string; labels: Labels }[] = [];
       for (const d of devices) {
@@ -197,25 +205,26 @@ export async function bulkLabel(ctx: ServerContext, target: BulkTarget, patch: L
         const after: Labels = { ...before, ...patch.add };
         for (const k of patch.remove) delete after[k];
         if (show(before) === show(after)) {
-          tally.skip("labels already so", d.name);
+          skipped.push(["labels already so", d.name]);
           continue;
         }
         // The single-device rule (LabelsSchema): at most 64 labels.
         if (Object.keys(after).length > 64) {
-          tally.skip("would have more than 64 labels", d.name);
+          skipped.push(["would have more than 64 labels", d.name]);
           continue;
         }
         changed.push({ id: d.id, labels: after });
         effects.events.push({ objectKind: "Device", objectName: d.name, type: "LabelsChanged", reason: "Updated", message: `${show(before)} → ${show(after)}`, actor });
       }
-      if (changed.length === 0) return [];
+      if (changed.length === 0) return { rows: [], effects, skipped, changed: 0 };
       const ids = changed.map((d) => d.id);
       await tx.deviceLabel.deleteMany({ where: { deviceId: { in: ids }, key: { in: keys } } });
       await tx.deviceLabel.createMany({ data: changed.flatMap((d) => Object.entries(patch.add).map(([key, value]) => ({ deviceId: d.id, key, value }))) });
-      tally.changed += changed.length;
       await reconcileMembership(tx, { deviceIds: ids }, now, actor, effects);
-      return finishEffects(tx, ctx, effects, now, actor);
-    });
+      return { rows: await finishEffects(tx, ctx, effects, now, actor), effects, skipped, changed: changed.length };
+    }));
+    for (const [reason, name] of skipped) tally.skip(reason, name);
+    tally.changed += changed;
     afterCommit(ctx, effects, rows);
     for (const f of effects.fleets) fleets.add(f);
     await breathe();
