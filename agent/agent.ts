@@ -12,18 +12,18 @@
  * the run: the credential revoked (401/403), the name taken (409 on enrollment), the
  * device decommissioned, or stop().
  */
-import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 import type { DeviceRole, StatusReport, SystemFacts } from "../lib/protocol";
 import { ActionQueue, type ActionStats } from "./actions";
 import { InvalidResponseError, ProtocolClient, ProtocolError, TransportError } from "./client";
 import { builtinExecutors, capabilitiesOf, type ExecutorRegistry } from "./executors";
 import type { HealthSource, Resources } from "./health";
+import { randomBytes } from "./random";
 import { NullRuntime } from "./runtime/null";
 import type { DeviceRuntime } from "./runtime/types";
 import { IdentityDocument, StateError, type AppliedSpecDocument, type StateStore } from "./state";
 import type { StaticFacts, SystemFactsSource } from "./system-facts";
-import { Backoff, HEARTBEAT_JITTER, jittered, linkedSignal, sleep, Waker, type BackoffOptions } from "./timing";
+import { Backoff, HEARTBEAT_JITTER, isoTime, jittered, linkedSignal, sleep, Waker, type BackoffOptions } from "./timing";
 import { Updater } from "./update";
 import { UPGRADE_EXIT_STATUS } from "./upgrade";
 
@@ -346,7 +346,7 @@ export class Agent {
       // same name and secret, which the server answers with the same request.
       let enrollment = identity.enrollment;
       if (!enrollment) {
-        enrollment = { secret: newSecret(), requestedAt: new Date(this.now()).toISOString() };
+        enrollment = { secret: await newSecret(), requestedAt: isoTime(this.now()) };
         identity = { ...identity, enrollment };
         await this.saveIdentity(identity);
       }
@@ -777,7 +777,7 @@ export class Agent {
       ...(identity.enrollmentId === undefined ? {} : { enrollmentId: identity.enrollmentId }),
       decommissioning: false,
       decommissioned: true,
-      decommissionedAt: new Date(this.now()).toISOString(),
+      decommissionedAt: isoTime(this.now()),
     };
     await this.saveIdentity(wiped);
     this.log.info({ event: "decommission.credential-wiped" }, "credential wiped; the agent stops");
@@ -878,8 +878,8 @@ export class Agent {
 }
 
 /** 32 random bytes, base64url (43 characters), as the protocol asks. */
-export function newSecret(): string {
-  return randomBytes(32).toString("base64url");
+export async function newSecret(): Promise<string> {
+  return (await randomBytes(32)).toString("base64url");
 }
 
 function errorInfo(error: unknown): Record<string, unknown> {

@@ -17,6 +17,7 @@ import { AGENT_ACTION_STATES, type OfferedAction } from "../lib/protocol";
 import type { ExecutorRegistry } from "./executors";
 import { truncateOutput } from "./executors/output";
 import type { StateStore } from "./state";
+import { isoTime } from "./timing";
 
 export type AgentActionState = (typeof AGENT_ACTION_STATES)[number];
 export const FINISHED_STATES: readonly AgentActionState[] = ["DONE", "FAILED", "CANCELLED"];
@@ -159,7 +160,7 @@ export class ActionJournal {
       seq: this.doc.nextSeq++,
       history: ["NEW"],
       reported: 0,
-      receivedAt: now.toISOString(),
+      receivedAt: isoTime(now),
     };
     this.doc.entries.push(entry);
     this.version++;
@@ -170,7 +171,7 @@ export class ActionJournal {
   start(entry: JournalEntry, now: Date): void {
     if (stateOf(entry) !== "NEW") throw new Error(`action ${entry.id} is ${stateOf(entry)}, cannot start`);
     entry.history.push("RUNNING");
-    entry.startedAt = now.toISOString();
+    entry.startedAt = isoTime(now);
     this.version++;
   }
 
@@ -180,7 +181,7 @@ export class ActionJournal {
     if (isFinished(from)) throw new Error(`action ${entry.id} is already ${from}`);
     if (state !== "CANCELLED" && from !== "RUNNING") throw new Error(`action ${entry.id} is ${from}, cannot be ${state}`);
     entry.history.push(state);
-    entry.finishedAt = now.toISOString();
+    entry.finishedAt = isoTime(now);
     if (fields.output !== undefined) entry.output = fields.output;
     if (fields.error !== undefined) entry.error = fields.error;
     this.version++;
@@ -192,7 +193,7 @@ export class ActionJournal {
    */
   refuse(entry: JournalEntry, now: Date, reason: string): void {
     entry.history.push("CANCELLED");
-    entry.finishedAt = now.toISOString();
+    entry.finishedAt = isoTime(now);
     entry.error = reason;
     entry.reported = entry.history.length;
     this.version++;

@@ -16,12 +16,12 @@
  * The simulator runs thousands of agents in one process and uses MemoryStateStore, which
  * implements the same interface.
  */
-import { randomBytes } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { RenderedSpec } from "../lib/protocol";
+import { randomBytes } from "./random";
 
 export const DOCUMENT_NAMES = ["identity", "spec", "actions", "update", "processes", "upgrade"] as const;
 export type DocumentName = (typeof DOCUMENT_NAMES)[number];
@@ -171,7 +171,7 @@ export class FileStateStore implements StateStore {
  */
 export async function writeFileAtomic(file: string, source: { content: string } | { from: string }, mode = 0o600): Promise<void> {
   const dir = path.dirname(file);
-  const temp = path.join(dir, `.${path.basename(file)}.drover-${process.pid}-${randomBytes(4).toString("hex")}${TEMP_SUFFIX}`);
+  const temp = path.join(dir, `.${path.basename(file)}.drover-${process.pid}-${(await randomBytes(4)).toString("hex")}${TEMP_SUFFIX}`);
   try {
     let handle: fs.FileHandle;
     if ("from" in source) {

@@ -19,6 +19,7 @@
 import fs from "node:fs/promises";
 import os from "node:os";
 import type { SystemFacts } from "../lib/protocol";
+import { isoTime } from "./timing";
 
 export type StaticFacts = Omit<SystemFacts, "usage">;
 export type Usage = NonNullable<SystemFacts["usage"]>;
@@ -146,7 +147,7 @@ export class HostFactsSource implements SystemFactsSource {
       ...(ips ? { ips } : {}),
       ...(bootTime ? { bootTime } : {}),
       ...(cpus ? { cpus } : {}),
-      agent: { version: this.options.agentVersion.slice(0, 64), startedAt: this.startedAt.toISOString() },
+      agent: { version: this.options.agentVersion.slice(0, 64), startedAt: isoTime(this.startedAt) },
     };
     // The same object while nothing changed: the agent compares by reference first.
     const json = JSON.stringify(facts);
@@ -194,7 +195,7 @@ export class HostFactsSource implements SystemFactsSource {
       // Rounded to the minute so that it does not read as a change.
       at = uptime ? new Date(Math.round((Date.now() - uptime * 1000) / 60_000) * 60_000) : null;
     }
-    this.bootTime = at ? at.toISOString() : undefined;
+    this.bootTime = at ? isoTime(at) : undefined;
     return this.bootTime;
   }
 }

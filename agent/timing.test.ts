@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_TIMING } from "./agent";
 import { seededRandom } from "./simulation";
-import { Backoff, HEARTBEAT_JITTER, jittered, linkedSignal, sleep, Waker } from "./timing";
+import { Backoff, HEARTBEAT_JITTER, isoTime, jittered, linkedSignal, sleep, Waker } from "./timing";
 
 describe("Backoff (exponential, full jitter)", () => {
   it("doubles the ceiling from base up to the cap", () => {
@@ -169,5 +169,19 @@ describe("linkedSignal", () => {
     await sleep(60);
     parent.abort();
     expect(linked.signal.aborted).toBe(false);
+  });
+});
+
+describe("isoTime", () => {
+  it("is toISOString's text, for numbers and Dates, in and out of years 0–9999, and throws its RangeError", () => {
+    const times = [0, 5, -1, Date.now(), 951_782_400_000, -62_198_755_200_000, -62_198_755_200_001, 253_402_300_799_999, 253_402_300_800_000, 8.64e15, -8.64e15];
+    for (let i = 0; i < 1_000; i++) times.push(Math.round((Math.random() - 0.5) * 2 * 8.64e15));
+    for (const t of times) {
+      expect(isoTime(t)).toBe(new Date(t).toISOString());
+      expect(isoTime(new Date(t))).toBe(new Date(t).toISOString());
+    }
+    expect(() => isoTime(Number.NaN)).toThrow(RangeError);
+    expect(() => isoTime(new Date("not a date"))).toThrow(RangeError);
+    expect(isoTime()).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 });

@@ -32,6 +32,7 @@ import { RenderedSpec, type StatusReport } from "../lib/protocol";
 import { assertTransition } from "../lib/state-machine";
 import { FileBackup, UpdateFailure, type DeviceRuntime, type ReportedUpdateState } from "./runtime/types";
 import { AppliedSpecDocument, type StateStore } from "./state";
+import { isoTime } from "./timing";
 
 /** The states an update is journaled in (the reported ones plus the transient ActivatingConfig). */
 export const JOURNALED_STATES = ["Preparing", "ReadyToUpdate", "ApplyingUpdate", "ActivatingConfig", "RollingBack", "Updated", "Error"] as const satisfies readonly UpdateState[];
@@ -351,7 +352,7 @@ export class Updater {
   }
 
   private iso(): string {
-    return new Date(this.now()).toISOString();
+    return isoTime(this.now());
   }
 }
 

@@ -40,6 +40,7 @@ import type { RenderedSpec } from "../lib/protocol";
 import { DEFAULT_ARTIFACT_MAX_BYTES, DownloadFailure, downloadFile } from "./runtime/artifact";
 import { UpdateFailure, type BackupJournal, type DeviceRuntime, type FileBackup, type ReportedUpdateState } from "./runtime/types";
 import type { StateStore } from "./state";
+import { isoTime } from "./timing";
 
 /** The exit status of an agent that replaced its file: "start me again" (EX_TEMPFAIL). */
 export const UPGRADE_EXIT_STATUS = 75;
@@ -298,7 +299,7 @@ export class Upgrader {
     }
     // Journaled before the rename: a crash between the two restarts on the old file, which
     // load() then reads as a failed upgrade, not as done.
-    this.journal = { version: 1, from: currentVersion, to: staged.version, state: "restarting", file: own, at: new Date(this.now()).toISOString() };
+    this.journal = { version: 1, from: currentVersion, to: staged.version, state: "restarting", file: own, at: isoTime(this.now()) };
     await store.write("upgrade", this.journal);
     try {
       await fs.rename(staged.file, own);

@@ -36,7 +36,8 @@ export const DEFAULT_MIN_AGENT_VERSION = "0.1.0";
  * it needs no JIT compiler, and V8's optimizing and baseline compilers, once paged in, are
  * ≈4 MB of its RSS. WebAssembly still works (global fetch's parser, for artifact downloads).
  * glibc keeps the memory V8 freed after compiling the agent at start; one arena that gives
- * back what it frees is another ≈1 MB. Measured: 55 MB idle with plain `node`, 49.5 MB so.
+ * back what it frees is another ≈1 MB. Measured: 52.4–52.9 MB idle with plain
+ * `node`, 47.1–47.5 MB so (docs/architecture.md, agent footprint).
  */
 export const AGENT_NODE_FLAGS = ["--no-opt", "--no-sparkplug"] as const;
 export const AGENT_MALLOC_ENV = { MALLOC_ARENA_MAX: "1", MALLOC_TRIM_THRESHOLD_: "65536" } as const;

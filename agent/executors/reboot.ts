@@ -10,6 +10,7 @@
  */
 import os from "node:os";
 import { z } from "zod";
+import { isoTime } from "../timing";
 import { runCommand } from "./exec";
 import { abortableDelay, ActionFailure, type ActionResult, type Executor } from "./types";
 
@@ -60,7 +61,7 @@ export function rebootExecutor(options: RebootOptions): Executor<typeof RebootAr
     recover(startedAt: Date): ActionResult | null {
       if (!options.real) return null;
       const bootedAt = Date.now() - os.uptime() * 1000;
-      return bootedAt > startedAt.getTime() ? { output: `the host rebooted (up since ${new Date(bootedAt).toISOString()})\n` } : null;
+      return bootedAt > startedAt.getTime() ? { output: `the host rebooted (up since ${isoTime(bootedAt)})\n` } : null;
     },
   };
 }

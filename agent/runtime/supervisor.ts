@@ -29,7 +29,7 @@ import { z } from "zod";
 import type { ApplicationStatus } from "../../lib/device-status";
 import type { ApplicationSpec } from "../../lib/protocol";
 import type { StateStore } from "../state";
-import { sleep } from "../timing";
+import { isoTime, sleep } from "../timing";
 import { UpdateFailure, type Applications } from "./types";
 
 export interface RestartPolicy {
@@ -260,7 +260,7 @@ export class SupervisedApp {
     this.status = "Starting";
     this.spawnErrorCode = undefined;
     this.startedAt = Date.now();
-    this.log.write(`--- drover: starting ${JSON.stringify(this.launch.spec.command)} (restart ${this.restarts}) at ${new Date().toISOString()}\n`);
+    this.log.write(`--- drover: starting ${JSON.stringify(this.launch.spec.command)} (restart ${this.restarts}) at ${isoTime()}\n`);
 
     let child: ChildProcess;
     try {
