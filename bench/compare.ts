@@ -10,6 +10,7 @@ type Report = Record<string, unknown>;
 /** A figure's label, how to read it from a report, and its target when the bench names one. */
 const ROWS: [label: string, read: (r: Report) => unknown, target?: string][] = [
   ["polls held", (r) => r.pollsHeld],
+  ["seconds until they were held (enrolling at BENCH_RATE)", (r) => r.rampSeconds],
   ["server RSS with them held (MB)", (r) => r.serverRssHeldMb, "< 500"],
   ["MB per 1,000 held polls", (r) => r.rssMbPer1000Held],
   ["wake p50 / p99 (ms)", (r) => pair(at(r, "wakeMs", "p50"), at(r, "wakeMs", "p99")), "p99 < 100"],

@@ -123,7 +123,8 @@ async function main() {
     if (Date.now() - rampStart > 10 * 60_000) break;
     await sleep(2000);
   }
-  log(`${held} polls held after ${((Date.now() - rampStart) / 1000).toFixed(0)} s`);
+  const rampSeconds = Math.round((Date.now() - rampStart) / 1000);
+  log(`${held} polls held after ${rampSeconds} s`);
   await sleep(3000);
   const heldRss = rssMb(serverPid);
   held = await metric("drover_held_polls");
@@ -366,6 +367,7 @@ async function main() {
     machine: `${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`,
     agentsRequested: AGENTS,
     pollsHeld: held,
+    rampSeconds,
     serverRssBaselineMb: Math.round(baseline),
     serverRssHeldMb: Math.round(heldRss),
     rssMbPer1000Held: Number((((heldRss - baseline) / held) * 1000).toFixed(1)),
