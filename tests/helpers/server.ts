@@ -154,7 +154,11 @@ export async function startTestServer(env: StartOptions["env"] = {}, options: Pi
     api: (method, p, body, token = adminToken) => call(`${running.url}/api/v1${p}`, method, body, { authorization: `Bearer ${token}` }),
     agent: (method, p, body, headers = {}) => call(`${running.url}/api/agent/v1${p}`, method, body, headers),
     async close() {
-      await running.close();
+      // Bounded: once, under the full PostgreSQL suite, a server's close did not end within the
+      // 60 s hook timeout after its file's tests had passed (session 9, not yet explained; it
+      // never did alone). Say so and go on rather than fail a file whose tests passed.
+      const closed = await Promise.race([running.close().then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 30_000).unref())]);
+      if (!closed) console.warn(`test server ${running.url}: close() did not finish in 30 s`);
       // Bounded: under a full run, a DROP can queue behind other files' CREATE DATABASE …
       // TEMPLATE; a database left behind is harmless (named per process, dropped by FORCE later).
       if (pgDb) await Promise.race([pgDb.drop().catch(() => undefined), new Promise((r) => setTimeout(r, 10_000).unref())]);
