@@ -596,7 +596,7 @@ describe("errors, limits and the contract", () => {
     expect((await heartbeat(s, other)).status).toBe(200);
   });
 
-  it("GET /openapi.json is an OpenAPI 3.1 document with the protocol's five paths", async () => {
+  it("GET /openapi.json is an OpenAPI 3.1 document with the protocol's paths", async () => {
     const res = await s.agent<{
       openapi: string;
       info: { title: string; version: string };
@@ -607,7 +607,8 @@ describe("errors, limits and the contract", () => {
     const doc = res.body;
     expect(doc.openapi).toMatch(/^3\.1\./);
     expect(doc.info.title).toEqual(expect.any(String));
-    expect(Object.keys(doc.paths).sort()).toEqual(["/actions/{id}", "/enrollments", "/enrollments/{id}", "/status", "/work"]);
+    // Every route, each with every status it answers: tests/agent-protocol-doc.test.ts holds it to docs/agent-protocol.md.
+    expect(Object.keys(doc.paths).sort()).toEqual(["/actions/{id}", "/download", "/download/manifest", "/enrollments", "/enrollments/{id}", "/openapi.json", "/status", "/work"]);
     expect(Object.keys(doc.paths["/actions/{id}"] ?? {})).toEqual(["put"]);
     expect(Object.keys(doc.paths["/enrollments"] ?? {})).toEqual(["post"]);
     expect(Object.keys(doc.paths["/enrollments/{id}"] ?? {})).toEqual(["get"]);
