@@ -2,8 +2,9 @@
  * Drover's one server process: the console (Next.js), tRPC, better-auth, the operator REST
  * API, the agent API (lean node:http path for the long-poll), /metrics, and the controllers.
  *
- *   npm start                   production (builds the console first if needed)
- *   tsx server/main.ts --dev    Next in development mode
+ *   npm start                   production: node dist/server/main.mjs, this file bundled by
+ *                               `npm run build` (prestart builds what is missing or outdated)
+ *   tsx server/main.ts --dev    from the sources, Next in development mode (npm run dev)
  */
 import http from "node:http";
 import net from "node:net";
@@ -35,10 +36,9 @@ import { clientAddress, CLIENT_ADDRESS_HEADER, isHttps } from "./lib/client-addr
 import { installScript } from "./agent-dist/artifact";
 import { admit, applyDeadlines, parseRequestUrl, TIMEOUT_CHECK_INTERVAL_MS, type DeadlineOptions } from "./front-door";
 import { sameHash, sha256 } from "./lib/crypto";
+import { ROOT } from "./paths";
 
 import type { Principal } from "./auth/roles";
-
-const root = path.resolve(import.meta.dirname, "..");
 
 export interface StartOptions {
   env?: Partial<Record<keyof Env, string>>;
@@ -174,7 +174,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   let next: { handle: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>; close: () => Promise<void> } | null = null;
   if (options.console !== false) {
     const { default: createNext } = await import("next");
-    const app = createNext({ dev: options.dev ?? false, dir: root, quiet: true });
+    const app = createNext({ dev: options.dev ?? false, dir: ROOT, quiet: true });
     await app.prepare();
     const handle = app.getRequestHandler();
     next = { handle: (req, res) => handle(req, res), close: () => app.close() };

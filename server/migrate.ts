@@ -19,11 +19,11 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { isPostgresUrl, sqlitePath } from "./db";
 import { logger as rootLogger, type Logger } from "./logger";
+import { ROOT } from "./paths";
 
 const run = promisify(execFile);
 const require = createRequire(import.meta.url);
-const root = path.resolve(import.meta.dirname, "..");
-const migrationsDir = path.join(root, "prisma", "migrations");
+const migrationsDir = path.join(ROOT, "prisma", "migrations");
 
 export interface MigrateOptions {
   log?: Logger;
@@ -87,7 +87,7 @@ async function deploy(databaseUrl: string): Promise<void> {
   const cli = require.resolve("prisma/build/index.js");
   try {
     await run(process.execPath, [cli, "migrate", "deploy"], {
-      cwd: root,
+      cwd: ROOT,
       env: { ...process.env, DATABASE_URL: databaseUrl, PRISMA_HIDE_UPDATE_MESSAGE: "1", NO_COLOR: "1" },
     });
   } catch (e) {
@@ -96,7 +96,7 @@ async function deploy(databaseUrl: string): Promise<void> {
   }
 }
 
-const pgMigrationsDir = path.join(root, "prisma", "postgresql", "migrations");
+const pgMigrationsDir = path.join(ROOT, "prisma", "postgresql", "migrations");
 /** Any constant: the advisory lock that lets one server at a time migrate (several start at once). */
 const MIGRATE_LOCK = 72_410_911;
 

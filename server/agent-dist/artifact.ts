@@ -2,10 +2,12 @@
  * The agent as the server hands it out (issue 12): the file `npm run build:agent` makes, its
  * manifest (version, sha256, size), and the install script with this server's URL in it.
  *
- * The artifact lives in DROVER_AGENT_DIST (default dist/agent). When the default folder has
- * no build, the first request builds it (esbuild, well under a second), so `npm start` on a
- * fresh clone serves an agent without a separate step. A folder given explicitly is never
- * built into: it is what an operator (or a test) chose to serve.
+ * The artifact lives in DROVER_AGENT_DIST (default dist/agent), which `npm run build` (and
+ * `npm start`'s prestart) fills. Only when the default folder has no build and esbuild is
+ * installed (a clone with its dev dependencies, running from the sources) does the first request
+ * build it (well under a second); a production install (`npm prune --omit=dev`) has no esbuild
+ * and answers 404 naming `npm run build:agent`. A folder given explicitly is never built into:
+ * it is what an operator (or a test) chose to serve.
  *
  * Several versions side by side (agent upgrades): the folder's own manifest.json and files are
  * the CURRENT build (what /download and install.sh hand out); older (or other) builds are kept
@@ -17,13 +19,14 @@ import { execFile } from "node:child_process";
 import { createReadStream, readFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { promisify } from "node:util";
 import { z } from "zod";
 import { AGENT_MALLOC_ENV, AGENT_NODE_FLAGS, AgentVersion, compareAgentVersions } from "../../lib/agent-version";
 import { AppError, notFound } from "../errors";
+import { ROOT } from "../paths";
 
-const ROOT = path.resolve(import.meta.dirname, "../..");
 export const DEFAULT_AGENT_DIST = path.join(ROOT, "dist", "agent");
 
 export const AgentManifest = z.object({
@@ -85,7 +88,7 @@ export function agentDist(dir: string | undefined): AgentDist {
 
   async function readCurrent(): Promise<AgentManifest | null> {
     let manifest = await read(folder);
-    if (!manifest && buildable) {
+    if (!manifest && buildable && esbuildInstalled()) {
       building ??= promisify(execFile)(process.execPath, [path.join(ROOT, "scripts", "build-agent.mjs"), "--out", folder, "--quiet"], { cwd: ROOT })
         .then(() => undefined)
         .finally(() => (building = null));
@@ -144,6 +147,16 @@ export function agentDist(dir: string | undefined): AgentDist {
   return dist;
 }
 
+/** Whether `npm run build:agent` can run here: esbuild is a dev dependency, absent from a production install. */
+function esbuildInstalled(): boolean {
+  try {
+    createRequire(path.join(ROOT, "package.json")).resolve("esbuild");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Kept builds live in `<DROVER_AGENT_DIST>/versions/<version>/`. */
 export const VERSIONS_DIR = "versions";
 
@@ -199,7 +212,9 @@ export function sendArtifact(req: IncomingMessage, res: ServerResponse, artifact
   return 200;
 }
 
-const INSTALL_TEMPLATE = readFileSync(path.join(import.meta.dirname, "install.sh"), "utf8");
+// Read from the sources, bundled or not (the server bundle needs the package's prisma/ and .next
+// beside it anyway): one copy of the script, never a stale one next to the bundle.
+const INSTALL_TEMPLATE = readFileSync(path.join(ROOT, "server", "agent-dist", "install.sh"), "utf8");
 
 /** The install script with `server` (this server's public URL) and how the agent runs (AGENT_NODE_FLAGS, AGENT_MALLOC_ENV) filled in. */
 export function installScript(server: string): string {
