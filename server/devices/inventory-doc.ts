@@ -1,6 +1,6 @@
 /**
- * The OpenAPI description of `GET /devices/{name}`'s answer, for its inventory and alias
- * (issue 10); the other fields are left open (`additionalProperties`) rather than copied.
+ * A device's inventory (issue 10) as `GET /devices/{name}` answers it; the whole answer is
+ * `DeviceResponse` in server/rest/responses.ts.
  */
 import { z } from "zod";
 import { SystemFacts } from "../../lib/protocol";
@@ -16,11 +16,4 @@ export const DeviceInventoryDoc = z.object({
     .array(z.object({ at: z.iso.datetime(), cpuPercent: Percent, memoryPercent: Percent, diskPercent: Percent }))
     .max(120)
     .describe("One sample a minute at most, oldest first, the last 120"),
-});
-
-export const DeviceResponseDoc = z.looseObject({
-  name: z.string(),
-  alias: z.string().nullable().describe("Display name an operator gave the device (PATCH /devices/{name}); null: none"),
-  labels: z.record(z.string(), z.string()),
-  inventory: DeviceInventoryDoc,
 });

@@ -2,8 +2,24 @@
 import { z } from "zod";
 import { ErrorBody } from "../../lib/protocol";
 
+type JsonSchemaOverride = NonNullable<Parameters<typeof z.toJSONSchema>[1]>["override"];
+
+/**
+ * Where zod's input side has no JSON Schema of its own, the document shows what the API takes:
+ * a `jsonRecord` (a custom check piped into a record) as the record, a coerced date as an
+ * RFC 3339 string.
+ */
+const override: JsonSchemaOverride = (ctx) => {
+  const def = (ctx.zodSchema as unknown as { _zod: { def: { type: string; in?: z.ZodType; out?: z.ZodType } } })._zod.def;
+  if (def.type === "pipe" && def.in && def.out && (def.in as unknown as { _zod: { def: { type: string } } })._zod.def.type === "custom") {
+    Object.assign(ctx.jsonSchema, jsonSchema(def.out, "input"));
+  } else if (def.type === "date") {
+    Object.assign(ctx.jsonSchema, { type: "string", format: "date-time" });
+  }
+};
+
 export function jsonSchema(schema: z.ZodType, io: "input" | "output" = "output"): Record<string, unknown> {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<string, unknown>;
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any", override }) as Record<string, unknown>;
   return rest;
 }
 

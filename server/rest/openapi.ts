@@ -1,7 +1,12 @@
-/** The operator API as OpenAPI, from the REST table and the procedures' own zod inputs. */
+/**
+ * The operator API as OpenAPI, from the REST table: request bodies and query parameters from
+ * the procedures' own zod inputs (or the route's `body`), answers from each route's
+ * `response` (server/rest/responses.ts). The CLI's types (cli/operator-api.d.ts) are
+ * generated from this document.
+ */
 import type { z } from "zod";
 import { appRouter } from "../trpc/router";
-import { restRoutes } from "./routes";
+import { restRoutes, type RestRoute } from "./routes";
 import { errorResponses, jsonContent, jsonSchema } from "../lib/openapi";
 
 let cached: Record<string, unknown> | null = null;
@@ -11,34 +16,60 @@ function procedureInput(path: string): z.ZodType | undefined {
   return procedures[path]?._def.inputs[0];
 }
 
+type JsonSchema = Record<string, unknown> & { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+
+/** The input's schema less the properties the path gives (`{id}` is not in the body or the query). */
+function withoutPathParams(schema: JsonSchema, pathParams: string[]): JsonSchema {
+  if (!schema.properties) return schema;
+  const properties = Object.fromEntries(Object.entries(schema.properties).filter(([name]) => !pathParams.includes(name)));
+  const required = schema.required?.filter((name) => !pathParams.includes(name));
+  return { ...schema, properties, ...(required ? { required } : {}) };
+}
+
+/** A body that takes nothing: the route reads no body, and the document shows none. */
+const isEmptyObject = (schema: JsonSchema) => schema.type === "object" && Object.keys(schema.properties ?? {}).length === 0 && !schema.additionalProperties;
+
+function successResponse(route: RestRoute) {
+  if (route.response === null) return { [String(route.status ?? 204)]: { description: "No content" } };
+  return { [String(route.status ?? 200)]: { description: "OK", content: jsonContent(route.response) } };
+}
+
 export function operatorOpenApi(): Record<string, unknown> {
   if (cached) return cached;
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of restRoutes) {
+    const pathParams = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+    const params: Record<string, unknown>[] = pathParams.map((name) => ({ name, in: "path", required: true, schema: { type: "string" } }));
     const input = route.body ?? procedureInput(route.procedure);
-    const schema = input ? jsonSchema(input, "input") : undefined;
-    const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
+    const schema = input ? withoutPathParams(jsonSchema(input, "input") as JsonSchema, route.body ? [] : pathParams) : undefined;
     const op: Record<string, unknown> = {
       summary: route.summary,
       operationId: route.procedure + (route.path.includes("{") ? "One" : ""),
       parameters: params,
       responses: {
-        [String(route.status ?? 200)]: { description: "OK", ...(route.response ? { content: jsonContent(route.response) } : {}) },
+        ...successResponse(route),
         ...errorResponses(400, 401, 403, 404, 409, 429, ...(route.method === "GET" ? [] : [413, 415])),
       },
     };
     if (route.public) op.security = [];
-    if (schema && route.method === "GET") {
-      const props = (schema.properties ?? {}) as Record<string, unknown>;
+    if (route.method === "GET") {
+      const required = schema?.required ?? [];
       op.parameters = [
         ...params,
-        ...Object.entries(props)
-          .filter(([name]) => !params.some((p) => p.name === name))
-          .map(([name, s]) => ({ name, in: "query", schema: s })),
+        ...Object.entries(schema?.properties ?? {}).map(([name, s]) => ({
+          name,
+          in: "query",
+          ...(required.includes(name) ? { required: true } : {}),
+          schema: s,
+          // Lists are one comma-separated value (?state=A,B), not the parameter repeated.
+          ...(s.type === "array" ? { style: "form", explode: false } : {}),
+        })),
       ];
-    } else if (schema && route.method !== "GET") {
+    } else {
       if (route.query) op.parameters = [...params, ...route.query.map((q) => ({ ...q, in: "query" }))];
-      op.requestBody = { content: { "application/json": { schema }, ...(route.yaml ? { "application/yaml": { schema } } : {}) } };
+      if (schema && !isEmptyObject(schema)) {
+        op.requestBody = { required: (schema.required ?? []).length > 0, content: { "application/json": { schema }, ...(route.yaml ? { "application/yaml": { schema } } : {}) } };
+      }
     }
     (paths[route.path] ??= {})[route.method.toLowerCase()] = op;
   }
