@@ -1,13 +1,40 @@
 import { defineConfig } from "vitest/config";
+import os from "node:os";
 import path from "node:path";
+
+/**
+ * Three projects, one pool (docs/architecture.md "Tests"):
+ *  - unit: everything outside tests/ — pure modules, the console's logic, the agent, the CLI
+ *    (the CLI and agent process tests talk to a real server on SQLite): runs once;
+ *  - sqlite and postgresql: tests/, the integration suite against a real server and database,
+ *    once on each database. A test that touches SQL belongs in tests/; one that cannot differ
+ *    between the databases lives beside its module.
+ * `npm run test:unit|test:sqlite|test:pg` run one project; `npx vitest run` all three.
+ */
+const integration = ["tests/**/*.test.ts"];
+const unit = ["lib/**/*.test.ts", "server/**/*.test.ts", "agent/**/*.test.ts", "cli/**/*.test.ts", "components/**/*.test.ts"];
 
 export default defineConfig({
   resolve: { alias: { "@": path.resolve(import.meta.dirname) } },
   test: {
-    include: ["lib/**/*.test.ts", "server/**/*.test.ts", "agent/**/*.test.ts", "tests/**/*.test.ts", "cli/**/*.test.ts"],
     environment: "node",
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Most of a test file's time is spent waiting on sockets, child processes and the
+    // database, not on the CPU: twice the cores keeps both busy (vitest's default is cores − 1).
+    maxWorkers: Number(process.env.DROVER_TEST_WORKERS ?? Math.max(2, os.availableParallelism() * 2)),
+    globalSetup: ["tests/global-setup.ts"],
+    projects: [
+      { extends: true, test: { name: "unit", include: unit } },
+      { extends: true, test: { name: "sqlite", include: integration } },
+      { extends: true, test: { name: "postgresql", include: integration, env: { DROVER_TEST_DATABASE: "postgresql" } } },
+    ],
+    coverage: {
+      provider: "v8",
+      include: ["server/**/*.ts", "lib/**/*.ts", "agent/**/*.ts", "cli/**/*.ts"],
+      exclude: ["**/*.test.ts", "server/generated/**", "**/test-support/**"],
+      reporter: ["text-summary", "json-summary"],
+    },
   },
 });

@@ -1,5 +1,5 @@
 /**
- * The real `drover` CLI as a child process (`node --import tsx cli/main.ts`) against a real
+ * The real `drover` CLI as a child process (the build tests/global-setup.ts made) against a real
  * server: login, get, decisions, actions, nudge, decommission, events (and --follow), exit
  * codes, and --help on every command.
  */
@@ -8,7 +8,7 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import YAML from "yaml";
 import { startTestServer, ADMIN_PASSWORD, type TestServer } from "../tests/helpers/server";
 import { enrollDevice, enrollmentBody, eventually, heartbeat, newSecret, uniqueName } from "../tests/helpers/devices";
@@ -31,7 +31,7 @@ interface Run {
 function start(args: string[], options: { env?: Record<string, string | undefined>; input?: string } = {}): ChildProcess {
   const merged: Record<string, string | undefined> = { ...process.env, DROVER_SERVER: s.url, DROVER_CONFIG: config, DROVER_TOKEN: undefined, ...options.env };
   const env = Object.fromEntries(Object.entries(merged).filter((e): e is [string, string] => e[1] !== undefined));
-  const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], { cwd: ROOT, env: env as NodeJS.ProcessEnv, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [inject("cliBundle"), ...args], { cwd: ROOT, env: env as NodeJS.ProcessEnv, stdio: ["pipe", "pipe", "pipe"] });
   child.stdin?.end(options.input ?? "");
   return child;
 }

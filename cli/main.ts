@@ -1,6 +1,6 @@
 /**
  * `drover`: the operator REST API (/api/v1, OPERATOR_API.md) from the command line. Run it as
- * bin/drover.mjs, or `node --import tsx cli/main.ts`. Importing this module runs the CLI.
+ * bin/drover.mjs (the build in dist/cli, `npm run build`), or `node --import tsx cli/main.ts`. Importing this module runs the CLI.
  * Exit codes: 0 ok, 1 the server refused, 2 usage, 3 not logged in / 401, 4 server unreachable.
  */
 import fs from "node:fs";
@@ -22,7 +22,10 @@ import { registerPlans } from "./commands/plans";
 import { registerWorkflows } from "./commands/workflows";
 import { registerEnrollmentTokens } from "./commands/enrollment-tokens";
 
+/** The package's version: from the build (scripts/build-cli.mjs defines it), else package.json beside the sources. */
+declare const DROVER_CLI_VERSION: string | undefined;
 function version(): string {
+  if (typeof DROVER_CLI_VERSION === "string") return DROVER_CLI_VERSION;
   try {
     const pkg = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../package.json");
     return (JSON.parse(fs.readFileSync(pkg, "utf8")) as { version?: string }).version ?? "unknown";

@@ -1,12 +1,13 @@
 /**
- * The `drover` CLI as a child process against a test server, for the CLI's tests: one runner
+ * The `drover` CLI as a child process against a test server, for the CLI's tests: the build
+ * tests/global-setup.ts made once for the run (as it ships: one file, plain node), one runner
  * (its output as it comes, and its exit), `ok` for a command that must succeed, `file` for a
  * file to apply. The token defaults to the server's admin token; no config file is read.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { expect } from "vitest";
+import { expect, inject } from "vitest";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 
@@ -25,7 +26,7 @@ export function cliRunner(target: () => { url: string; adminToken: string; dir: 
   const start = (args: string[], options: RunOptions = {}) => {
     const t = target();
     const env = { ...process.env, DROVER_SERVER: t.url, DROVER_TOKEN: options.token ?? t.adminToken, DROVER_CONFIG: path.join(t.dir, "none.json") };
-    const child = spawn(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], { cwd: ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [inject("cliBundle"), ...args], { cwd: ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
     child.stdin.end(options.input ?? "");
     const run: Run = { code: null, stdout: "", stderr: "" };
     child.stdout.on("data", (d: Buffer) => (run.stdout += d.toString()));

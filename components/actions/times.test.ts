@@ -4,8 +4,8 @@
  * (issue 10). Pure functions of components/actions.
  */
 import { describe, expect, it } from "vitest";
-import { actionParamsToSearch, dateParamError, listInput, parseActionParams } from "../components/actions/params";
-import { actionTiming, formatDuration } from "../components/actions/format";
+import { actionParamsToSearch, dateParamError, listInput, parseActionParams } from "@/components/actions/params";
+import { actionTiming, formatDuration } from "@/components/actions/format";
 
 describe("created-at range in the URL", () => {
   it("round-trips createdAfter / createdBefore and sends them to the list", () => {

@@ -1,6 +1,6 @@
 /** The devices page's sort and decommissioned toggle in the URL (issue 10). */
 import { describe, expect, it } from "vitest";
-import { deviceParamsToSearch, parseDeviceParams } from "../components/devices/params";
+import { deviceParamsToSearch, parseDeviceParams } from "@/components/devices/params";
 
 const parse = (q: string) => parseDeviceParams(new URLSearchParams(q));
 

@@ -4,8 +4,8 @@
  * the console read `selector`); links made before still work.
  */
 import { describe, expect, it } from "vitest";
-import { deviceParamsToSearch, parseDeviceParams } from "../components/devices/params";
-import { actionParamsToSearch, parseActionParams } from "../components/actions/params";
+import { deviceParamsToSearch, parseDeviceParams } from "@/components/devices/params";
+import { actionParamsToSearch, parseActionParams } from "@/components/actions/params";
 
 describe("label selector in the URL", () => {
   it.each([

@@ -1,7 +1,7 @@
 /** The labels editor's reading of what is typed (components/enrollments/label-text.ts): the server's label rules. */
 import { describe, expect, it } from "vitest";
-import { labelsProblem, mergedLabels, parseLabelText } from "../components/enrollments/label-text";
-import { formatBytes } from "../components/enrollments/format";
+import { labelsProblem, mergedLabels, parseLabelText } from "@/components/enrollments/label-text";
+import { formatBytes } from "@/components/enrollments/format";
 
 describe("parseLabelText", () => {
   it("key=value, several separated by commas or spaces; an empty value; a prefixed key", () => {

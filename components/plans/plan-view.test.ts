@@ -4,9 +4,9 @@
  * paged for 1,000-node commands), and which queries plan and action events refresh.
  */
 import { describe, expect, it } from "vitest";
-import { PLAN_STATES, type PlanCommandStatusView, type PlanCounts, type PlanNodeState, type PlanNodeView, type PlanView } from "../lib/plan-status";
-import { awaitsApproval, canCancel, canRetry, commandNotRun, commandTitle, countSegments, defaultCommand, focusNode, nodeRows, planTitle, visibleRows } from "../components/plans/plan-view";
-import { PLAN_ACTIONS_SETTLE_MS, settleDelayMs, targetId, targetsFor } from "../components/live/invalidation";
+import { PLAN_STATES, type PlanCommandStatusView, type PlanCounts, type PlanNodeState, type PlanNodeView, type PlanView } from "@/lib/plan-status";
+import { awaitsApproval, canCancel, canRetry, commandNotRun, commandTitle, countSegments, defaultCommand, focusNode, nodeRows, planTitle, visibleRows } from "@/components/plans/plan-view";
+import { PLAN_ACTIONS_SETTLE_MS, settleDelayMs, targetId, targetsFor } from "@/components/live/invalidation";
 
 const node = (name: string, state: PlanNodeState, role = "worker"): PlanNodeView => ({
   name,

@@ -4,10 +4,10 @@
  * cases are in console-fleet-editor.test.ts. Pure.
  */
 import { describe, expect, it } from "vitest";
-import { PlanInput } from "../lib/plan-spec";
-import { parseYamlWith } from "../lib/yaml-problems";
-import { deadlineProblem, NEW_PLAN_YAML, parsePlanYaml } from "../components/plans/plan-yaml";
-import { SEED_000_PLAN_WITH_STATUS } from "./helpers/seed-plans";
+import { PlanInput } from "@/lib/plan-spec";
+import { parseYamlWith } from "@/lib/yaml-problems";
+import { deadlineProblem, NEW_PLAN_YAML, parsePlanYaml } from "@/components/plans/plan-yaml";
+import { SEED_000_PLAN_WITH_STATUS } from "@/tests/helpers/seed-plans";
 
 
 const lineOfText = (text: string, needle: string) => text.split("\n").findIndex((l) => l.includes(needle)) + 1;

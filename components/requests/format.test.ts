@@ -3,9 +3,9 @@
  * actions list's `?request=` filter, and which live events refresh request views.
  */
 import { describe, expect, it } from "vitest";
-import { isSettled, progressLine, progressSegments, type ProgressCounts } from "../components/requests/format";
-import { actionParamsToSearch, actionsHref, hasActionFilters, listInput, parseActionParams } from "../components/actions/params";
-import { REQUESTS_SETTLE_MS, settleDelayMs, targetId, targetsFor } from "../components/live/invalidation";
+import { isSettled, progressLine, progressSegments, type ProgressCounts } from "@/components/requests/format";
+import { actionParamsToSearch, actionsHref, hasActionFilters, listInput, parseActionParams } from "@/components/actions/params";
+import { REQUESTS_SETTLE_MS, settleDelayMs, targetId, targetsFor } from "@/components/live/invalidation";
 
 const progress = (p: Partial<ProgressCounts>): ProgressCounts => ({ total: 0, done: 0, failed: 0, cancelled: 0, running: 0, waiting: 0, pendingApproval: 0, byState: {}, waitingBy: null, ...p });
 

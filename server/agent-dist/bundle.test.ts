@@ -9,10 +9,10 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AgentProcess, eventually } from "../agent/test-support/agent-process";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { AgentProcess, eventually } from "@/agent/test-support/agent-process";
+import { startTestServer, type TestServer } from "@/tests/helpers/server";
 
-const ROOT = path.resolve(import.meta.dirname, "..");
+const ROOT = path.resolve(import.meta.dirname, "../..");
 let server: TestServer;
 let built: string;
 let healthyHost: string;

@@ -13,12 +13,12 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { buildSync } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AgentProcess, eventually } from "../agent/test-support/agent-process";
-import { startTestServer, type TestServer } from "./helpers/server";
-import { sleep } from "./helpers/actions";
-import { parseAgentArgs } from "../agent/env";
+import { AgentProcess, eventually } from "@/agent/test-support/agent-process";
+import { startTestServer, type TestServer } from "@/tests/helpers/server";
+import { sleep } from "@/tests/helpers/actions";
+import { parseAgentArgs } from "@/agent/env";
 
-const ROOT = path.resolve(import.meta.dirname, "..");
+const ROOT = path.resolve(import.meta.dirname, "../..");
 const run = promisify(execFile);
 let server: TestServer;
 let dist: string;

@@ -15,10 +15,10 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { buildSync } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually } from "../agent/test-support/agent-process";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { eventually } from "@/agent/test-support/agent-process";
+import { startTestServer, type TestServer } from "@/tests/helpers/server";
 
-const ROOT = path.resolve(import.meta.dirname, "..");
+const ROOT = path.resolve(import.meta.dirname, "../..");
 const run = promisify(execFile);
 let server: TestServer;
 let dist: string;
