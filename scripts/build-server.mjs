@@ -31,9 +31,18 @@ const result = await build({
   legalComments: "none",
   metafile: true,
   logLevel: "error",
+  write: false,
 });
+// Each file written whole and renamed into place: a server starting meanwhile (another
+// `npm start`, the e2e suite) reads the old bundle or the new one, never half of one.
+fs.mkdirSync(outDir, { recursive: true });
+for (const out of result.outputFiles) {
+  fs.writeFileSync(`${out.path}.${process.pid}.tmp`, out.contents);
+  fs.renameSync(`${out.path}.${process.pid}.tmp`, out.path);
+}
 
 // Paths relative to the root, this script included: a change to how the bundle is made is a change too.
 const inputs = [...Object.keys(result.metafile.inputs), path.relative(root, import.meta.filename)].sort();
-fs.writeFileSync(path.join(outDir, "inputs.json"), JSON.stringify(inputs, null, 1) + "\n");
+fs.writeFileSync(path.join(outDir, `inputs.json.${process.pid}.tmp`), JSON.stringify(inputs, null, 1) + "\n");
+fs.renameSync(path.join(outDir, `inputs.json.${process.pid}.tmp`), path.join(outDir, "inputs.json"));
 if (!values.quiet) console.log(`drover server: ${path.relative(process.cwd(), outfile)} (${(fs.statSync(outfile).size / 1024).toFixed(0)} KiB, ${inputs.length} source files)`);
