@@ -1,5 +1,5 @@
 /**
- * The agent protocol v1 (../shared/AGENT_PROTOCOL.md) as zod schemas: one contract, used by
+ * The agent protocol v1 (docs/agent-protocol.md) as zod schemas: one contract, used by
  * the server's handlers, the agent, the simulator and the OpenAPI document.
  */
 import { z } from "zod";

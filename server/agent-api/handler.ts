@@ -1,5 +1,5 @@
 /**
- * The device-facing API (../shared/AGENT_PROTOCOL.md) on plain node:http, not Next: a held
+ * The device-facing API (docs/agent-protocol.md) on plain node:http, not Next: a held
  * long-poll costs ≈10 MB per 1,000 here against ≈60 MB in a Next route handler (STACK.md).
  * A waiting poll is parked in memory and woken by a bus event for its device, never by
  * polling the database.
