@@ -1,8 +1,43 @@
 /**
  * A small typed client for the operator REST API (/api/v1): JSON in and out, the protocol's
  * error body `{"error": {"code", "message"}}` turned into an ApiError, and every failure
- * carrying the exit code the CLI ends with.
+ * carrying the exit code the CLI ends with. `call` is typed by the types generated from the
+ * server's OpenAPI document (operator-api.d.ts): a route, a parameter, a body field or an
+ * answer's field that the server renames breaks `tsc` here.
  */
+import type { paths } from "./operator-api";
+
+type Method = "get" | "post" | "put" | "patch" | "delete";
+/** The routes that take `method`. */
+export type PathOf<M extends Method> = { [P in keyof paths]: paths[P][M] extends { responses: unknown } ? P : never }[keyof paths];
+type Operation<P extends keyof paths, M extends Method> = Extract<paths[P][M], { responses: unknown }>;
+type JsonOf<R> = R extends { content: { "application/json": infer J } } ? J : never;
+/** A route's success answer as the document describes it. */
+export type Answer<P extends PathOf<M>, M extends Method = "get"> = Operation<P, M>["responses"] extends infer R
+  ? JsonOf<R[Extract<keyof R, 200 | 201>]>
+  : never;
+type ParametersOf<P extends keyof paths, M extends Method> = Operation<P, M>["parameters"];
+type PathParams<P extends keyof paths, M extends Method> = NonNullable<ParametersOf<P, M>["path"]>;
+type QueryParams<P extends keyof paths, M extends Method> = NonNullable<ParametersOf<P, M>["query"]>;
+type BodyOf<P extends keyof paths, M extends Method> = Operation<P, M>["requestBody"] extends infer B ? (B extends { content: { "application/json": infer J } } ? J : never) : never;
+
+/** What a call sends: the path's parameters, the query, the body (as the document types them). */
+export type CallOptions<P extends PathOf<M>, M extends Method> = ([PathParams<P, M>] extends [never] ? { path?: never } : { path: PathParams<P, M> }) &
+  ([QueryParams<P, M>] extends [never] ? { query?: never } : { query?: { [K in keyof QueryParams<P, M>]?: QueryParams<P, M>[K] | undefined } }) &
+  ([BodyOf<P, M>] extends [never] ? { body?: never } : { body?: BodyOf<P, M> }) & {
+    /** A body sent as is with its media type (a YAML file's own text), instead of `body` as JSON. */
+    raw?: { text: string; contentType: string };
+    signal?: AbortSignal;
+  };
+
+/** `/devices/{name}` with `{name: "a b"}` → `/devices/a%20b`. */
+function fillPath(template: string, params: Record<string, string> | undefined): string {
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = params?.[name];
+    if (value === undefined) throw new Error(`${template}: no value for {${name}}`);
+    return encodeURIComponent(value);
+  });
+}
 
 /** Exit codes: what a person (or a script) expects from a command-line tool. */
 export const EXIT = {
@@ -66,6 +101,16 @@ export class Api {
     this.server = options.server;
     this.token = options.token;
     this.timeoutMs = options.timeoutMs ?? 30_000;
+  }
+
+  /** One route of the operator API, typed by its OpenAPI document: path, parameters, body and answer. */
+  call<M extends Method, P extends PathOf<M>>(method: M, path: P, ...[options]: Record<never, never> extends CallOptions<P, M> ? [CallOptions<P, M>?] : [CallOptions<P, M>]): Promise<Answer<P, M>> {
+    const o = (options ?? {}) as { path?: Record<string, string>; query?: Query; body?: unknown; raw?: { text: string; contentType: string }; signal?: AbortSignal };
+    return this.request<Answer<P, M>>(method.toUpperCase(), fillPath(path, o.path), {
+      ...(o.query ? { query: o.query } : {}),
+      ...(o.raw ? { raw: o.raw } : o.body !== undefined ? { body: o.body } : method === "get" ? {} : { body: {} }),
+      ...(o.signal ? { signal: o.signal } : {}),
+    });
   }
 
   get<T>(path: string, query?: Query, signal?: AbortSignal): Promise<T> {

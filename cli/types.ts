@@ -1,7 +1,10 @@
 /**
- * The operator API's objects as the CLI reads them (JSON: dates are ISO strings). Only the
- * fields the CLI shows are typed; json/yaml output prints whatever the server sent.
+ * The operator API's objects as the CLI reads them (JSON: dates are ISO strings): the answers
+ * typed by the generated operator-api.d.ts where the CLI reads one route's answer, and a few
+ * narrower shapes that its printers share with tests and other callers.
  */
+import type { Answer } from "./http";
+
 export type Labels = Record<string, string>;
 
 export interface Page<T> {
@@ -57,26 +60,7 @@ export interface Action {
 }
 
 /** An operator's request over many devices (issue 10), decided as a unit. */
-export interface ActionRequest {
-  id: string;
-  kind: string;
-  origin: string;
-  summary: string;
-  createdBy: string;
-  createdAt: string;
-  decision: string | null;
-  decidedBy: string | null;
-  progress: {
-    total: number;
-    done: number;
-    failed: number;
-    cancelled: number;
-    running: number;
-    waiting: number;
-    pendingApproval: number;
-    waitingBy: { reason: string; count: number; message: string }[] | null;
-  };
-}
+export type ActionRequest = Answer<"/requests">["items"][number];
 
 export interface Enrollment {
   id: string;
@@ -109,21 +93,6 @@ export interface ApiToken {
   current: boolean;
 }
 
-export interface DroverEvent {
-  id: number;
-  time: string;
-  objectKind: string;
-  objectName: string;
-  type: string;
-  reason: string;
-  message: string;
-  actor: string;
-}
+export type DroverEvent = Answer<"/events">["items"][number];
 
-export interface TokenResponse {
-  id: string;
-  token: string;
-  expiresAt: string;
-  username: string;
-  role: string;
-}
+export type TokenResponse = Answer<"/auth/token", "post">;

@@ -14,7 +14,6 @@ import { InvalidArgumentError, type Command } from "commander";
 import YAML from "yaml";
 import { apiFor, note, write } from "../context";
 import { ApiError, CliError, EXIT, type Api, type Query } from "../http";
-import type { PlanView } from "../../lib/plan-status";
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -74,25 +73,26 @@ function parseDeadline(value: string): string {
 }
 
 async function applyPlan(api: Api, text: string, query: Query): Promise<string> {
-  const plan = await api.postText<PlanView>("/plans", text, "application/yaml", query);
+  const plan = await api.call("post", "/plans", { raw: { text, contentType: "application/yaml" }, query });
   return `plan/${plan.metadata.id} created (${plan.status.state})`;
 }
 
 /** An object saved by name (a fleet, a workflow): POST when new, else PUT, and whether the server's generation moved. */
 async function applyNamed(api: Api, collection: "/fleets" | "/workflows", object: Record<string, unknown>, name: string, createQuery?: Query): Promise<"created" | "configured" | "unchanged"> {
-  const path = `${collection}/${encodeURIComponent(name)}`;
-  type Named = { metadata: { generation: number } };
-  let existing: Named | null = null;
+  const one = collection === "/fleets" ? "/fleets/{name}" : "/workflows/{name}";
+  // A parsed YAML document: the server validates it (strict, naming the field).
+  const body = object as never;
+  let existing: { metadata: { generation: number } } | null = null;
   try {
-    existing = await api.get<Named>(path);
+    existing = await api.call("get", one, { path: { name } });
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 404)) throw error;
   }
   if (!existing) {
-    await api.post<Named>(collection, object, createQuery);
+    await api.call("post", collection, { body, query: createQuery });
     return "created";
   }
-  const updated = await api.put<Named>(path, object);
+  const updated = await api.call("put", one, { path: { name }, body });
   return updated.metadata.generation === existing.metadata.generation ? "unchanged" : "configured";
 }
 

@@ -2,11 +2,14 @@ import { InvalidArgumentError, type Command } from "commander";
 import { apiFor, note, write } from "../context";
 import { EXIT } from "../http";
 import { isValidLabelKey, isValidLabelValue } from "../../lib/label-selector";
-import type { Action, Enrollment } from "../types";
+import type { Enrollment } from "../types";
 import { registerRequestDecision } from "./requests";
 
 type Resource = "actions" | "enrollments";
 type Verb = "approve" | "reject" | "deny" | "reopen";
+/** The decisions the API has (no action is denied or reopened). */
+type OnePath = "/actions/{id}/approve" | "/actions/{id}/reject" | "/enrollments/{id}/approve" | "/enrollments/{id}/deny" | "/enrollments/{id}/reopen";
+type BulkPath = "/actions/approve" | "/actions/reject" | "/enrollments/approve" | "/enrollments/deny" | "/enrollments/reopen";
 const PAST: Record<Verb, string> = { approve: "approved", reject: "rejected", deny: "denied", reopen: "reopened: Pending again" };
 
 /**
@@ -19,8 +22,8 @@ async function decide(cmd: Command, resource: Resource, verb: Verb, ids: string[
   const extra = labels && Object.keys(labels).length ? { labels } : {};
   const decided =
     unique.length === 1
-      ? [await api.post<Action | Enrollment>(`/${resource}/${encodeURIComponent(unique[0]!)}/${verb}`, { reason, ...extra })]
-      : (await api.post<{ items: (Action | Enrollment)[] }>(`/${resource}/${verb}`, { ids: unique, reason, ...extra })).items;
+      ? [await api.call("post", `/${resource}/{id}/${verb}` as OnePath, { path: { id: unique[0]! }, body: { reason, ...extra } })]
+      : (await api.call("post", `/${resource}/${verb}` as BulkPath, { body: { ids: unique, reason, ...extra } })).items;
   for (const item of decided) {
     if ("deviceName" in item) write(`enrollment/${item.id} ${PAST[verb]} (device ${item.deviceName})\n`);
     else write(`action/${item.id} ${PAST[verb]} (${item.kind} on ${item.device}, now ${item.state})\n`);

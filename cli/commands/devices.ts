@@ -2,7 +2,6 @@ import type { Command } from "commander";
 import { apiFor, write } from "../context";
 import { CliError, EXIT } from "../http";
 import { stdinIsTty, withPrompter } from "../prompt";
-import type { Device } from "../types";
 
 export function registerDevices(program: Command): void {
   program
@@ -17,7 +16,7 @@ export function registerDevices(program: Command): void {
         const typed = await withPrompter((p) => p.ask(`Decommissioning ${name} cannot be undone; type the device name to confirm: `));
         if (typed.trim() !== name) throw new CliError("the name did not match: nothing was done", EXIT.REFUSED);
       }
-      const device = await api.post<Device>(`/devices/${encodeURIComponent(name)}/decommission`);
+      const device = await api.call("post", "/devices/{name}/decommission", { path: { name } });
       write(`device/${device.name}: decommissioning requested (now ${device.lifecycle})\n`);
     });
 

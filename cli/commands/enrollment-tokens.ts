@@ -130,10 +130,10 @@ export function registerEnrollmentTokens(program: Command): void {
     .action(async (id: string | undefined, opts: { limit?: number; output: Format }, cmd: Command) => {
       const api = apiFor(cmd);
       if (id) {
-        const one = await api.get<EnrollmentToken>(`/enrollment-tokens/${encodeURIComponent(id)}`);
+        const one = await api.call("get", "/enrollment-tokens/{id}", { path: { id } });
         return write(opts.output === "table" ? formatTable(enrollmentTokenColumns, [one]) : formatData(one, opts.output));
       }
-      const page = await api.get<{ items: EnrollmentToken[] }>("/enrollment-tokens", { limit: opts.limit });
+      const page = await api.call("get", "/enrollment-tokens", { query: { limit: opts.limit } });
       if (opts.output !== "table") return write(formatData(page, opts.output));
       if (page.items.length === 0) return note("No enrollment tokens found.");
       write(formatTable(enrollmentTokenColumns, page.items));
@@ -147,7 +147,7 @@ export function registerEnrollmentTokens(program: Command): void {
     .action(async (ids: string[], _opts: unknown, cmd: Command) => {
       const api = apiFor(cmd);
       for (const id of [...new Set(ids)]) {
-        const t = await api.request<EnrollmentToken>("DELETE", `/enrollment-tokens/${encodeURIComponent(id)}`);
+        const t = await api.call("delete", "/enrollment-tokens/{id}", { path: { id } });
         write(`enrollment-token/${t.id} revoked (${t.name}, ${t.uses} use${t.uses === 1 ? "" : "s"})\n`);
       }
     });

@@ -5,7 +5,11 @@ import type { Api } from "../http";
 import { alignRows, eventCells, eventColumns, formatData } from "../output";
 import type { DroverEvent } from "../types";
 import { pollThroughRestarts, untilCtrlC } from "../watch";
+
 import { parseLimit } from "./get";
+
+/** The object kinds the server records events for (it refuses another, naming it). */
+type EventKind = NonNullable<NonNullable<Parameters<typeof import("../http").Api.prototype.call<"get", "/events">>[2]>["query"]>["kind"];
 
 const PAGE = 1000;
 /** Re-ask this far back: an event committed late with an earlier time is still caught. */
@@ -32,7 +36,7 @@ async function eventsSince(api: Api, filter: Filter, since: string | undefined, 
   const all: DroverEvent[] = [];
   let beforeId: number | undefined;
   for (;;) {
-    const page = await api.get<{ items: DroverEvent[] }>("/events", { ...filter, since, beforeId, limit: PAGE }, signal);
+    const page = await api.call("get", "/events", { query: { ...filter, kind: filter.kind as EventKind | undefined, since, beforeId, limit: PAGE }, signal });
     all.push(...page.items);
     if (page.items.length < PAGE) return all;
     beforeId = Math.min(...page.items.map((e) => e.id));
@@ -77,7 +81,7 @@ export function registerEvents(program: Command): void {
       const api = apiFor(cmd);
       const filter: Filter = { kind: opts.kind, name: opts.name };
       await untilCtrlC(opts.follow === true, async (signal) => {
-        const first = await api.get<{ items: DroverEvent[] }>("/events", { ...filter, since: opts.since, limit: opts.limit }, signal);
+        const first = await api.call("get", "/events", { query: { ...filter, kind: filter.kind as EventKind | undefined, since: opts.since, limit: opts.limit }, signal });
         const print = printer(opts.output, opts.follow === true);
         const initial = first.items.reverse();
         print(initial);

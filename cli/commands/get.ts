@@ -1,8 +1,8 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { apiFor, note, outputOption, write, type Format } from "../context";
-import { CliError, EXIT, type Api, type Query } from "../http";
+import { CliError, EXIT, type Answer, type Api, type Query } from "../http";
 import { actionColumns, deviceColumns, enrollmentColumns, fleetColumns, formatData, formatTable, tokenColumns, type Column } from "../output";
-import type { Action, ApiToken, Device, Enrollment, Fleet, Page } from "../types";
+import type { ApiToken, Page } from "../types";
 import { getPlans, planOutputOption } from "./plans";
 import type { PlanFormat } from "../plan-output";
 import { getWorkflows, workflowOutputOption } from "./workflows";
@@ -22,18 +22,24 @@ export function parseLimit(value: string): number {
   return n;
 }
 
+/** The lists answered a page at a time ({items, total, nextCursor}). */
+type PagedPath = "/devices" | "/actions" | "/plans" | "/workflows";
+
 /** GET a paged list; with `all`, follows nextCursor to the end (pages of 500 unless --limit). */
-export async function fetchList<T>(api: Api, path: string, query: Query, all: boolean): Promise<Page<T>> {
-  let page = await api.get<Page<T>>(path, query);
-  if (!all) return page;
+export async function fetchList<P extends PagedPath>(api: Api, path: P, query: Query, all: boolean): Promise<Answer<P>> {
+  // The query is the command's own flags (checked by commander; the server refuses a bad value, naming it).
+  const get = api.call.bind(api) as (method: "get", path: PagedPath, options: { query: Query }) => Promise<{ items: unknown[]; total: number; nextCursor: string | null }>;
+  const fetchPage = (q: Query) => get("get", path, { query: q });
+  let page = await fetchPage(query);
+  if (!all) return page as Answer<P>;
   const items = [...page.items];
   while (page.nextCursor) {
     const cursor = page.nextCursor;
-    page = await api.get<Page<T>>(path, { ...query, cursor });
+    page = await fetchPage({ ...query, cursor });
     items.push(...page.items);
     if (page.nextCursor === cursor) break;
   }
-  return { items, total: page.total ?? items.length, nextCursor: null };
+  return { ...page, items, total: page.total ?? items.length, nextCursor: null } as Answer<P>;
 }
 
 /** Prints one object or a list in the chosen format; an empty table says so on stderr. */
@@ -71,11 +77,11 @@ export function registerGet(program: Command): void {
     .action(async (name: string | undefined, opts: ListOptions & { fleet?: string }, cmd: Command) => {
       const api = apiFor(cmd);
       if (name) {
-        const device = await api.get<Device>(`/devices/${encodeURIComponent(name)}`);
+        const device = await api.call("get", "/devices/{name}", { path: { name } });
         return show(opts.output, device, [device], deviceColumns, "devices");
       }
       const query = { labelSelector: opts.selector, fleet: opts.fleet, limit: opts.limit ?? (opts.all ? 500 : undefined) };
-      const page = await fetchList<Device>(api, "/devices", query, opts.all === true);
+      const page = await fetchList(api, "/devices", query, opts.all === true);
       show(opts.output, page, page.items, deviceColumns, "devices");
       morePages(page, opts.output);
     });
@@ -89,10 +95,10 @@ export function registerGet(program: Command): void {
     .action(async (name: string | undefined, opts: { output: Format }, cmd: Command) => {
       const api = apiFor(cmd);
       if (name) {
-        const fleet = await api.get<Fleet>(`/fleets/${encodeURIComponent(name)}`);
+        const fleet = await api.call("get", "/fleets/{name}", { path: { name } });
         return show(opts.output, fleet, [fleet], fleetColumns, "fleets");
       }
-      const list = await api.get<{ items: Fleet[] }>("/fleets");
+      const list = await api.call("get", "/fleets");
       show(opts.output, list, list.items, fleetColumns, "fleets");
     });
 
@@ -132,7 +138,7 @@ export function registerGet(program: Command): void {
     .action(async (id: string | undefined, opts: ListOptions & { device?: string; state?: string }, cmd: Command) => {
       const api = apiFor(cmd);
       if (id) {
-        const action = await api.get<Action>(`/actions/${encodeURIComponent(id)}`);
+        const action = await api.call("get", "/actions/{id}", { path: { id } });
         return show(opts.output, action, [action], actionColumns, "actions");
       }
       const query = {
@@ -141,7 +147,7 @@ export function registerGet(program: Command): void {
         state: opts.state?.toUpperCase(),
         limit: opts.limit ?? (opts.all ? 500 : undefined),
       };
-      const page = await fetchList<Action>(api, "/actions", query, opts.all === true);
+      const page = await fetchList(api, "/actions", query, opts.all === true);
       show(opts.output, page, page.items, actionColumns, "actions");
       morePages(page, opts.output);
     });
@@ -161,7 +167,7 @@ export function registerGet(program: Command): void {
     .action(async (nameOrId: string | undefined, opts: ListOptions & { status?: string; address?: string }, cmd: Command) => {
       const api = apiFor(cmd);
       const limit = nameOrId || opts.all ? 1000 : opts.limit;
-      const page = await api.get<Page<Enrollment>>("/enrollments", { status: opts.status, clientAddress: opts.address, limit });
+      const page = await api.call("get", "/enrollments", { query: { status: opts.status as never, clientAddress: opts.address, limit } });
       if (!nameOrId) return show(opts.output, page, page.items, enrollmentColumns, "enrollment requests");
       const found = page.items.filter((e) => e.id === nameOrId || e.deviceName === nameOrId);
       if (found.length === 0) throw new CliError(`NOT_FOUND: enrollment request "${nameOrId}" not found`, EXIT.REFUSED);

@@ -39,7 +39,7 @@ export function registerLogin(program: Command): void {
       let answer: TokenResponse;
       try {
         const name = (opts.tokenName ?? tokenNameForHost()).trim() || undefined;
-        answer = await new Api({ server }).post<TokenResponse>("/auth/token", { username, password, name });
+        answer = await new Api({ server }).call("post", "/auth/token", { body: { username, password, name } });
       } catch (error) {
         // Here a 401 means wrong credentials, not "run drover login".
         if (error instanceof ApiError && error.status === 401) throw new CliError(`${error.code}: ${error.detail}`, EXIT.AUTH);

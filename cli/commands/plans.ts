@@ -22,7 +22,6 @@ import { fetchList, parseLimit } from "./get";
 
 export const planOutputOption = () => new Option("-o, --output <format>", "output format").choices(PLAN_FORMATS).default("table");
 
-const planPath = (id: string) => `/plans/${encodeURIComponent(id)}`;
 
 /** `--state completed,newplan` → `Completed,NewPlan`: state names as the server spells them, whatever the case. */
 export function normalizeStates(text: string): string {
@@ -49,12 +48,12 @@ function printRows(rows: PlanSummaryView[], format: "table" | "wide"): void {
 export async function getPlans(cmd: Command, id: string | undefined, opts: ListOptions): Promise<void> {
   const api = apiFor(cmd);
   if (id) {
-    const plan = await api.get<PlanView>(planPath(id));
+    const plan = await api.call("get", "/plans/{id}", { path: { id } });
     if (opts.output === "json" || opts.output === "yaml") return write(formatData(plan, opts.output));
     return printRows([summaryOf(plan)], opts.output);
   }
   const query = { state: opts.state ? normalizeStates(opts.state) : undefined, limit: opts.limit ?? (opts.all ? 500 : undefined) };
-  const page = await fetchList<PlanSummaryView>(api, "/plans", query, opts.all === true);
+  const page = await fetchList(api, "/plans", query, opts.all === true);
   if (opts.output === "json" || opts.output === "yaml") return write(formatData(page, opts.output));
   if (page.items.length === 0) return note("No plans found.");
   printRows(page.items, opts.output);
@@ -85,14 +84,14 @@ interface WatchOptions {
 async function showPlan(cmd: Command, id: string, opts: WatchOptions): Promise<void> {
   const api = apiFor(cmd);
   await untilCtrlC(opts.watch === true, async (signal) => {
-    const plan = await api.get<PlanView>(planPath(id), undefined, signal);
+    const plan = await api.call("get", "/plans/{id}", { path: { id }, signal });
     printPlan(plan, opts.output);
     if (!opts.watch) return;
     const last = await watchUntil({
       first: plan,
       interval: opts.interval,
       signal,
-      get: (s) => api.get<PlanView>(planPath(plan.metadata.id), undefined, s),
+      get: (s) => api.call("get", "/plans/{id}", { path: { id: plan.metadata.id }, signal: s }),
       ended: (p) => isTerminalPlanState(p.status.state),
       key: (p) => JSON.stringify(p.status),
       print: (p) => {
@@ -110,7 +109,7 @@ const watchOptions = (cmd: Command) =>
 async function confirmCancel(api: Api, id: string, cmd: Command): Promise<void> {
   if (!stdinIsTty()) cmd.error("error: not a terminal: pass --yes to cancel without confirmation", { exitCode: EXIT.USAGE });
   // Read it first: a wrong id fails before the question, and the question says what it stops.
-  const plan = await api.get<PlanView>(planPath(id));
+  const plan = await api.call("get", "/plans/{id}", { path: { id } });
   const s = plan.status;
   const what = `plan/${id} (${planName(plan.metadata.name, typeof plan.spec.id === "string" ? plan.spec.id : null)}, ${s.state}, ${s.counts.SignalCompleted}/${s.counts.total} nodes done)`;
   const answer = await withPrompter((p) => p.ask(`Cancel ${what}? Nothing more is signalled and unfinished actions are cancelled; this cannot be undone. [y/N] `));
@@ -139,7 +138,7 @@ Examples:
     .description("approve a plan created with approval required: its first nodes are signalled")
     .argument("<id>", "the plan id")
     .action(async (id: string, _opts: unknown, cmd: Command) => {
-      const p = await apiFor(cmd).post<PlanView>(`${planPath(id)}/approve`);
+      const p = await apiFor(cmd).call("post", "/plans/{id}/approve", { path: { id } });
       write(`plan/${p.metadata.id} approved (${p.status.state})\n`);
     });
 
@@ -152,7 +151,7 @@ Examples:
     .action(async (id: string, opts: { reason?: string; yes?: boolean }, cmd: Command) => {
       const api = apiFor(cmd);
       if (!opts.yes) await confirmCancel(api, id, cmd);
-      const p = await api.post<PlanView>(`${planPath(id)}/cancel`, opts.reason ? { reason: opts.reason } : {});
+      const p = await api.call("post", "/plans/{id}/cancel", { path: { id }, body: opts.reason ? { reason: opts.reason } : {} });
       write(p.status.state === "Cancelled" ? `plan/${p.metadata.id} cancelled\n` : `plan/${p.metadata.id}: cancel requested (${p.status.state})\n`);
     });
 
@@ -161,7 +160,7 @@ Examples:
     .description("run a failed plan again as a new plan that skips the nodes already SignalCompleted")
     .argument("<id>", "the plan that failed")
     .action(async (id: string, _opts: unknown, cmd: Command) => {
-      const p = await apiFor(cmd).post<PlanView>(`${planPath(id)}/retry`);
+      const p = await apiFor(cmd).call("post", "/plans/{id}/retry", { path: { id } });
       write(`plan/${p.metadata.id} created (${p.status.state}), retrying plan/${id}\n`);
     });
 

@@ -6,7 +6,10 @@
 import type { Command } from "commander";
 import { apiFor, note, outputOption, write, type Format } from "../context";
 import { formatAge, formatData, formatTable, type Column } from "../output";
-import type { ActionRequest, Page } from "../types";
+
+import type { ActionRequest } from "../types";
+
+type RequestOrigin = NonNullable<ActionRequest["origin"]>;
 
 /** "41/50 done, 9 waiting, 0 failed" (and running / cancelled when there are). */
 export function progressText(p: ActionRequest["progress"]): string {
@@ -31,19 +34,19 @@ export const requestColumns: Column<ActionRequest>[] = [
 async function getRequests(cmd: Command, id: string | undefined, opts: { pending?: boolean; origin?: string; limit?: number; all?: boolean; output: Format }): Promise<void> {
   const api = apiFor(cmd);
   if (id) {
-    const r = await api.get<ActionRequest>(`/requests/${encodeURIComponent(id)}`);
+    const r = await api.call("get", "/requests/{id}", { path: { id } });
     if (opts.output !== "table") return write(formatData(r, opts.output));
     write(formatTable(requestColumns, [r]));
     // Why the rest wait, most first: "9 DeviceNotOnline: device d-3 is Offline: …".
     for (const w of r.progress.waitingBy ?? []) write(`  ${w.count} waiting: ${w.reason} (e.g. ${w.message})\n`);
     return;
   }
-  const query = { pendingApproval: opts.pending ? "true" : undefined, origin: opts.origin, limit: opts.limit ?? (opts.all ? 500 : undefined) };
-  let page = await api.get<Page<ActionRequest>>("/requests", query);
+  const query = { pendingApproval: opts.pending ? true : undefined, origin: opts.origin as RequestOrigin | undefined, limit: opts.limit ?? (opts.all ? 500 : undefined) };
+  let page = await api.call("get", "/requests", { query });
   if (opts.all) {
     const items = [...page.items];
     while (page.nextCursor) {
-      page = await api.get<Page<ActionRequest>>("/requests", { ...query, cursor: page.nextCursor });
+      page = await api.call("get", "/requests", { query: { ...query, cursor: page.nextCursor ?? undefined } });
       items.push(...page.items);
     }
     page = { items, total: items.length, nextCursor: null };

@@ -83,12 +83,12 @@ interface StatusOptions {
 const rolloutKey = (f: FleetWithRollout) => JSON.stringify([f.status.rollout, f.status.conditions.filter((c) => ROLLOUT_CONDITIONS.includes(c.type))]);
 
 /** Re-prints the status on every change until the rollout ends: returns on Completed, throws (exit 1) on CanaryFailed or Aborted. */
-async function watch(api: Api, path: string, first: FleetWithRollout, opts: StatusOptions, signal: AbortSignal): Promise<void> {
+async function watch(api: Api, name: string, first: FleetWithRollout, opts: StatusOptions, signal: AbortSignal): Promise<void> {
   const current = await watchUntil({
     first,
     interval: opts.interval,
     signal,
-    get: (s) => api.get<FleetWithRollout>(path, undefined, s),
+    get: (s) => api.call("get", "/fleets/{name}", { path: { name }, signal: s }),
     ended: (f) => f.status.rollout !== null && f.status.rollout.phase in ENDED,
     key: rolloutKey,
     print: (f) => {
@@ -122,7 +122,7 @@ export function registerRollout(program: Command): void {
     if (kind === "pause" || kind === "abort") cmd.option("--reason <text>", "why (recorded with your name in the fleet's events)");
     cmd.addOption(outputOption()).action(async (name: string, opts: { reason?: string; output: Format }, c: Command) => {
       const api = apiFor(c);
-      const fleet = await api.post<FleetWithRollout>(`/fleets/${encodeURIComponent(name)}/rollout/${kind}`, opts.reason ? { reason: opts.reason } : {});
+      const fleet = await api.call("post", `/fleets/{name}/rollout/${kind}`, { path: { name }, body: opts.reason ? { reason: opts.reason } : {} });
       if (opts.output !== "table") return write(formatData(fleet, opts.output));
       const r = fleet.status.rollout;
       const reverted = kind === "abort" ? `; template version ${fleet.status.templateVersion}` : "";
@@ -139,11 +139,10 @@ export function registerRollout(program: Command): void {
     .addOption(outputOption())
     .action(async (name: string, opts: StatusOptions, cmd: Command) => {
       const api = apiFor(cmd);
-      const path = `/fleets/${encodeURIComponent(name)}`;
       await untilCtrlC(opts.watch === true, async (signal) => {
-        const fleet = await api.get<FleetWithRollout>(path, undefined, signal);
+        const fleet = await api.call("get", "/fleets/{name}", { path: { name }, signal });
         printFleet(fleet, opts.output);
-        if (opts.watch) await watch(api, path, fleet, opts, signal);
+        if (opts.watch) await watch(api, name, fleet, opts, signal);
       });
     });
 }

@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { apiFor, note, write } from "../context";
-import type { ApiToken } from "../types";
 
 export function registerTokens(program: Command): void {
   const revoke = program.command("revoke").description("revoke API tokens");
@@ -15,13 +14,13 @@ export function registerTokens(program: Command): void {
       let order = [...new Set(ids)];
       if (order.length > 1) {
         // The token this CLI runs with goes last: revoked first, it would refuse the rest.
-        const current = (await api.get<{ items: ApiToken[] }>("/tokens", { limit: 1000 })).items.find((t) => t.current)?.id;
+        const current = (await api.call("get", "/tokens", { query: { limit: 1000 } })).items.find((t) => t.current)?.id;
         order = [...order.filter((id) => id !== current), ...order.filter((id) => id === current)];
       }
       let revokedOwn = false;
       // One at a time: each is its own decision, like kubectl delete.
       for (const id of order) {
-        const t = await api.post<ApiToken>(`/tokens/${encodeURIComponent(id)}/revoke`);
+        const t = await api.call("post", "/tokens/{id}/revoke", { path: { id } });
         write(`token/${t.id} revoked (${t.name ?? "unnamed"}, user ${t.username})\n`);
         revokedOwn ||= t.current;
       }

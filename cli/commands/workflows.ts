@@ -50,12 +50,12 @@ function printRows(rows: WorkflowSummary[], format: "table" | "wide"): void {
 export async function getWorkflows(cmd: Command, name: string | undefined, opts: ListOptions): Promise<void> {
   const api = apiFor(cmd);
   if (name) {
-    const wf = await api.get<WorkflowObject>(workflowPath(name));
+    const wf = await api.call("get", "/workflows/{name}", { path: { name } });
     if (opts.output === "json" || opts.output === "yaml") return write(formatData(wf, opts.output));
     return printRows([summaryOfWorkflow(wf)], opts.output);
   }
   const query = { phase: opts.phase ? normalizePhases(opts.phase) : undefined, limit: opts.limit ?? (opts.all ? 500 : undefined) };
-  const page = await fetchList<WorkflowSummary>(api, "/workflows", query, opts.all === true);
+  const page = await fetchList(api, "/workflows", query, opts.all === true);
   if (opts.output === "json" || opts.output === "yaml") return write(formatData(page, opts.output));
   if (page.items.length === 0) return note("No workflows found.");
   printRows(page.items, opts.output);
@@ -75,14 +75,14 @@ function ending(wf: WorkflowObject): void {
 async function showWorkflow(cmd: Command, name: string, opts: { watch?: boolean; interval: number }): Promise<void> {
   const api = apiFor(cmd);
   await untilCtrlC(opts.watch === true, async (signal) => {
-    const wf = await api.get<WorkflowObject>(workflowPath(name), undefined, signal);
+    const wf = await api.call("get", "/workflows/{name}", { path: { name }, signal });
     write(describeWorkflow(wf));
     if (!opts.watch) return;
     const last = await watchUntil({
       first: wf,
       interval: opts.interval,
       signal,
-      get: (s) => api.get<WorkflowObject>(workflowPath(name), undefined, s),
+      get: (s) => api.call("get", "/workflows/{name}", { path: { name }, signal: s }),
       ended: (w) => w.status.phase === "Succeeded" || w.status.phase === "Failed",
       key: (w) => JSON.stringify(w.status),
       print: (w) => write(`\n${describeWorkflow(w)}`),
@@ -94,7 +94,7 @@ async function showWorkflow(cmd: Command, name: string, opts: { watch?: boolean;
 /** Asks on a terminal (refused off one: --yes), after reading the workflow so a wrong name fails first and the question says what it stops. */
 async function confirm(api: Api, name: string, cmd: Command, verb: "Cancel" | "Delete", consequence: string): Promise<void> {
   if (!stdinIsTty()) cmd.error(`error: not a terminal: pass --yes to ${verb.toLowerCase()} without confirmation`, { exitCode: EXIT.USAGE });
-  const wf = await api.get<WorkflowObject>(workflowPath(name));
+  const wf = await api.call("get", "/workflows/{name}", { path: { name } });
   const sum = summaryOfWorkflow(wf);
   const what = `workflow/${name} (${phaseCell(sum)}, run ${sum.run}, ${formatSteps(sum)} steps done)`;
   const answer = await withPrompter((p) => p.ask(`${verb} ${what}? ${consequence} [y/N] `));
@@ -155,7 +155,7 @@ Example workflow.yaml (a diamond: B and C after A, D after both):
     .action(async (name: string, opts: { reason?: string; yes?: boolean }, cmd: Command) => {
       const api = apiFor(cmd);
       if (!opts.yes) await confirm(api, name, cmd, "Cancel", "No new step starts and unfinished actions are cancelled.");
-      const wf = await api.post<WorkflowObject>(`${workflowPath(name)}/cancel`, opts.reason ? { reason: opts.reason } : {});
+      const wf = await api.call("post", "/workflows/{name}/cancel", { path: { name }, body: opts.reason ? { reason: opts.reason } : {} });
       write(wf.status.phase === "Running" ? `workflow/${name}: cancel requested (Running)\n` : `workflow/${name} cancelled (${phaseCell(wf.status)})\n`);
     });
 
@@ -167,7 +167,7 @@ Example workflow.yaml (a diamond: B and C after A, D after both):
     .action(async (name: string, opts: { yes?: boolean }, cmd: Command) => {
       const api = apiFor(cmd);
       if (!opts.yes) await confirm(api, name, cmd, "Delete", "Its unfinished actions are cancelled; this cannot be undone.");
-      const r = await api.request<{ deleted: string; actionsCancelled: number }>("DELETE", workflowPath(name));
+      const r = await api.call("delete", "/workflows/{name}", { path: { name } });
       write(`workflow/${r.deleted} deleted${r.actionsCancelled ? ` (${r.actionsCancelled} unfinished action${r.actionsCancelled === 1 ? "" : "s"} cancelled)` : ""}\n`);
     });
 
