@@ -40,12 +40,24 @@ import { startLeaderElection, type Leadership } from "./leader";
  * (a second insert fails). What the window can still repeat is work outside a transaction
  * (a wake sent twice, a recount), never a device's update.
  */
-export function startControllers(ctx: ServerContext): { ready: Promise<void>; stop(): Promise<void> } {
+export interface Controllers {
+  ready: Promise<void>;
+  stop(): Promise<void>;
+  /**
+   * One pass of the controllers' tick now, on this server if it leads (false if it does not):
+   * what the sweep's timer does every DROVER_SWEEP_SECONDS, for tests that drive time instead
+   * of waiting for it.
+   */
+  tick(): Promise<boolean>;
+}
+
+export function startControllers(ctx: ServerContext): Controllers {
   if (dialectOf(ctx.env.DATABASE_URL) !== "postgresql") {
     ctx.metrics.controllerLeader.set(1);
     const running = runControllers(ctx, null);
     return {
       ready: Promise.resolve(),
+      tick: () => running.tick().then(() => true),
       stop: () => {
         running.stop();
         return Promise.resolve();
@@ -53,7 +65,7 @@ export function startControllers(ctx: ServerContext): { ready: Promise<void>; st
     };
   }
   ctx.metrics.controllerLeader.set(0);
-  let running: { stop(): void } | null = null;
+  let running: ReturnType<typeof runControllers> | null = null;
   const election = startLeaderElection({
     url: ctx.env.DATABASE_URL,
     log: ctx.log,
@@ -67,6 +79,7 @@ export function startControllers(ctx: ServerContext): { ready: Promise<void>; st
   });
   return {
     ready: election.ready,
+    tick: async () => (running ? (await running.tick(), true) : false),
     async stop() {
       running?.stop();
       running = null;
@@ -76,12 +89,21 @@ export function startControllers(ctx: ServerContext): { ready: Promise<void>; st
 }
 
 /** The controllers themselves; `leadership` (PostgreSQL) is confirmed before every tick. */
-function runControllers(ctx: ServerContext, leadership: Leadership | null): { stop(): void } {
-  let running = false;
+function runControllers(ctx: ServerContext, leadership: Leadership | null): { stop(): void; tick(): Promise<void> } {
+  let running: Promise<void> | null = null;
   let stopped = false;
-  const tick = async () => {
-    if (running || stopped) return;
-    running = true;
+  // A tick asked for while one runs waits for it and runs after it (the timer's own ticks skip).
+  const tick = async (): Promise<void> => {
+    if (stopped) return;
+    if (running) return running;
+    running = pass().finally(() => (running = null));
+    return running;
+  };
+  const requested = async (): Promise<void> => {
+    while (running) await running;
+    return tick();
+  };
+  const pass = async () => {
     try {
       if (leadership && !(await leadership.confirm())) return;
       const steps = [
@@ -106,8 +128,6 @@ function runControllers(ctx: ServerContext, leadership: Leadership | null): { st
       }
     } catch (err) {
       if (!stopped) ctx.log.error({ err }, "sweep failed");
-    } finally {
-      running = false;
     }
   };
   const timer = setInterval(() => void tick(), ctx.env.DROVER_SWEEP_SECONDS * 1000);
@@ -119,6 +139,7 @@ function runControllers(ctx: ServerContext, leadership: Leadership | null): { st
   // The overview's history: a sample a minute on its own timer (server/overview/history.ts).
   const history = startMetricsHistory(ctx);
   return {
+    tick: requested,
     stop() {
       stopped = true;
       clearInterval(timer);

@@ -58,6 +58,8 @@ export interface RunningServer {
   port: number;
   ctx: ServerContext;
   auth: Auth;
+  /** One controllers' tick now (server/controllers.ts): false when another server leads. */
+  tick(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -251,6 +253,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     port,
     ctx,
     auth,
+    tick: () => controllers.tick(),
     async close() {
       await controllers.stop();
       await new Promise<void>((resolve) => {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { expectError } from "./helpers/devices";
-import { actionEvents, createAction, enrollAs, getAction, offeredIds, onlineDevice, postActions, reportAll, setHealth, sleep } from "./helpers/actions";
+import { actionEvents, createAction, enrollAs, getAction, offeredIds, onlineDevice, postActions, reportAll, setHealth } from "./helpers/actions";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -64,7 +64,10 @@ describe("expiry", () => {
     const a = await createAction(s, d.name, "sleep", { args: { seconds: 1 }, expiresInSeconds: 1 });
     expect(a.expiresAt).toBe(new Date(new Date(a.createdAt).getTime() + 1000).toISOString());
     expect(a.waiting?.message).toMatch(new RegExp(`cancelled if not started by ${a.expiresAt!.replace(/\./g, "\\.")}$`));
-    await expect.poll(async () => (await getAction(s, a.id)).state, { timeout: 5_000, interval: 200 }).toBe("CANCELLED");
+    // Time passes its expiry; the controllers' next tick cancels it.
+    s.advanceClock(1_100);
+    await s.tick();
+    expect((await getAction(s, a.id)).state).toBe("CANCELLED");
     const ended = await getAction(s, a.id);
     expect(ended).toMatchObject({ error: "expired: not started within 1s of its creation", cancelRequestedBy: "server:expiry", waiting: null });
     expect((await actionEvents(s, a.id)).at(-1)).toMatchObject({ type: "ActionStateChanged", reason: "CANCELLED", actor: "server:expiry" });
@@ -87,7 +90,8 @@ describe("expiry", () => {
     const a = await createAction(s, d.name, "sleep", { args: { seconds: 1 }, expiresInSeconds: 1 });
     expect(await offeredIds(s, d)).toContain(a.id);
     await reportAll(s, d, a.id, "NEW", "RUNNING");
-    await sleep(1_800);
+    s.advanceClock(1_800);
+    await s.tick();
     expect((await getAction(s, a.id)).state).toBe("RUNNING");
   });
 

@@ -407,7 +407,7 @@ describe("errors while running", () => {
     expect((await report(s, l, action!.id, { state: "NEW" })).status).toBe(200);
     // The agent's queue no longer has it: LOST after 5 s missing from heartbeats.
     await setHealth(s, l, { actions: [] });
-    await new Promise((r) => setTimeout(r, 5_200));
+    s.advanceClock(5_200);
     await setHealth(s, l, { actions: [] });
     const lost = await untilState(s, lp.metadata.id, "ApplyFailed");
     expect(node(lost, 0, "workers", "lost-1").message).toContain("LOST");

@@ -22,6 +22,12 @@ export interface TestServer extends RunningServer {
   adminToken: string;
   api<T = unknown>(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: T }>;
   agent<T = unknown>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: T }>;
+  /**
+   * Moves the server's clock (`ctx.now`, what every domain rule reads) forward by `ms`, for
+   * tests of what time alone does (LOST after its grace, expiry, Offline after the
+   * disconnection timeout): advance, then `tick()` or send the heartbeat, instead of sleeping.
+   */
+  advanceClock(ms: number): void;
 }
 
 const migrationsDir = path.resolve(import.meta.dirname, "../../prisma/migrations");
@@ -147,12 +153,15 @@ export async function startTestServer(env: StartOptions["env"] = {}, options: Pi
   const tokenRes = await call<{ token: string }>(`${running.url}/api/v1/auth/token`, "POST", { username: "admin", password: ADMIN_PASSWORD }, {});
   if (tokenRes.status !== 201) throw new Error(`could not get an admin token: ${JSON.stringify(tokenRes.body)}`);
   const adminToken = tokenRes.body.token;
+  let offset = 0;
+  running.ctx.now = () => new Date(Date.now() + offset);
   return {
     ...running,
     dir,
     adminToken,
     api: (method, p, body, token = adminToken) => call(`${running.url}/api/v1${p}`, method, body, { authorization: `Bearer ${token}` }),
     agent: (method, p, body, headers = {}) => call(`${running.url}/api/agent/v1${p}`, method, body, headers),
+    advanceClock: (ms) => void (offset += ms),
     async close() {
       // Bounded: once, under the full PostgreSQL suite, a server's close did not end within the
       // 60 s hook timeout after its file's tests had passed (session 9, not yet explained; it
