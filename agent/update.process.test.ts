@@ -170,9 +170,9 @@ describe("the agent process applies specs", () => {
     ]);
     const starts = agent.lines.filter((l) => l.event === "app.started").map((l) => Date.parse(String(l.time)));
     expect((starts[2] ?? 0) - (starts[1] ?? 0)).toBeGreaterThan((starts[1] ?? 0) - (starts[0] ?? 0) + 500);
-    // The third process is started (its restart reported) before it has written its pid: on a
-    // loaded machine node's own start takes a while.
-    await eventually(async () => (new Set(await pidsIn(pids)).size >= 3 ? true : undefined), 10_000, "three processes recorded their pids");
+    // Three processes, by the pids the agent started: the pid file each writes once node has
+    // booted can lag the restart the agent reported (CI on a loaded machine once read two).
+    expect(new Set(agent.lines.filter((l) => l.event === "app.started").map((l) => l.pid)).size).toBeGreaterThanOrEqual(3);
     agent.kill("SIGTERM");
     expect(await agent.exited).toBe(0);
 
