@@ -26,7 +26,7 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: "rm -rf .tmp/e2e && npx tsx server/main.ts",
+    command: "rm -rf .tmp/e2e && node dist/server/main.mjs",
     url: `${E2E_URL}/healthz`,
     reuseExistingServer: false,
     timeout: 120_000,
