@@ -129,19 +129,23 @@ beforeAll(async () => {
   let databaseUrl = `file:${path.join(dir, "data", "drover.db")}`;
   if (onPostgres) {
     // An empty database: the bundled server applies prisma/postgresql/migrations itself.
-    pgDatabase = `drover_production_${process.pid}_${Date.now()}`;
-    await pgAdmin(`CREATE DATABASE ${pgDatabase}`);
+    const name = `drover_production_${process.pid}_${Date.now()}`;
+    await pgAdmin(`CREATE DATABASE ${name}`);
+    pgDatabase = name;
     const u = new URL(PG_URL);
-    u.pathname = `/${pgDatabase}`;
+    u.pathname = `/${name}`;
     databaseUrl = u.toString();
   }
   url = await startBuiltServer(databaseUrl);
 }, 900_000);
 
 afterAll(async () => {
-  await stopServer();
-  if (pgDatabase) await pgAdmin(`DROP DATABASE IF EXISTS ${pgDatabase} WITH (FORCE)`);
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  try {
+    await stopServer();
+  } finally {
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    if (pgDatabase) await pgAdmin(`DROP DATABASE IF EXISTS ${pgDatabase} WITH (FORCE)`);
+  }
 }, 60_000);
 
 describe("a production install (npm prune --omit=dev --omit=optional) runs the built server", () => {
