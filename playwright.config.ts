@@ -1,21 +1,28 @@
 import { defineConfig } from "@playwright/test";
 
 /**
- * End-to-end tests against the production build (`npm start`'s server) with Debian's
- * Chromium; real simulated agents talk to the same server over HTTP.
+ * End-to-end tests against the production build (`npm start`'s server, dist/server/main.mjs)
+ * with Debian's Chromium; real simulated agents talk to the same server over HTTP.
+ *
+ * Spec files run side by side, E2E_WORKERS at a time (2 by default), each worker against a
+ * server of its own with its own database (ports E2E_PORT, E2E_PORT + 1, …): no test sees
+ * another's devices, counts or sign-in attempts. Playwright loads this file again in every
+ * worker with TEST_PARALLEL_INDEX set, so E2E_URL there is that worker's server.
  */
-const PORT = Number(process.env.E2E_PORT ?? 3210);
-export const E2E_URL = `http://localhost:${PORT}`;
+const BASE_PORT = Number(process.env.E2E_PORT ?? 3210);
+const WORKERS = Number(process.env.E2E_WORKERS ?? 2);
+export const E2E_URL = `http://localhost:${BASE_PORT + Number(process.env.TEST_PARALLEL_INDEX ?? 0)}`;
 export const E2E_ADMIN_PASSWORD = "e2e-admin-password";
 
 export default defineConfig({
   testDir: "./e2e",
   timeout: 60_000,
   expect: { timeout: 10_000 },
+  // The files of the suite are spread over the workers; the tests of one file run in order.
   fullyParallel: false,
-  workers: 1,
+  workers: WORKERS,
   retries: 0,
-  reporter: [["list"]],
+  reporter: [["list"], ["json", { outputFile: ".tmp/e2e-report.json" }]],
   use: {
     baseURL: E2E_URL,
     trace: "retain-on-failure",
@@ -25,17 +32,17 @@ export default defineConfig({
       args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
     },
   },
-  webServer: {
-    command: "rm -rf .tmp/e2e && node dist/server/main.mjs",
-    url: `${E2E_URL}/healthz`,
+  webServer: Array.from({ length: WORKERS }, (_, i) => ({
+    command: `rm -rf .tmp/e2e-${i} && node dist/server/main.mjs`,
+    url: `http://localhost:${BASE_PORT + i}/healthz`,
     reuseExistingServer: false,
     timeout: 120_000,
-    stdout: "ignore",
-    stderr: "pipe",
+    stdout: "ignore" as const,
+    stderr: "pipe" as const,
     env: {
       NODE_ENV: "production",
-      PORT: String(PORT),
-      DATABASE_URL: "file:./.tmp/e2e/drover.db",
+      PORT: String(BASE_PORT + i),
+      DATABASE_URL: `file:./.tmp/e2e-${i}/drover.db`,
       DROVER_ADMIN_PASSWORD: E2E_ADMIN_PASSWORD,
       DROVER_DISCONNECTION_TIMEOUT_SECONDS: "6",
       DROVER_SWEEP_SECONDS: "0.5",
@@ -45,5 +52,5 @@ export default defineConfig({
       DROVER_METRICS_SAMPLE_SECONDS: "2",
       NEXT_TELEMETRY_DISABLED: "1",
     },
-  },
+  })),
 });

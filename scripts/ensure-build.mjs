@@ -2,7 +2,8 @@
 // its sources, so `npm install && npm start` works on a fresh clone and after any edit:
 //  - the console (`next build`, .next/),
 //  - the server bundle (scripts/build-server.mjs, dist/server/main.mjs),
-//  - the agent artifact (scripts/build-agent.mjs, dist/agent/).
+//  - the agent artifact (scripts/build-agent.mjs, dist/agent/),
+//  - the `drover` CLI (scripts/build-cli.mjs, dist/cli/drover.mjs).
 // Nothing changed: a few milliseconds of stat() calls, no build tool loaded.
 //
 // A production install (`npm ci --omit=dev`, or `npm prune --omit=dev` after `npm run build`)
@@ -92,6 +93,18 @@ function targets() {
     tools: ["esbuild"],
     build: () => run([path.join(root, "scripts", "build-server.mjs")]),
     required: true,
+    command: "npm run build",
+  });
+
+  // The `drover` CLI (bin/drover.mjs runs it; without it, the sources through tsx).
+  const cliBundle = path.join(root, "dist", "cli", "drover.mjs");
+  list.push({
+    name: "CLI",
+    builtAt: mtime(cliBundle),
+    sourcesAt: () => Math.max(newest(path.join(root, "cli")), newest(path.join(root, "lib")), mtime(path.join(root, "scripts", "build-cli.mjs"))),
+    tools: ["esbuild"],
+    build: () => run([path.join(root, "scripts", "build-cli.mjs")]),
+    required: false,
     command: "npm run build",
   });
 

@@ -194,6 +194,15 @@ describe("a production install (npm prune --omit=dev --omit=optional) runs the b
     expect(await pending.json()).toMatchObject({ items: [expect.objectContaining({ deviceName: "prod-check-1", labels: { site: "a" } })] });
   });
 
+  it("runs the drover CLI as built (dist/cli), without tsx", async () => {
+    const tokenRes = await fetch(`${url}/api/v1/auth/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: ADMIN_PASSWORD }) });
+    const { token } = (await tokenRes.json()) as { token: string };
+    const env = { ...process.env, DROVER_SERVER: url, DROVER_TOKEN: token, DROVER_CONFIG: path.join(dir, "no-login.json") };
+    expect((await run(process.execPath, ["bin/drover.mjs", "--version"], { cwd: dir, env })).stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+    const listed = await run(process.execPath, ["bin/drover.mjs", "get", "enrollments", "-o", "json"], { cwd: dir, env });
+    expect(listed.stdout).toContain("prod-check-1");
+  });
+
   it("serves install.sh with its own URL in it, and the agent build with its manifest's sha256", async () => {
     const script = await fetch(`${url}/install.sh`);
     expect(script.status).toBe(200);
