@@ -60,6 +60,8 @@ export interface RunningServer {
   auth: Auth;
   /** One controllers' tick now (server/controllers.ts): false when another server leads. */
   tick(): Promise<boolean>;
+  /** The step close() is in (controllers, http server, console, agent store, bus, database), else null. */
+  readonly closing: string | null;
   close(): Promise<void>;
 }
 
@@ -246,6 +248,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : env.PORT;
   const url = `http://localhost:${port}`;
+  let closing: string | null = null;
   log.info({ url, database: env.DATABASE_URL.replace(/\/\/([^:/@]+):[^@]*@/, "//$1:***@") }, "Drover is listening");
 
   return {
@@ -254,16 +257,24 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     ctx,
     auth,
     tick: () => controllers.tick(),
+    get closing() {
+      return closing;
+    },
     async close() {
-      await controllers.stop();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      await next?.close().catch(() => undefined);
-      await fast?.close();
-      await ctx.bus.close();
-      await db.$disconnect();
+      // Step by step, each named while it runs: a close that hangs says where (`closing`).
+      const steps: [string, () => Promise<unknown>][] = [
+        ["controllers", () => controllers.stop()],
+        ["http server", () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections()))],
+        ["console", async () => next?.close().catch(() => undefined)],
+        ["agent store", async () => fast?.close()],
+        ["bus", () => ctx.bus.close()],
+        ["database", () => db.$disconnect()],
+      ];
+      for (const [name, step] of steps) {
+        closing = name;
+        await step();
+      }
+      closing = null;
     },
   };
 }

@@ -157,6 +157,9 @@ export async function startTestServer(env: StartOptions["env"] = {}, options: Pi
   running.ctx.now = () => new Date(Date.now() + offset);
   return {
     ...running,
+    get closing() {
+      return running.closing;
+    },
     dir,
     adminToken,
     api: (method, p, body, token = adminToken) => call(`${running.url}/api/v1${p}`, method, body, { authorization: `Bearer ${token}` }),
@@ -167,7 +170,7 @@ export async function startTestServer(env: StartOptions["env"] = {}, options: Pi
       // 60 s hook timeout after its file's tests had passed (session 9, not yet explained; it
       // never did alone). Say so and go on rather than fail a file whose tests passed.
       const closed = await Promise.race([running.close().then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 30_000).unref())]);
-      if (!closed) console.warn(`test server ${running.url}: close() did not finish in 30 s`);
+      if (!closed) console.warn(`test server ${running.url}: close() did not finish in 30 s (stuck closing the ${running.closing})`);
       // Bounded: under a full run, a DROP can queue behind other files' CREATE DATABASE …
       // TEMPLATE; a database left behind is harmless (named per process, dropped by FORCE later).
       if (pgDb) await Promise.race([pgDb.drop().catch(() => undefined), new Promise((r) => setTimeout(r, 10_000).unref())]);
