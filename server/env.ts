@@ -92,6 +92,10 @@ const EnvSchema = z.object({
   DROVER_TRUSTED_PROXIES: addressList(""),
   /** Sign-ins (successful or not) one client address may make a minute: a coarse wall; guessing is the login throttle's job. */
   DROVER_SIGN_IN_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(30),
+  // Password guessing (server/auth/login-throttle.ts): failures before an account, or one client
+  // address over every account, is locked.
+  DROVER_LOGIN_ACCOUNT_LIMIT: z.coerce.number().int().min(1).max(1_000).default(5),
+  DROVER_LOGIN_ADDRESS_LIMIT: z.coerce.number().int().min(1).max(10_000).default(20),
   /** Held long-polls (work and enrollment waits) the whole server keeps; past it, 429. */
   DROVER_MAX_HELD_POLLS: z.coerce.number().int().min(1).default(15_000),
   /** Held work polls one device token keeps; a new one past it answers the oldest at once. */

@@ -114,7 +114,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     heartbeatSeconds: heartbeatSeconds(env),
     now: () => new Date(),
   };
-  const auth = createAuth(db, await authSecret(db, env.DROVER_AUTH_SECRET), ctx);
+  const auth = createAuth(db, await authSecret(db, env.DROVER_AUTH_SECRET), ctx, { accountLimit: env.DROVER_LOGIN_ACCOUNT_LIMIT, addressLimit: env.DROVER_LOGIN_ADDRESS_LIMIT });
   await ensureAdmin(auth, db, env.DROVER_ADMIN_PASSWORD, log);
 
   const agentApi = createAgentApi(ctx);

@@ -392,13 +392,15 @@ describe("LOST: what the heartbeat queue no longer lists", () => {
     await reportAll(s, d, finished.id, "NEW", "RUNNING", "DONE");
     const queue = [{ id: kept.id, state: "RUNNING" }];
 
-    // Within the grace: a report may still be in flight alongside the heartbeat.
+    // Within the grace: a report may still be in flight alongside the heartbeat. Timed from the
+    // reports themselves (a loaded machine may take a second between them and the heartbeat).
+    const reportedAt = await Promise.all([gone.id, goneRunning.id].map(async (id) => Date.parse((await getAction(s, id)).updatedAt)));
     await setHealth(s, d, { actions: queue });
-    await later(s, LOST_GRACE_MS - 1_000, () => setHealth(s, d, { actions: queue }));
+    await later(s, Math.min(...reportedAt) + LOST_GRACE_MS - 100 - Date.now(), () => setHealth(s, d, { actions: queue }));
     expect((await getAction(s, gone.id)).state).toBe("NEW");
     expect((await getAction(s, goneRunning.id)).state).toBe("RUNNING");
 
-    await later(s, LOST_GRACE_MS + 1_000, () => setHealth(s, d, { actions: queue }));
+    await later(s, Math.max(...reportedAt) + LOST_GRACE_MS + 1_000 - Date.now(), () => setHealth(s, d, { actions: queue }));
     const lost = await getAction(s, gone.id);
     expect(lost.state).toBe("LOST");
     expect(lost.finishedAt).not.toBeNull();
