@@ -322,7 +322,8 @@ describe("operation", () => {
     await eventually(() => server.count("GET", /^\/work$/) === 0 && agent.stats.polls > 0, 5_000, "poll in flight");
     const started = Date.now();
     expect(await agent.stop()).toEqual({ kind: "stopped" });
-    expect(Date.now() - started).toBeLessThan(500);
+    // At once, not at the end of its 60 s wait.
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it("a stop that arrives while the applications are starting still ends the agent at once", async () => {
@@ -346,7 +347,7 @@ describe("operation", () => {
     const started = Date.now();
     expect(await stopping).toEqual({ kind: "stopped" });
     expect(await outcome).toEqual({ kind: "stopped" });
-    expect(Date.now() - started).toBeLessThan(500);
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it("does not spin while the server keeps offering an action whose report does not get through", async () => {

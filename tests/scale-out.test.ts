@@ -227,7 +227,8 @@ describe.runIf(testOnPostgres)("three servers on one PostgreSQL", () => {
     const received = await agent.waitFor("action.received", 10_000, (l) => l.actionId === id);
     const took = Date.parse(String(received.time)) - t0;
     console.log(`[scale-out] approve on server 1 → real agent on server 2 received the action: ${took} ms (agent log clock)`);
-    expect(took).toBeLessThan(1_000);
+    // Woken across servers, not by the agent's next poll (how fast is the bench's to measure).
+    expect(took).toBeLessThan(5_000);
     await eventually(async () => (await api<{ state: string }>(one, "GET", `/actions/${id}`)).body.state === "DONE", 10_000, "the action DONE");
   }, 120_000);
 
