@@ -16,7 +16,9 @@ export const E2E_ADMIN_PASSWORD = "e2e-admin-password";
 
 export default defineConfig({
   testDir: "./e2e",
-  timeout: 60_000,
+  // Two workers share the two cores with their servers, simulators and Chromium: a long journey
+  // takes 50–60 s on a loaded machine.
+  timeout: 120_000,
   expect: { timeout: 10_000 },
   // The files of the suite are spread over the workers; the tests of one file run in order.
   fullyParallel: false,
