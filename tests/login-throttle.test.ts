@@ -168,11 +168,6 @@ async function addUser(server: TestServer, username: string, password: string) {
   await caller.auth.createUser({ username, password, role: "viewer" });
 }
 
-function advance(server: TestServer, ms: number) {
-  const before = server.ctx.now;
-  server.ctx.now = () => new Date(before().getTime() + ms);
-}
-
 function expectLimited(answer: Answer) {
   expect(answer.status).toBe(429);
   const code = answer.body.error?.code ?? answer.body.code;
@@ -192,7 +187,7 @@ describe.each(routes)("%s", (_name, route, okStatus) => {
     expectLimited(await route(s, "MALLORY", "mallory-password"));
     // Another account from the same address is not locked.
     expect((await route(s, "admin", ADMIN_PASSWORD)).status).toBe(okStatus);
-    advance(s, wait * 1000);
+    s.advanceClock(wait * 1000);
     expect((await route(s, "mallory", "mallory-password")).status).toBe(okStatus);
     // The success cleared the account's count.
     expect((await route(s, "mallory", "wrong")).status).toBe(401);
