@@ -102,7 +102,7 @@ export function DerivedStatuses({ device }: { device: DeviceDetail }) {
   ];
   return (
     <Card>
-      <CardHeader title="Derived status" description="What the service makes of the last report, seed 003." />
+      <CardHeader title="Derived status" description="What the server concludes from the device's last report." />
       <dl className="divide-y divide-slate-100">
         {rows.map((r) => (
           // dt and dd straight inside the row (a <dl> allows one wrapping div, no more).

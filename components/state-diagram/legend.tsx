@@ -26,7 +26,7 @@ export function DiagramLegend({ transient = true, notYetSupported = true }: { tr
         <span className="inline-block size-2.5 rounded-full bg-slate-800" /> initial
       </span>
       <span className={item}>
-        <span className="inline-block h-3 w-5 rounded border border-slate-300 bg-slate-50" /> composite state (seed group)
+        <span className="inline-block h-3 w-5 rounded border border-slate-300 bg-slate-50" /> composite state (a group of states)
       </span>
     </div>
   );
