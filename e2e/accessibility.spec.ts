@@ -19,6 +19,10 @@ interface Seeded {
   workflow: string;
 }
 
+// The light and dark passes are the suite's two longest tests (≈ 4 min each): they may run on
+// different workers. Each worker seeds its own server (beforeAll runs once per worker).
+test.describe.configure({ mode: "parallel" });
+
 let seeded: Seeded;
 let sim: Simulation | undefined;
 
