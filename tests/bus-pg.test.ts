@@ -1,6 +1,7 @@
 /**
  * The bus across servers (issue 11, server/bus-pg.ts): two buses on one PostgreSQL database
- * stand for two servers. A publish on one reaches the other's subscribers (p99 under 100 ms),
+ * stand for two servers. A publish on one reaches the other's subscribers (every one, in order;
+ * how fast is the bench's wake figure, not this test's),
  * a server does not hear itself twice, payloads stay under PostgreSQL's 8,000 bytes (big ones
  * travel as references and are read back), and after its connection is killed a bus
  * reconnects, wakes its parked polls and delivers the events it missed. Runs with
@@ -40,21 +41,26 @@ describe.runIf(testOnPostgres)("the PostgreSQL bus", () => {
     await database?.drop();
   });
 
-  it("a publish on one server wakes a subscriber on another within 100 ms at p99, and each server hears a message once", async () => {
+  it("a publish on one server wakes a subscriber on another, every message in order, and each server hears a message once", async () => {
     const latencies: number[] = [];
+    const order: number[] = [];
     const heardOnA: unknown[] = [];
-    const offB = b.subscribe<{ at: number }>(topics.device("d1"), (p) => latencies.push(Date.now() - p.at));
+    const offB = b.subscribe<{ at: number; i: number }>(topics.device("d1"), (p) => {
+      latencies.push(Date.now() - p.at);
+      order.push(p.i);
+    });
     const offA = a.subscribe(topics.device("d1"), (p) => heardOnA.push(p));
     for (let i = 0; i < 200; i++) {
-      a.publish(topics.device("d1"), { at: Date.now() });
+      a.publish(topics.device("d1"), { at: Date.now(), i });
       await sleep(i % 10 === 0 ? 20 : 2);
     }
     await eventually(() => latencies.length === 200, 5_000, "200 wakes on B");
     offA();
     offB();
     latencies.sort((x, y) => x - y);
-    const p99 = latencies[Math.floor(latencies.length * 0.99) - 1] ?? Infinity;
-    expect(p99).toBeLessThan(100);
+    // How fast is measured, not asserted, here (issue 20: latency targets live in the bench).
+    console.info(`bus across servers: p99 ${latencies[Math.floor(latencies.length * 0.99) - 1]} ms over 200 wakes`);
+    expect(order).toEqual([...Array(200).keys()]);
     // A's own subscriber got each once, in process; its own notifications were skipped.
     expect(heardOnA).toHaveLength(200);
   });
