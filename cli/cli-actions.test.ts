@@ -158,7 +158,15 @@ describe("actions", () => {
     expect(lines).toHaveLength(2);
     expect(lines[1]).toMatch(new RegExp(`^[0-9a-f-]{36}\\s+${device}\\s+exec\\s+PENDING_APPROVE\\s+user\\s+\\d+s$`));
     const id = lines[1]!.split(/\s+/)[0]!;
-    expect((await s.api<Action & { args: unknown }>("GET", `/actions/${id}`)).body.args).toEqual({ command: "uptime" });
+    expect((await s.api<Action & { args: unknown; healthPolicy: string }>("GET", `/actions/${id}`)).body).toMatchObject({ args: { command: "uptime" }, healthPolicy: "Degraded" });
+  });
+
+  it("create --health-policy Online: only for Online devices; a policy that is not one is a usage error (2)", async () => {
+    const created = json<{ items: (Action & { healthPolicy: string })[] }>(await ok(["create", "action", "--device", device, "--kind", "ping", "--health-policy", "Online", "-o", "json"]));
+    expect(created.items[0]!.healthPolicy).toBe("Online");
+    const bad = await drover(["create", "action", "--device", device, "--kind", "ping", "--health-policy", "Offline"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/Allowed choices are Online, Degraded, Error/);
   });
 
   it("create for a label selector, json output", async () => {

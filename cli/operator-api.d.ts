@@ -14,7 +14,7 @@ export interface paths {
         /** Actions, newest first, a page at a time; ?createdAfter= (inclusive) and ?createdBefore= (exclusive) take RFC 3339 date-times with an offset */
         get: operations["actions.list"];
         put?: never;
-        /** Create an action for a device, or for every Enrolled device a label selector matches */
+        /** Create an action for a device, or for every Enrolled device a label selector matches. It is offered to a device whose summary its healthPolicy admits: Online and Degraded by default; Online asks for Online only, Error allows devices in Error too */
         post: operations["actions.create"];
         delete?: never;
         options?: never;
@@ -99,7 +99,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Run an ended action (DONE, FAILED, CANCELLED, LOST) again: a new action with the same device, kind, args and approval requirement, created as any new one is, with rerunOf set to this id. 409 when it has not ended */
+        /** Run an ended action (DONE, FAILED, CANCELLED, LOST) again: a new action with the same device, kind, args, approval requirement and health policy, created as any new one is, with rerunOf set to this id. 409 when it has not ended */
         post: operations["actions.rerunOne"];
         delete?: never;
         options?: never;
@@ -990,6 +990,11 @@ export interface operations {
                             error: string | null;
                             expiresAt: string | null;
                             finishedAt: string | null;
+                            /**
+                             * @description The least healthy device summary it is offered to: Online (only Online devices), Degraded (Online or Degraded, the default) or Error (Online, Degraded or Error)
+                             * @enum {string}
+                             */
+                            healthPolicy: "Online" | "Degraded" | "Error";
                             id: string;
                             kind: string;
                             offeredAt: string | null;
@@ -1126,6 +1131,8 @@ export interface operations {
                     };
                     device?: string;
                     expiresInSeconds?: number;
+                    /** @enum {string} */
+                    healthPolicy?: "Online" | "Degraded" | "Error";
                     kind: string;
                     labelSelector?: string;
                     requireApproval?: boolean;
@@ -1158,6 +1165,11 @@ export interface operations {
                             error: string | null;
                             expiresAt: string | null;
                             finishedAt: string | null;
+                            /**
+                             * @description The least healthy device summary it is offered to: Online (only Online devices), Degraded (Online or Degraded, the default) or Error (Online, Degraded or Error)
+                             * @enum {string}
+                             */
+                            healthPolicy: "Online" | "Degraded" | "Error";
                             id: string;
                             kind: string;
                             offeredAt: string | null;
@@ -1341,6 +1353,11 @@ export interface operations {
                         error: string | null;
                         expiresAt: string | null;
                         finishedAt: string | null;
+                        /**
+                         * @description The least healthy device summary it is offered to: Online (only Online devices), Degraded (Online or Degraded, the default) or Error (Online, Degraded or Error)
+                         * @enum {string}
+                         */
+                        healthPolicy: "Online" | "Degraded" | "Error";
                         id: string;
                         kind: string;
                         offeredAt: string | null;
@@ -1499,6 +1516,11 @@ export interface operations {
                         error: string | null;
                         expiresAt: string | null;
                         finishedAt: string | null;
+                        /**
+                         * @description The least healthy device summary it is offered to: Online (only Online devices), Degraded (Online or Degraded, the default) or Error (Online, Degraded or Error)
+                         * @enum {string}
+                         */
+                        healthPolicy: "Online" | "Degraded" | "Error";
                         id: string;
                         kind: string;
                         offeredAt: string | null;
@@ -1687,6 +1709,11 @@ export interface operations {
                         error: string | null;
                         expiresAt: string | null;
                         finishedAt: string | null;
+                        /**
+                         * @description The least healthy device summary it is offered to: Online (only Online devices), Degraded (Online or Degraded, the default) or Error (Online, Degraded or Error)
+                         * @enum {string}
+                         */
+                        healthPolicy: "Online" | "Degraded" | "Error";
                         id: string;
                         kind: string;
                         offeredAt: string | null;
@@ -1875,6 +1902,11 @@ export interface operations {
                         error: string | null;
                         expiresAt: string | null;
                         finishedAt: string | null;
+                        /**
+                         * @description The least healthy device summary it is offered to: Online (only Online devices), Degraded (Online or Degraded, the default) or Error (Online, Degraded or Error)
+                         * @enum {string}
+                         */
+                        healthPolicy: "Online" | "Degraded" | "Error";
                         id: string;
                         kind: string;
                         offeredAt: string | null;
@@ -2057,6 +2089,11 @@ export interface operations {
                         error: string | null;
                         expiresAt: string | null;
                         finishedAt: string | null;
+                        /**
+                         * @description The least healthy device summary it is offered to: Online (only Online devices), Degraded (Online or Degraded, the default) or Error (Online, Degraded or Error)
+                         * @enum {string}
+                         */
+                        healthPolicy: "Online" | "Degraded" | "Error";
                         id: string;
                         kind: string;
                         offeredAt: string | null;
@@ -2245,6 +2282,11 @@ export interface operations {
                             error: string | null;
                             expiresAt: string | null;
                             finishedAt: string | null;
+                            /**
+                             * @description The least healthy device summary it is offered to: Online (only Online devices), Degraded (Online or Degraded, the default) or Error (Online, Degraded or Error)
+                             * @enum {string}
+                             */
+                            healthPolicy: "Online" | "Degraded" | "Error";
                             id: string;
                             kind: string;
                             offeredAt: string | null;
@@ -2434,6 +2476,11 @@ export interface operations {
                             error: string | null;
                             expiresAt: string | null;
                             finishedAt: string | null;
+                            /**
+                             * @description The least healthy device summary it is offered to: Online (only Online devices), Degraded (Online or Degraded, the default) or Error (Online, Degraded or Error)
+                             * @enum {string}
+                             */
+                            healthPolicy: "Online" | "Degraded" | "Error";
                             id: string;
                             kind: string;
                             offeredAt: string | null;
@@ -11321,6 +11368,8 @@ export interface operations {
                                     };
                                 };
                             };
+                            /** @enum {string} */
+                            healthPolicy?: "Online" | "Degraded" | "Error";
                             k0supdate?: {
                                 forceupdate?: boolean;
                                 platforms: {
@@ -11448,6 +11497,8 @@ export interface operations {
                                     };
                                 };
                             };
+                            /** @enum {string} */
+                            healthPolicy?: "Online" | "Degraded" | "Error";
                             k0supdate?: {
                                 forceupdate?: boolean;
                                 platforms: {
@@ -12836,6 +12887,11 @@ export interface operations {
                                 error: string | null;
                                 expiresAt: string | null;
                                 finishedAt: string | null;
+                                /**
+                                 * @description The least healthy device summary it is offered to: Online (only Online devices), Degraded (Online or Degraded, the default) or Error (Online, Degraded or Error)
+                                 * @enum {string}
+                                 */
+                                healthPolicy: "Online" | "Degraded" | "Error";
                                 id: string;
                                 kind: string;
                                 offeredAt: string | null;
@@ -13856,6 +13912,8 @@ export interface operations {
                                     args?: {
                                         [key: string]: unknown;
                                     };
+                                    /** @enum {string} */
+                                    healthPolicy?: "Online" | "Degraded" | "Error";
                                     kind: string;
                                     requireApproval?: boolean;
                                     targets: {
@@ -13927,6 +13985,8 @@ export interface operations {
                                     args?: {
                                         [key: string]: unknown;
                                     };
+                                    /** @enum {string} */
+                                    healthPolicy?: "Online" | "Degraded" | "Error";
                                     kind: string;
                                     requireApproval?: boolean;
                                     targets: {
@@ -14007,6 +14067,8 @@ export interface operations {
                                         args: {
                                             [key: string]: unknown;
                                         };
+                                        /** @enum {string} */
+                                        healthPolicy?: "Online" | "Degraded" | "Error";
                                         kind: string;
                                         requireApproval?: boolean;
                                         targets: {
@@ -14279,6 +14341,8 @@ export interface operations {
                                         args: {
                                             [key: string]: unknown;
                                         };
+                                        /** @enum {string} */
+                                        healthPolicy?: "Online" | "Degraded" | "Error";
                                         kind: string;
                                         requireApproval?: boolean;
                                         targets: {
@@ -14515,6 +14579,8 @@ export interface operations {
                                     args?: {
                                         [key: string]: unknown;
                                     };
+                                    /** @enum {string} */
+                                    healthPolicy?: "Online" | "Degraded" | "Error";
                                     kind: string;
                                     requireApproval?: boolean;
                                     targets: {
@@ -14586,6 +14652,8 @@ export interface operations {
                                     args?: {
                                         [key: string]: unknown;
                                     };
+                                    /** @enum {string} */
+                                    healthPolicy?: "Online" | "Degraded" | "Error";
                                     kind: string;
                                     requireApproval?: boolean;
                                     targets: {
@@ -14666,6 +14734,8 @@ export interface operations {
                                         args: {
                                             [key: string]: unknown;
                                         };
+                                        /** @enum {string} */
+                                        healthPolicy?: "Online" | "Degraded" | "Error";
                                         kind: string;
                                         requireApproval?: boolean;
                                         targets: {
@@ -15089,6 +15159,8 @@ export interface operations {
                                         args: {
                                             [key: string]: unknown;
                                         };
+                                        /** @enum {string} */
+                                        healthPolicy?: "Online" | "Degraded" | "Error";
                                         kind: string;
                                         requireApproval?: boolean;
                                         targets: {
@@ -15361,6 +15433,8 @@ export interface operations {
                                         args: {
                                             [key: string]: unknown;
                                         };
+                                        /** @enum {string} */
+                                        healthPolicy?: "Online" | "Degraded" | "Error";
                                         kind: string;
                                         requireApproval?: boolean;
                                         targets: {
@@ -15633,6 +15707,8 @@ export interface operations {
                                         args: {
                                             [key: string]: unknown;
                                         };
+                                        /** @enum {string} */
+                                        healthPolicy?: "Online" | "Degraded" | "Error";
                                         kind: string;
                                         requireApproval?: boolean;
                                         targets: {

@@ -3,7 +3,7 @@ import { api, onlineDevicePage } from "./support";
 
 test("an action created in the browser waits in the inbox, is approved with a reason, and its DONE output appears live", async ({ page }) => {
   // A simulated agent: exec is simulated there, with real scheduling, reports and output.
-  const { sim } = await onlineDevicePage(page, "act", ["--action-seconds", "0.2-0.4"]);
+  const { sim, admin } = await onlineDevicePage(page, "act", ["--action-seconds", "0.2-0.4"]);
   try {
 
     // Create from the device page: exec needs approval by server policy.
@@ -11,12 +11,16 @@ test("an action created in the browser waits in the inbox, is approved with a re
     await page.getByTestId("action-kind").selectOption("exec");
     await expect(page.getByTestId("approval-note")).toBeVisible();
     await page.getByTestId("action-args").fill(JSON.stringify({ command: "uptime" }));
+    // Online and Degraded devices by default; this one for Online devices only (issue 21).
+    await expect(page.getByTestId("health-policy")).toHaveValue("Degraded");
+    await page.getByTestId("health-policy").selectOption("Online");
     await expect(page.getByTestId("preview-count")).toHaveAttribute("data-count", "1");
     await expect(page.getByTestId("create-action-submit")).toBeEnabled();
     await page.getByTestId("create-action-submit").click();
     await expect(page).toHaveURL(/\/actions\/[0-9a-f-]{36}$/);
     const id = page.url().split("/").pop()!;
     await expect(page.getByTestId("action-state")).toHaveText(/PENDING_APPROVE/);
+    expect((await api<{ healthPolicy: string }>("GET", `/actions/${id}`, admin)).body.healthPolicy).toBe("Online");
 
     // The inbox has it, and the nav counts it from every page.
     await page.goto("/approvals");
@@ -53,7 +57,7 @@ test("a waiting action says why, live, and is cancelled when its expiry passes",
   await page.goto(`/actions/${id}`);
   const waiting = page.getByTestId("action-waiting");
   await expect(waiting).toHaveAttribute("data-reason", "DeviceNotOnline");
-  await expect(waiting).toContainText(`device ${name} is Offline: actions are offered to Online devices only`);
+  await expect(waiting).toContainText(`device ${name} is Offline: this action goes to devices that are Online or Degraded`);
   await expect(waiting).toContainText("cancelled if not started by");
   await expect(page.getByTestId("action-expires")).toBeVisible();
 

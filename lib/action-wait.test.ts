@@ -9,6 +9,7 @@ const facts = (patch: Partial<WaitFacts> = {}): WaitFacts => ({
   offeredAt: null,
   cancelRequested: false,
   expiresAt: null,
+  healthPolicy: "Degraded",
   device: { name: "edge-1", summary: "Online", lifecycle: "Enrolled", decommissionRequested: false },
   earlier: null,
   fullPolicies: [],
@@ -19,8 +20,16 @@ const device = (patch: Partial<WaitFacts["device"]>) => ({ device: { ...facts().
 describe("explainWait", () => {
   const rows: [string, WaitFacts, WaitReason | null, RegExp | null][] = [
     ["PENDING_APPROVE: an operator decides", facts({ state: "PENDING_APPROVE" }), "Approval", /approve or reject.*reboot needs approval/],
-    ["PENDING_SCHEDULE on a Degraded device: Online only", facts(device({ summary: "Degraded" })), "DeviceNotOnline", /edge-1 is Degraded: actions are offered to Online devices only/],
-    ["PENDING_SCHEDULE on an Offline device", facts(device({ summary: "Offline" })), "DeviceNotOnline", /is Offline/],
+    ["PENDING_SCHEDULE on a Degraded device: it goes by default", facts(device({ summary: "Degraded" })), "NextPoll", /ready: it goes out on edge-1's next poll/],
+    [
+      "PENDING_SCHEDULE on a Degraded device, Online only",
+      facts({ healthPolicy: "Online", ...device({ summary: "Degraded" }) }),
+      "DeviceNotOnline",
+      /^device edge-1 is Degraded: this action goes to devices that are Online \(its health policy, Online\); it goes out once the device is Online again$/,
+    ],
+    ["PENDING_SCHEDULE on a device in Error", facts(device({ summary: "Error" })), "DeviceNotOnline", /^device edge-1 is Error: this action goes to devices that are Online or Degraded; it goes out once/],
+    ["PENDING_SCHEDULE on a device in Error, Error allowed", facts({ healthPolicy: "Error", ...device({ summary: "Error" }) }), "NextPoll", /ready/],
+    ["PENDING_SCHEDULE on an Offline device, whatever the policy", facts({ healthPolicy: "Error", ...device({ summary: "Offline" }) }), "DeviceNotOnline", /is Offline: .* Online, Degraded or Error/],
     ["decommission requested wins over not Online", facts(device({ summary: "Offline", decommissionRequested: true })), "DeviceLeaving", /asked to decommission: it gets no new actions/],
     ["not Enrolled", facts(device({ lifecycle: "Decommissioned" })), "DeviceLeaving", /is Decommissioned/],
     [
@@ -48,7 +57,7 @@ describe("explainWait", () => {
   });
 
   it("an expiry is said with the reason", () => {
-    const wait = explainWait(facts({ ...device({ summary: "Degraded" }), expiresAt: new Date("2026-11-23T11:00:00Z") }));
-    expect(wait).toEqual({ reason: "DeviceNotOnline", message: expect.stringMatching(/Online again; cancelled if not started by 2026-11-23T11:00:00.000Z$/) });
+    const wait = explainWait(facts({ ...device({ summary: "Offline" }), expiresAt: new Date("2026-11-23T11:00:00Z") }));
+    expect(wait).toEqual({ reason: "DeviceNotOnline", message: expect.stringMatching(/Online or Degraded again; cancelled if not started by 2026-11-23T11:00:00.000Z$/) });
   });
 });

@@ -1,18 +1,19 @@
 /**
  * Why an action waits (issue 10: "a reboot on a Degraded device stays PENDING_SCHEDULE forever
  * with no explanation"). One rule per line below, computed when read from the facts the
- * scheduler itself uses (seed 004: offered only to Online devices, within the concurrency
- * policies; the agent runs one action at a time, in creation order), so the console, the
+ * scheduler itself uses (seed 004: offered only to devices that are up, which the action's
+ * health policy counts, lib/health-policy.ts; within the concurrency policies; the agent runs one action at a time, in creation order), so the console, the
  * REST API and the CLI say the same thing. Pure.
  */
 import type { ActionState } from "./action-status";
+import { admits, admittedSummaries, DEFAULT_HEALTH_POLICY } from "./health-policy";
 
 export const WAIT_REASONS = [
   /** PENDING_APPROVE: an operator decides. */
   "Approval",
   /** The device is asked to decommission, or no longer Enrolled: it gets no new actions. */
   "DeviceLeaving",
-  /** The device's summary is not Online: actions are offered to Online devices only. */
+  /** The device's summary is not one the action's health policy admits (Online, or Online or Degraded by default). */
   "DeviceNotOnline",
   /** A concurrency policy covering the device has no free slot. */
   "ConcurrencyPolicy",
@@ -41,6 +42,8 @@ export interface WaitFacts {
   cancelRequested: boolean;
   /** The expiry, when the action has one: it is cancelled if it has not started by then. */
   expiresAt: Date | null;
+  /** The least healthy device summary it may be offered to (lib/health-policy.ts). */
+  healthPolicy: string;
   device: { name: string; summary: string; lifecycle: string; decommissionRequested: boolean };
   /** The device's oldest unfinished action created before this one that the agent holds (NEW or RUNNING). */
   earlier: { id: string; kind: string; state: ActionState } | null;
@@ -70,8 +73,11 @@ function explain(f: WaitFacts): ActionWait | null {
       if (f.offeredAt) return { reason: "Delivering", message: `sent to the agent at ${f.offeredAt.toISOString()}; waiting for it to confirm receipt` };
       if (f.device.decommissionRequested || f.device.lifecycle !== "Enrolled")
         return { reason: "DeviceLeaving", message: `device ${f.device.name} is ${f.device.decommissionRequested ? "asked to decommission" : f.device.lifecycle}: it gets no new actions` };
-      if (f.device.summary !== "Online")
-        return { reason: "DeviceNotOnline", message: `device ${f.device.name} is ${f.device.summary}: actions are offered to Online devices only; it goes out once the device is Online again` };
+      if (!admits(f.healthPolicy, f.device.summary))
+        return {
+          reason: "DeviceNotOnline",
+          message: `device ${f.device.name} is ${f.device.summary}: this action goes to devices that are ${admittedSummaries(f.healthPolicy)}${f.healthPolicy === DEFAULT_HEALTH_POLICY ? "" : ` (its health policy, ${f.healthPolicy})`}; it goes out once the device is ${admittedSummaries(f.healthPolicy)} again`,
+        };
       if (f.fullPolicies.length) {
         const p = f.fullPolicies[0]!;
         return { reason: "ConcurrencyPolicy", message: `concurrency policy "${p.selector}" allows ${p.max} device${p.max === 1 ? "" : "s"} at once and is full: ${listed(p.busy)}` };

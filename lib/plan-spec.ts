@@ -10,6 +10,7 @@
  * which adds the `action` command and two plan-wide settings (`requireApproval`, `deadline`).
  * Unknown fields are refused with the path of the field (strict objects).
  */
+import { DEFAULT_HEALTH_POLICY, HEALTH_POLICIES, type HealthPolicy } from "./health-policy";
 import { z } from "zod";
 import { ActionKind, DeviceName, jsonRecord, Platform } from "./protocol";
 import { parseSelector, SelectorError, type LabelSelector } from "./label-selector";
@@ -110,7 +111,13 @@ export const AirgapUpdateCommand = z.strictObject({ version: Version, platforms:
 export const ActionCommand = z.strictObject({ kind: ActionKind, args: jsonRecord(z.unknown()).default({}), targets: PlanTargets });
 
 export const PlanCommand = z
-  .strictObject({ k0supdate: K0sUpdateCommand.optional(), airgapupdate: AirgapUpdateCommand.optional(), action: ActionCommand.optional() })
+  .strictObject({
+    k0supdate: K0sUpdateCommand.optional(),
+    airgapupdate: AirgapUpdateCommand.optional(),
+    action: ActionCommand.optional(),
+    /** Drover's own: the least healthy node summary its signals go to (lib/health-policy.ts); Degraded by default. */
+    healthPolicy: z.enum(HEALTH_POLICIES).optional(),
+  })
   .refine((c) => [c.k0supdate, c.airgapupdate, c.action].filter((x) => x !== undefined).length === 1, "each command is exactly one of k0supdate, airgapupdate or action");
 export type PlanCommand = z.infer<typeof PlanCommand>;
 
@@ -176,13 +183,18 @@ export interface CommandShape {
   targets: Partial<Record<PlanGroup, PlanTarget>>;
   action: { kind: string; args: Record<string, unknown> } | null;
   forceupdate: boolean;
+  /** Which nodes its signals go to, by their summary (lib/health-policy.ts). */
+  healthPolicy: HealthPolicy;
 }
 
 export function commandShape(c: PlanCommand): CommandShape {
-  if (c.k0supdate) return { kind: "k0supdate", version: c.k0supdate.version, platforms: c.k0supdate.platforms, targets: c.k0supdate.targets, action: null, forceupdate: c.k0supdate.forceupdate ?? false };
-  if (c.airgapupdate) return { kind: "airgapupdate", version: c.airgapupdate.version, platforms: c.airgapupdate.platforms, targets: { workers: c.airgapupdate.workers }, action: null, forceupdate: false };
+  const healthPolicy = c.healthPolicy ?? DEFAULT_HEALTH_POLICY;
+  if (c.k0supdate)
+    return { kind: "k0supdate", version: c.k0supdate.version, platforms: c.k0supdate.platforms, targets: c.k0supdate.targets, action: null, forceupdate: c.k0supdate.forceupdate ?? false, healthPolicy };
+  if (c.airgapupdate)
+    return { kind: "airgapupdate", version: c.airgapupdate.version, platforms: c.airgapupdate.platforms, targets: { workers: c.airgapupdate.workers }, action: null, forceupdate: false, healthPolicy };
   const a = c.action!;
-  return { kind: "action", version: null, platforms: null, targets: a.targets, action: { kind: a.kind, args: a.args }, forceupdate: false };
+  return { kind: "action", version: null, platforms: null, targets: a.targets, action: { kind: a.kind, args: a.args }, forceupdate: false, healthPolicy };
 }
 
 /** A discovery's selector as requirements (labels) and name requirements (fields). */

@@ -17,6 +17,7 @@
  *
  * Every move is asserted against lib/plan-status.ts.
  */
+import { admits, admittedSummaries } from "./health-policy";
 import { assertTransition, canTransition } from "./state-machine";
 import { FINAL_ACTION_STATES, type ActionState } from "./action-status";
 import { matchesSelector, type Labels } from "./label-selector";
@@ -476,8 +477,13 @@ export function explainNode(node: Pick<EngineNode, "command" | "group" | "state"
     switch (a.state) {
       case "PENDING_APPROVE":
         return `action waiting for an operator's approval${offline}`;
-      case "PENDING_SCHEDULE":
-        return offline ? `action queued: it is offered when the device is Online${offline}` : "action offered to the agent; waiting for it to confirm";
+      case "PENDING_SCHEDULE": {
+        // Queued while the device is not one the command's health policy sends work to.
+        const policy = command.shape.healthPolicy;
+        return node.device && !admits(policy, node.device.summary)
+          ? `action queued: it is offered when the device is ${admittedSummaries(policy)}${offline}`
+          : `action offered to the agent; waiting for it to confirm${offline}`;
+      }
       case "NEW":
         return `the agent accepted the action${a.cancelRequestedBy ? `; cancel requested by ${a.cancelRequestedBy}` : ""}${offline}`;
       case "RUNNING":

@@ -9,6 +9,7 @@
  * dependency is satisfied when it Succeeded or was Skipped. Optional `when`: a boolean
  * expression over the step's dependencies (`whenExpression`), Argo's `depends` grammar.
  */
+import { HEALTH_POLICIES } from "./health-policy";
 import { z } from "zod";
 import { ActionKind, jsonRecord } from "./protocol";
 import { Duration, LabelSelectorObject } from "./fleet-spec";
@@ -46,6 +47,8 @@ export const JobTemplate = z.strictObject({
   targets: JobTargets,
   /** The job's actions wait for an operator's approval (as DROVER_APPROVAL_KINDS would). */
   requireApproval: z.boolean().optional(),
+  /** The least healthy device summary its actions go to (lib/health-policy.ts); Degraded by default. */
+  healthPolicy: z.enum(HEALTH_POLICIES).optional(),
 });
 export type JobTemplate = z.infer<typeof JobTemplate>;
 

@@ -257,7 +257,7 @@ describe("progress", () => {
       ["DeviceNotOnline", 3],
       ["NextPoll", 2],
     ]);
-    expect(r.progress.waitingBy![0]!.message).toContain("Online devices only");
+    expect(r.progress.waitingBy![0]!.message).toContain("this action goes to devices that are Online or Degraded");
     // One runs to DONE, one fails, one is running.
     const ids = online.map((d) => actions.find((a) => a.device === d.name)!.id);
     expect((await work(s, online[0]!, 0)).body.actions.map((a) => a.id)).toEqual([ids[0]]);

@@ -26,11 +26,15 @@ describe("why an action waits", () => {
     expect(a.waiting).toMatchObject({ reason: "Approval" });
   });
 
-  it("a reboot on a Degraded device says the device is not Online, and goes out once it is", async () => {
+  it("an action for Online devices only, on a Degraded device, says so and goes out once it is Online; by default it goes at once", async () => {
     const d = await onlineDevice(s);
     await setHealth(s, d, { resources: { disk: "Degraded" } });
-    const a = await createAction(s, d.name, "sleep", { args: { seconds: 1 } });
-    expect(a.waiting).toEqual({ reason: "DeviceNotOnline", message: `device ${d.name} is Degraded: actions are offered to Online devices only; it goes out once the device is Online again` });
+    const a = await createAction(s, d.name, "sleep", { args: { seconds: 1 }, healthPolicy: "Online" });
+    expect(a.waiting).toEqual({
+      reason: "DeviceNotOnline",
+      message: `device ${d.name} is Degraded: this action goes to devices that are Online (its health policy, Online); it goes out once the device is Online again`,
+    });
+    expect((await createAction(s, d.name, "noop")).waiting).toMatchObject({ reason: "NextPoll" });
     // The list says the same.
     const listed = await s.api<{ items: { id: string; waiting: unknown }[] }>("GET", `/actions?device=${d.name}`);
     expect(listed.body.items.find((i) => i.id === a.id)?.waiting).toEqual(a.waiting);
@@ -61,7 +65,7 @@ describe("expiry", () => {
   it("not started in time: CANCELLED by the server with the reason, and never offered after", async () => {
     const d = await onlineDevice(s);
     await setHealth(s, d, { resources: { cpu: "Degraded" } });
-    const a = await createAction(s, d.name, "sleep", { args: { seconds: 1 }, expiresInSeconds: 1 });
+    const a = await createAction(s, d.name, "sleep", { args: { seconds: 1 }, expiresInSeconds: 1, healthPolicy: "Online" });
     expect(a.expiresAt).toBe(new Date(new Date(a.createdAt).getTime() + 1000).toISOString());
     expect(a.waiting?.message).toMatch(new RegExp(`cancelled if not started by ${a.expiresAt!.replace(/\./g, "\\.")}$`));
     // Time passes its expiry; the controllers' next tick cancels it.

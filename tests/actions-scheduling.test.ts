@@ -1,6 +1,6 @@
 /**
  * Scheduling node actions (seed 004 "Nodes Actions scheduling", DESIGN.md §4) against a real
- * server: what the long-poll offers and when (creation order, Online devices only, offered
+ * server: what the long-poll offers and when (creation order, by each action's health policy, offered
  * again until reported, woken by approvals and by the reconcile), concurrency policies, a
  * device that cannot be reached not blocking the others, and LOST from the heartbeat queue.
  */
@@ -132,29 +132,47 @@ describe("what /work offers", () => {
     expect(await offeredIds(s, d)).toEqual([a.id]);
   });
 
-  it("never to a device whose summary is not Online; cancels still go out", async () => {
+  it("by its health policy: Online and Degraded devices by default, Online only or Error too when asked; cancels still go out", async () => {
     const d = await onlineDevice(s);
     const running = await createAction(s, d.name, "noop");
     expect(await offeredIds(s, d)).toEqual([running.id]);
     await reportAll(s, d, running.id, "NEW", "RUNNING");
     await setHealth(s, d, { resources: { disk: "Degraded" }, actions: [{ id: running.id, state: "RUNNING" }] });
     expect(await deviceSummary(s, d.name)).toBe("Degraded");
-    const a = await createAction(s, d.name, "noop");
-    expect((await work(s, d, 0)).body).toEqual({ actions: [] });
-    expect((await getAction(s, a.id)).offeredAt).toBeNull();
+    // Degraded still works (issue 21): the default goes; one that asks for Online only waits.
+    const onlineOnly = await createAction(s, d.name, "noop", { healthPolicy: "Online" });
+    expect(onlineOnly.healthPolicy).toBe("Online");
+    const byDefault = await createAction(s, d.name, "noop");
+    expect(byDefault.healthPolicy).toBe("Degraded");
+    expect(await offeredIds(s, d)).toEqual([byDefault.id]);
+    expect((await getAction(s, onlineOnly.id)).offeredAt).toBeNull();
     // An operator's cancel reaches a Degraded device all the same.
     expect((await s.api("POST", `/actions/${running.id}/cancel`, {})).status).toBe(200);
-    expect((await work(s, d, 0)).body).toEqual({ actions: [], cancel: [running.id] });
+    expect((await work(s, d, 0)).body).toMatchObject({ cancel: [running.id] });
     await reportAll(s, d, running.id, "CANCELLED");
+    await reportAll(s, d, byDefault.id, "NEW", "RUNNING", "DONE");
 
+    // In Error, only what allows Error goes (the repair that clears it).
     for (const resource of ["Error", "Critical"] as const) {
       await setHealth(s, d, { resources: { cpu: resource } });
-      expect(await deviceSummary(s, d.name)).not.toBe("Online");
+      expect(await deviceSummary(s, d.name)).toBe("Error");
       expect((await work(s, d, 0)).body).toEqual({ actions: [] });
     }
+    const repair = await createAction(s, d.name, "noop", { healthPolicy: "Error" });
+    const notInError = await createAction(s, d.name, "noop");
+    expect(await offeredIds(s, d)).toEqual([repair.id]);
+    await reportAll(s, d, repair.id, "NEW", "RUNNING", "DONE");
     await setHealth(s, d, {});
     expect(await deviceSummary(s, d.name)).toBe("Online");
-    expect(await offeredIds(s, d)).toEqual([a.id]);
+    expect(await offeredIds(s, d)).toEqual([onlineOnly.id, notInError.id]);
+  });
+
+  it("a health policy that is not one of Online, Degraded or Error is refused, and nothing is created", async () => {
+    const d = await onlineDevice(s);
+    const res = await s.api<{ error: { code: string; message: string } }>("POST", "/actions", { device: d.name, kind: "noop", args: {}, healthPolicy: "Offline" });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toMatch(/healthPolicy/);
+    expect((await s.api<{ items: unknown[] }>("GET", `/actions?device=${d.name}`)).body.items).toEqual([]);
   });
 
   it("never to an Offline device (enrolled, never heard from)", async () => {
@@ -219,7 +237,7 @@ describe("held polls", () => {
   it("the reconcile wakes a held poll once the device is Online again", async () => {
     const d = await onlineDevice(reconcile);
     await setHealth(reconcile, d, { resources: { memory: "Degraded" } });
-    const a = await createAction(reconcile, d.name, "noop");
+    const a = await createAction(reconcile, d.name, "noop", { healthPolicy: "Online" });
     expect(await offeredIds(reconcile, d)).toEqual([]);
     const poll = timed(work(reconcile, d, 10));
     // Several reconciles pass while the device is Degraded: the poll stays held.

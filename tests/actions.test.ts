@@ -617,7 +617,8 @@ describe("nudge", () => {
   it.each(["Action", "Device"] as const)("a %s nudge wakes the device's held poll (the escape hatch when nothing else does)", async (kind) => {
     const d = await onlineDevice(s);
     await setHealth(s, d, { resources: { disk: "Degraded" } });
-    const a = await createAction(s, d.name, "noop");
+    // For Online devices only: it waits while the device is Degraded.
+    const a = await createAction(s, d.name, "noop", { healthPolicy: "Online" });
     const poll = timed(work(s, d, 10));
     await sleep(200);
     expect(poll.settled()).toBe(false);

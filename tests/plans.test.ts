@@ -308,6 +308,28 @@ describe("ordering and concurrency", () => {
     await untilState(s, id, "Completed");
   });
 
+  it("a Degraded node is updated by default; a command with healthPolicy Online waits for it to be Online, and says so", async () => {
+    const deg = await enroll(s, "hp-1");
+    await setHealth(s, deg, { resources: { memory: "Degraded" } });
+    // The default: a Degraded node still works, so the plan does not hang on it (issue 21).
+    const plan = await create(s, updatePlan({ workers: staticNodes("hp-1") }));
+    await finish(s, deg);
+    await untilState(s, plan.metadata.id, "Completed");
+
+    const strict = { ...updatePlan({ workers: staticNodes("hp-1") }) };
+    strict.spec.commands[0] = { ...strict.spec.commands[0]!, healthPolicy: "Online" } as (typeof strict.spec.commands)[0];
+    const second = await create(s, strict);
+    const p = await eventually(async () => {
+      const v = await get(s, second.metadata.id);
+      return node(v, 0, "workers", "hp-1").state === "SignalSent" ? v : undefined;
+    });
+    expect(node(p, 0, "workers", "hp-1").message).toMatch(/^action queued: it is offered when the device is Online; the device is Degraded/);
+    expect(await offered(s, deg)).toEqual([]);
+    await setHealth(s, deg, {});
+    await finish(s, deg);
+    await untilState(s, second.metadata.id, "Completed");
+  });
+
   it("an Offline node is not failed: it waits, says why, and Online nodes go first", async () => {
     const off = await enroll(s, "off-1", { online: false });
     const on = await enroll(s, "off-2");
@@ -322,7 +344,7 @@ describe("ordering and concurrency", () => {
       return node(v, 0, "workers", "off-1").state === "SignalSent" ? v : undefined;
     });
     expect(node(p, 0, "workers", "off-1")).toMatchObject({ actionState: "PENDING_SCHEDULE" });
-    expect(node(p, 0, "workers", "off-1").message).toMatch(/^action queued: it is offered when the device is Online; the device is Offline/);
+    expect(node(p, 0, "workers", "off-1").message).toMatch(/^action queued: it is offered when the device is Online or Degraded; the device is Offline/);
     expect(p.status.state).toBe("SchedulableWait");
     await setHealth(s, off, {});
     await finish(s, off);
@@ -492,7 +514,7 @@ describe("approval, cancel, deadline, two plans", () => {
     expect((await s.api("POST", "/nudge", { kind: "Plan", name: plan.metadata.id })).body).toEqual({ nudged: `Plan/${plan.metadata.id}` });
     const p = await get(s, plan.metadata.id);
     expect(p.status.state).toBe("DeadlineExceeded");
-    expect(p.status.message).toMatch(/^the deadline of 1s passed at .* with 1 node\(s\) of command 0 unfinished: dl-1 \(action queued: it is offered when the device is Online; the device is Offline/);
+    expect(p.status.message).toMatch(/^the deadline of 1s passed at .* with 1 node\(s\) of command 0 unfinished: dl-1 \(action queued: it is offered when the device is Online or Degraded; the device is Offline/);
     expect(node(p, 0, "workers", "dl-1")).toMatchObject({ state: "SignalApplyFailed", actionState: "CANCELLED" });
   });
 

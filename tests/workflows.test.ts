@@ -223,6 +223,24 @@ describe("jobs go through the action engine", () => {
     await finish(ap);
     await until("approval", (w) => w.status.phase === "Succeeded");
   });
+
+  it("healthPolicy: a Degraded target runs the default step at once; a step for Online only waits until it is Online", async () => {
+    const hp = await enroll("hp-1");
+    await setHealth(s, hp, { resources: { cpu: "Degraded" } });
+    const wf = await create({
+      metadata: { name: "health" },
+      spec: { steps: { A: { jobTemplate: { kind: "noop", targets: { devices: ["hp-1"] } } }, B: { dependencies: ["A"], jobTemplate: { kind: "noop", healthPolicy: "Online", targets: { devices: ["hp-1"] } } } } },
+    });
+    expect((await getAction(s, wf.status.statuses.A!.actions[0]!)).healthPolicy).toBe("Degraded");
+    await finish(hp);
+    const running = await until("health", (w) => (w.status.statuses.B?.actions.length ?? 0) > 0);
+    const b = await getAction(s, running.status.statuses.B!.actions[0]!);
+    expect(b).toMatchObject({ healthPolicy: "Online", waiting: { reason: "DeviceNotOnline" } });
+    expect(await offered(hp)).toHaveLength(0);
+    await setHealth(s, hp, {});
+    await finish(hp);
+    await until("health", (w) => w.status.phase === "Succeeded");
+  });
 });
 
 describe("retries", () => {

@@ -1,9 +1,10 @@
-import { InvalidArgumentError, type Command } from "commander";
+import { InvalidArgumentError, Option, type Command } from "commander";
 import { apiFor, outputOption, write, type Format } from "../context";
 import { EXIT } from "../http";
 import { actionColumns, formatData, formatTable } from "../output";
 import type { Action } from "../types";
 import { parseDuration } from "../../lib/fleet-spec";
+import { DEFAULT_HEALTH_POLICY, HEALTH_POLICIES, type HealthPolicy } from "../../lib/health-policy";
 
 function parseExpiry(value: string): number {
   try {
@@ -31,6 +32,7 @@ interface CreateOptions {
   args?: Record<string, unknown>;
   requireApproval?: boolean;
   expiresIn?: number;
+  healthPolicy?: HealthPolicy;
   output: Format;
 }
 
@@ -47,8 +49,16 @@ export function registerActions(program: Command): void {
     .option("--args <json>", "arguments as a JSON object", parseArgs)
     .option("--require-approval", "wait for an operator's approval before running")
     .option("--expires-in <duration>", "cancel it if it has not started within this long (30s, 10m, 24h)", parseExpiry)
+    .addOption(
+      new Option("--health-policy <summary>", "the least healthy device it goes to: Online (only Online), Degraded (Online or Degraded) or Error (those and Error)")
+        .choices(HEALTH_POLICIES)
+        .default(DEFAULT_HEALTH_POLICY),
+    )
     .addOption(outputOption())
-    .addHelpText("after", `\nExamples:\n  drover create action --device edge-1 --kind exec --args '{"command":"uptime"}'\n  drover create action -l site=lab --kind reboot --require-approval`)
+    .addHelpText(
+      "after",
+      `\nExamples:\n  drover create action --device edge-1 --kind exec --args '{"command":"uptime"}'\n  drover create action -l site=lab --kind reboot --require-approval --health-policy Online`,
+    )
     .action(async (opts: CreateOptions, cmd: Command) => {
       if ((opts.device === undefined) === (opts.selector === undefined)) {
         cmd.error("error: give either --device or -l/--selector", { exitCode: EXIT.USAGE });
@@ -59,6 +69,7 @@ export function registerActions(program: Command): void {
         args: opts.args ?? {},
         ...(opts.requireApproval ? { requireApproval: true } : {}),
         ...(opts.expiresIn ? { expiresInSeconds: opts.expiresIn } : {}),
+        ...(opts.healthPolicy && opts.healthPolicy !== DEFAULT_HEALTH_POLICY ? { healthPolicy: opts.healthPolicy } : {}),
       });
       write(opts.output === "table" ? formatTable(actionColumns, created.items) : formatData(created, opts.output));
     });

@@ -5,6 +5,7 @@ import { useRouter } from "next/navigation";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { BUILTIN_ACTION_KINDS } from "@/lib/action-status";
 import { ActionKind } from "@/lib/protocol";
+import { admittedSummaries, DEFAULT_HEALTH_POLICY, HEALTH_POLICIES, type HealthPolicy } from "@/lib/health-policy";
 import { errorMessage, useTRPC } from "../trpc";
 import { useDebouncedValue } from "../hooks/use-debounced-value";
 import { Button } from "../ui/button";
@@ -60,6 +61,7 @@ function CreateActionDialog({ open, onClose, device }: { open: boolean; onClose:
   const [argsText, setArgsText] = useState("");
   const [requireApproval, setRequireApproval] = useState(false);
   const [expiresIn, setExpiresIn] = useState(0);
+  const [healthPolicy, setHealthPolicy] = useState<HealthPolicy>(DEFAULT_HEALTH_POLICY);
   const [argsTouched, setArgsTouched] = useState(false);
 
   const kind = kindChoice === OTHER ? customKind.trim() : kindChoice;
@@ -134,6 +136,7 @@ function CreateActionDialog({ open, onClose, device }: { open: boolean; onClose:
       args: args.value,
       ...(requireApproval ? { requireApproval: true } : {}),
       ...(expiresIn ? { expiresInSeconds: expiresIn } : {}),
+      ...(healthPolicy !== DEFAULT_HEALTH_POLICY ? { healthPolicy } : {}),
     });
   }
 
@@ -323,6 +326,24 @@ function CreateActionDialog({ open, onClose, device }: { open: boolean; onClose:
             {EXPIRY_CHOICES.map(([label, seconds]) => (
               <option key={seconds} value={seconds}>
                 {label}
+              </option>
+            ))}
+          </select>
+        </label>
+
+        <label className="block">
+          <span className="font-medium text-slate-800">Send to devices that are</span>
+          <span className="block text-xs text-slate-500">A device in another state keeps the action waiting until it is one of these; Offline devices never get it.</span>
+          <select
+            data-testid="health-policy"
+            value={healthPolicy}
+            onChange={(e) => setHealthPolicy(e.target.value as HealthPolicy)}
+            className={cx(field, ok, "mt-1")}
+          >
+            {HEALTH_POLICIES.map((p) => (
+              <option key={p} value={p}>
+                {admittedSummaries(p)}
+                {p === DEFAULT_HEALTH_POLICY ? " (default)" : ""}
               </option>
             ))}
           </select>

@@ -13,7 +13,7 @@ export type ProgressCounts = RequestProgress;
 export const WAIT_PHRASES: Record<WaitReason, string> = {
   Approval: "for approval",
   DeviceLeaving: "because the device is leaving",
-  DeviceNotOnline: "because the device is not Online",
+  DeviceNotOnline: "because the device's health does not let them go now",
   ConcurrencyPolicy: "for a concurrency policy slot",
   NextPoll: "for the device's next poll",
   Delivering: "for the agent to confirm receipt",

@@ -20,6 +20,7 @@ import { agentRefusal } from "../../lib/action-capability";
 import type { NewActionRow } from "../devices/fast-path";
 import { newRequestRow, requestCreatedEvent } from "../requests/requests";
 import { checkAgentUpgradeArgs } from "../agent-dist/versions";
+import { DEFAULT_HEALTH_POLICY, type HealthPolicy } from "../../lib/health-policy";
 
 export const actionSelect = {
   id: true,
@@ -28,6 +29,7 @@ export const actionSelect = {
   origin: true,
   state: true,
   requireApproval: true,
+  healthPolicy: true,
   createdBy: true,
   decision: true,
   decidedBy: true,
@@ -77,6 +79,8 @@ export interface CreateActionInput {
   requireApproval?: boolean | undefined;
   /** Not started (RUNNING) within this many seconds: cancelled by the server. */
   expiresInSeconds?: number | undefined;
+  /** The least healthy device summary it goes to (lib/health-policy.ts): Degraded by default. */
+  healthPolicy?: HealthPolicy | undefined;
   /** Server-side only (rerunAction): the ended action this one runs again. */
   rerunOf?: string | undefined;
 }
@@ -155,6 +159,7 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
     expiresAt,
     requestId: request.id,
     rerunOf: input.rerunOf ?? null,
+    healthPolicy: input.healthPolicy ?? DEFAULT_HEALTH_POLICY,
   }));
   const newEvents: NewEvent[] = rows.map((r, i) => ({
     objectKind: "Action",
@@ -183,6 +188,7 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
       expiresAt: r.expiresAt ?? null,
       requestId: request.id,
       rerunOf: r.rerunOf ?? null,
+      healthPolicy: r.healthPolicy ?? DEFAULT_HEALTH_POLICY,
       decision: null,
       decidedBy: null,
       decidedAt: null,
@@ -323,19 +329,26 @@ export async function actionReruns(ctx: ServerContext, id: string) {
 
 /**
  * Runs an ended action again (issue 10): a new action with the same device, kind, args and
- * approval requirement, made by createActions exactly as a new one is (its own request, the
+ * approval requirement and health policy, made by createActions exactly as a new one is (its own request, the
  * approval policy, the device Enrolled, capability warnings, offered when Online), with
  * `rerunOf` set. An action that has not ended is 409: it may still run.
  */
 export async function rerunAction(ctx: ServerContext, id: string, actor: string): Promise<ActionView> {
-  const a = await ctx.db.action.findUnique({ where: { id }, select: { state: true, kind: true, args: true, requireApproval: true, device: { select: { name: true } } } });
+  const a = await ctx.db.action.findUnique({ where: { id }, select: { state: true, kind: true, args: true, requireApproval: true, healthPolicy: true, device: { select: { name: true } } } });
   if (!a) throw notFound(`action "${id}"`);
   if (!(FINAL_ACTION_STATES as readonly string[]).includes(a.state)) {
     throw conflict(`action ${id} is ${a.state}: only an ended action (${FINAL_ACTION_STATES.join(", ")}) can be run again`);
   }
   const [created] = await createActions(
     ctx,
-    { device: a.device.name, kind: a.kind, args: JSON.parse(a.args) as Record<string, unknown>, requireApproval: a.requireApproval || undefined, rerunOf: id },
+    {
+      device: a.device.name,
+      kind: a.kind,
+      args: JSON.parse(a.args) as Record<string, unknown>,
+      requireApproval: a.requireApproval || undefined,
+      healthPolicy: a.healthPolicy as HealthPolicy,
+      rerunOf: id,
+    },
     actor,
   );
   return created!;

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { router, viewerProcedure, operatorProcedure } from "../trpc/init";
 import { ACTION_STATES } from "../../lib/action-status";
 import { ActionKind, jsonRecord } from "../../lib/protocol";
+import { HEALTH_POLICIES } from "../../lib/health-policy";
 import { actionCounts, actionReruns, cancelAction, createActions, decideActions, getAction, listActions, refusalsFor, rerunAction, resolveTargets, needsApproval } from "./actions";
 import { listEvents } from "../events/events";
 import { actionOutputTopic, type ActionOutputUpdate } from "./agent-reports";
@@ -23,6 +24,8 @@ export const CreateActionInput = Target.extend({
   requireApproval: z.boolean().optional(),
   /** Not started (RUNNING) within this many seconds (at most 30 days): the server cancels it, error "expired". */
   expiresInSeconds: z.number().int().min(1).max(30 * 24 * 3600).optional(),
+  /** The least healthy device summary it goes to: Online, Degraded (the default) or Error (lib/health-policy.ts). */
+  healthPolicy: z.enum(HEALTH_POLICIES).optional(),
 });
 
 export const ActionListInput = z.object({

@@ -11,6 +11,7 @@ import { agentRefusal } from "../../lib/action-capability";
 import type { ReportedStatus } from "../../lib/device-status";
 import type { ActionState } from "../../lib/action-status";
 import { fullPoliciesOf } from "./scheduling";
+import { admits, DEFAULT_HEALTH_POLICY } from "../../lib/health-policy";
 
 export interface WaitRow {
   id: string;
@@ -22,6 +23,8 @@ export interface WaitRow {
   offeredAt: Date | null;
   cancelRequestedAt: Date | null;
   expiresAt: Date | null;
+  /** lib/health-policy.ts; the default when not read. */
+  healthPolicy?: string;
   createdAt: Date;
 }
 
@@ -85,8 +88,11 @@ export async function actionNotes(ctx: ServerContext, rows: readonly WaitRow[]):
     }),
   );
   // Sets and per-device lists, not scans per row: a request's progress reads thousands at once.
-  const unoffered = new Set(open.filter((r) => r.state === "PENDING_SCHEDULE" && !r.offeredAt).map((r) => r.deviceId));
-  const schedulable = [...devices.values()].filter((d) => d.summary === "Online" && unoffered.has(d.id));
+  // The devices with an action not yet offered that its health policy lets them take.
+  const schedulableIds = new Set(
+    open.filter((r) => r.state === "PENDING_SCHEDULE" && !r.offeredAt && admits(r.healthPolicy ?? DEFAULT_HEALTH_POLICY, devices.get(r.deviceId)?.summary ?? "")).map((r) => r.deviceId),
+  );
+  const schedulable = [...devices.values()].filter((d) => schedulableIds.has(d.id));
   const full = await fullPoliciesOf(ctx, schedulable);
   const heldBy = new Map<string, typeof held>();
   for (const h of held) (heldBy.get(h.deviceId) ?? heldBy.set(h.deviceId, []).get(h.deviceId)!).push(h);
@@ -101,6 +107,7 @@ export async function actionNotes(ctx: ServerContext, rows: readonly WaitRow[]):
       offeredAt: r.offeredAt,
       cancelRequested: r.cancelRequestedAt !== null,
       expiresAt: r.expiresAt,
+      healthPolicy: r.healthPolicy ?? DEFAULT_HEALTH_POLICY,
       device: { name: d.name, summary: d.summary, lifecycle: d.lifecycle, decommissionRequested: d.decommissionRequestedAt !== null },
       earlier: earlier ? { id: earlier.id, kind: earlier.kind, state: earlier.state as ActionState } : null,
       fullPolicies: full.get(d.id) ?? [],

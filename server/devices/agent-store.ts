@@ -42,6 +42,8 @@ export interface NewActionRow {
   requestId?: string | null;
   /** The ended action it runs again (issue 10). */
   rerunOf?: string | null;
+  /** The least healthy device summary it is offered to (lib/health-policy.ts); Degraded when absent. */
+  healthPolicy?: string;
 }
 
 /** An ActionRequest row written in the same commit as its actions (server/requests). */
@@ -133,8 +135,12 @@ export interface AgentStore {
   statusCounts(): MaybePromise<{ axis: string; value: string; n: number }[]>;
   /** Whether the device has actions to offer or cancels to tell: the poll's cheap first check. */
   hasActionWork(deviceId: string): MaybePromise<boolean>;
-  /** PENDING_SCHEDULE actions, oldest first, marked offered (when `offer`); and the ids to cancel. */
-  offerActions(deviceId: string, now: Date, offer: boolean): Promise<{ actions: OfferedAction[]; cancel: string[] }>;
+  /**
+   * PENDING_SCHEDULE actions whose health policy admits a device of `healthRank`
+   * (lib/health-policy.ts), oldest first, marked offered; and the ids to cancel. A null rank
+   * offers nothing (cancels only).
+   */
+  offerActions(deviceId: string, now: Date, healthRank: number | null): Promise<{ actions: OfferedAction[]; cancel: string[] }>;
   /** Operator-created actions with their events (and their request row), in one group commit. */
   insertActions(rows: NewActionRow[], events: NewEvent[], now: Date, request?: NewRequestRow): Promise<EventRow[]>;
   /** An action request decided as a unit: its PENDING_APPROVE actions moved, with their events. */

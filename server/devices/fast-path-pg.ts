@@ -27,6 +27,7 @@ import type { ActionReport, OfferedAction } from "../../lib/protocol";
 import { decideReport, type StoredAction } from "../actions/report";
 import { conflict } from "../errors";
 import { FINAL_ACTION_STATES } from "../../lib/action-status";
+import { DEFAULT_HEALTH_POLICY, POLICY_RANK_SQL } from "../../lib/health-policy";
 import {
   lostEvent,
   type AgentActionView,
@@ -164,7 +165,8 @@ const S = {
   offer: st(
     "offer",
     `WITH a AS (SELECT "id", "kind", "args", "createdAt" FROM "Action"
-        WHERE "deviceId" = $1 AND "state" = 'PENDING_SCHEDULE' AND ("expiresAt" IS NULL OR "expiresAt" > $2::timestamp)),
+        WHERE "deviceId" = $1 AND "state" = 'PENDING_SCHEDULE' AND ("expiresAt" IS NULL OR "expiresAt" > $2::timestamp)
+          AND ${POLICY_RANK_SQL} >= $3::int),
       o AS (UPDATE "Action" SET "offeredAt" = $2::timestamp WHERE "id" IN (SELECT "id" FROM a) AND "offeredAt" IS NULL)
     SELECT * FROM a ORDER BY "createdAt", "id"`,
   ),
@@ -179,10 +181,10 @@ const S = {
   ),
   insertActions: st(
     "insert_actions",
-    `INSERT INTO "Action" ("id", "deviceId", "kind", "args", "origin", "state", "requireApproval", "createdBy", "createdAt", "updatedAt", "expiresAt", "requestId", "rerunOf")
-      SELECT id, dev, kind, args, origin, state, approval, who, created, $1::timestamp, expires, req, rerun
-      FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[], $9::text[], $10::timestamp[], $11::timestamp[], $12::text[], $13::text[])
-        AS v(id, dev, kind, args, origin, state, approval, who, created, expires, req, rerun)`,
+    `INSERT INTO "Action" ("id", "deviceId", "kind", "args", "origin", "state", "requireApproval", "createdBy", "createdAt", "updatedAt", "expiresAt", "requestId", "rerunOf", "healthPolicy")
+      SELECT id, dev, kind, args, origin, state, approval, who, created, $1::timestamp, expires, req, rerun, health
+      FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[], $9::text[], $10::timestamp[], $11::timestamp[], $12::text[], $13::text[], $14::text[])
+        AS v(id, dev, kind, args, origin, state, approval, who, created, expires, req, rerun, health)`,
   ),
   decide: st(
     "decide_request",
@@ -517,10 +519,10 @@ export class PgFastPath implements AgentStore {
     return (await this.rows<{ w: boolean }>(S.hasWork, [deviceId]))[0]?.w ?? false;
   }
 
-  async offerActions(deviceId: string, now: Date, offer: boolean): Promise<{ actions: OfferedAction[]; cancel: string[] }> {
+  async offerActions(deviceId: string, now: Date, healthRank: number | null): Promise<{ actions: OfferedAction[]; cancel: string[] }> {
     const cancels = async () => (await this.rows<{ id: string }>(S.cancels, [deviceId])).map((c) => c.id);
-    if (!offer) return { actions: [], cancel: await cancels() };
-    const rows = await this.commit((q) => q.rows<{ id: string; kind: string; args: string; createdAt: Date }>(S.offer, [deviceId, iso(now)]), true);
+    if (healthRank === null) return { actions: [], cancel: await cancels() };
+    const rows = await this.commit((q) => q.rows<{ id: string; kind: string; args: string; createdAt: Date }>(S.offer, [deviceId, iso(now), healthRank]), true);
     const actions = rows.map((a) => ({ id: a.id, kind: a.kind, args: JSON.parse(a.args) as Record<string, unknown>, createdAt: a.createdAt.toISOString() }));
     return { actions, cancel: await cancels() };
   }
@@ -535,7 +537,7 @@ export class PgFastPath implements AgentStore {
         await q.count(S.insertActions, [
           iso(now), rows.map((r) => r.id), rows.map((r) => r.deviceId), rows.map((r) => r.kind), rows.map((r) => r.args), rows.map((r) => r.origin), rows.map((r) => r.state),
           rows.map((r) => r.requireApproval), rows.map((r) => r.createdBy), rows.map((r) => iso(r.createdAt)), rows.map((r) => isoOrNull(r.expiresAt)),
-          rows.map((r) => r.requestId ?? null), rows.map((r) => r.rerunOf ?? null),
+          rows.map((r) => r.requestId ?? null), rows.map((r) => r.rerunOf ?? null), rows.map((r) => r.healthPolicy ?? DEFAULT_HEALTH_POLICY),
         ]);
       }
       return this.insertEvents(q, events, now);

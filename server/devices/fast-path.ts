@@ -22,6 +22,7 @@ import type { ActionReport, OfferedAction } from "../../lib/protocol";
 import { decideReport, type StoredAction } from "../actions/report";
 import { conflict } from "../errors";
 import { FINAL_ACTION_STATES } from "../../lib/action-status";
+import { DEFAULT_HEALTH_POLICY, POLICY_RANK_SQL } from "../../lib/health-policy";
 import { WriteGate } from "../write-gate";
 import {
   lostEvent,
@@ -106,7 +107,7 @@ export class FastPath implements AgentStore {
   private readonly specStmt: Database.Statement<[string], { spec: string }>;
   private readonly specCache = new Map<string, Record<string, unknown>>();
   private readonly actionStmt: Database.Statement<[string], StoredAction>;
-  private readonly offerStmt: Database.Statement<[string, string], { id: string; kind: string; args: string; createdAt: string }>;
+  private readonly offerStmt: Database.Statement<[string, string, number], { id: string; kind: string; args: string; createdAt: string }>;
   private readonly offeredStmt: Database.Statement<[string, string]>;
   private readonly cancelStmt: Database.Statement<[string], { id: string }>;
   private readonly activeStmt: Database.Statement<[string, string], { id: string; state: string }>;
@@ -206,7 +207,8 @@ export class FastPath implements AgentStore {
     this.actionStmt = this.db.prepare(`SELECT id, deviceId, kind, args, origin, state, offeredAt FROM "Action" WHERE "id" = ?`);
     this.offerStmt = this.db.prepare(
       // An expired action is never offered, even in the moment before the tick cancels it.
-      `SELECT id, kind, args, createdAt FROM "Action" WHERE "deviceId" = ? AND "state" = 'PENDING_SCHEDULE' AND ("expiresAt" IS NULL OR "expiresAt" > ?) ORDER BY "createdAt", "id"`,
+      `SELECT id, kind, args, createdAt FROM "Action" WHERE "deviceId" = ? AND "state" = 'PENDING_SCHEDULE' AND ("expiresAt" IS NULL OR "expiresAt" > ?)
+        AND ${POLICY_RANK_SQL} >= ? ORDER BY "createdAt", "id"`,
     );
     this.offeredStmt = this.db.prepare(`UPDATE "Action" SET "offeredAt" = ? WHERE "id" = ? AND "offeredAt" IS NULL`);
     this.cancelStmt = this.db.prepare(
@@ -342,12 +344,12 @@ export class FastPath implements AgentStore {
     return (this.pendingCountStmt.get(deviceId)?.n ?? 0) > 0;
   }
 
-  /** PENDING_SCHEDULE actions, oldest first, marked offered; and the ids to cancel. */
-  async offerActions(deviceId: string, now: Date, offer: boolean): Promise<{ actions: OfferedAction[]; cancel: string[] }> {
-    if (!offer) return { actions: [], cancel: this.cancelStmt.all(deviceId).map((c) => c.id) };
+  /** PENDING_SCHEDULE actions its policy lets a device of `healthRank` take, oldest first, marked offered; and the ids to cancel. */
+  async offerActions(deviceId: string, now: Date, healthRank: number | null): Promise<{ actions: OfferedAction[]; cancel: string[] }> {
+    if (healthRank === null) return { actions: [], cancel: this.cancelStmt.all(deviceId).map((c) => c.id) };
     return this.commit(() => {
       const at = sqliteDate(now);
-      const actions = this.offerStmt.all(deviceId, at).map((a) => {
+      const actions = this.offerStmt.all(deviceId, at, healthRank).map((a) => {
         this.offeredStmt.run(at, a.id);
         return { id: a.id, kind: a.kind, args: JSON.parse(a.args) as Record<string, unknown>, createdAt: new Date(a.createdAt).toISOString() };
       });
@@ -366,12 +368,15 @@ export class FastPath implements AgentStore {
         ).run(q.id, q.kind, q.args, q.origin, q.ref, q.targetKind, q.target, q.createdBy, sqliteDate(q.createdAt), q.requireApproval ? 1 : 0);
       }
       const insert = this.stmt(
-        `INSERT INTO "Action" ("id", "deviceId", "kind", "args", "origin", "state", "requireApproval", "createdBy", "createdAt", "updatedAt", "expiresAt", "requestId", "rerunOf")
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO "Action" ("id", "deviceId", "kind", "args", "origin", "state", "requireApproval", "createdBy", "createdAt", "updatedAt", "expiresAt", "requestId", "rerunOf", "healthPolicy")
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       const at = sqliteDate(now);
       for (const r of rows)
-        insert.run(r.id, r.deviceId, r.kind, r.args, r.origin, r.state, r.requireApproval ? 1 : 0, r.createdBy, sqliteDate(r.createdAt), at, r.expiresAt ? sqliteDate(r.expiresAt) : null, r.requestId ?? null, r.rerunOf ?? null);
+        insert.run(
+          r.id, r.deviceId, r.kind, r.args, r.origin, r.state, r.requireApproval ? 1 : 0, r.createdBy, sqliteDate(r.createdAt), at,
+          r.expiresAt ? sqliteDate(r.expiresAt) : null, r.requestId ?? null, r.rerunOf ?? null, r.healthPolicy ?? DEFAULT_HEALTH_POLICY,
+        );
       return events.map((e) => this.insertEvent(e, now));
     });
   }

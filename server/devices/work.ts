@@ -5,6 +5,7 @@
 import type { RenderedSpec, WorkResponse } from "../../lib/protocol";
 import type { ServerContext } from "../context";
 import { offerWithinPolicies } from "../actions/scheduling";
+import { healthRank } from "../../lib/health-policy";
 import type { WorkFacts } from "./agent-store";
 
 /**
@@ -51,12 +52,14 @@ export async function pendingWork(ctx: ServerContext, deviceId: string, specVers
   const fast = ctx.fast;
   // PostgreSQL's workFacts answers the cheap check in the same round trip (actionWork).
   if (fast && (device.actionWork ?? (await fast.hasActionWork(deviceId)))) {
-    // Scheduling rules (seed 004): only to an Online device, within concurrency policies.
-    // Never to one asked to decommission: it only hears the cancels for what it holds.
-    const eligible = device.summary === "Online" && device.lifecycle === "Enrolled" && device.decommissionRequestedAt === null;
-    const { actions, cancel } = eligible
-      ? await offerWithinPolicies(ctx, deviceId, (allowed) => fast.offerActions(deviceId, ctx.now(), allowed))
-      : await fast.offerActions(deviceId, ctx.now(), false);
+    // Scheduling rules (seed 004): only to a device that is up, as each action's health policy
+    // counts up (Online, or Degraded by default; lib/health-policy.ts), within concurrency
+    // policies. Never to one asked to decommission: it only hears the cancels for what it holds.
+    const rank = device.lifecycle === "Enrolled" && device.decommissionRequestedAt === null ? healthRank(device.summary) : null;
+    const { actions, cancel } =
+      rank !== null
+        ? await offerWithinPolicies(ctx, deviceId, (allowed) => fast.offerActions(deviceId, ctx.now(), allowed ? rank : null))
+        : await fast.offerActions(deviceId, ctx.now(), null);
     if (actions.length) {
       work.actions = actions;
       any = true;

@@ -8,7 +8,8 @@
  * - node moves, grouped by (state, message), one UPDATE each;
  * - signals: one action per node through the action engine's rules (origin `plan`; approval by
  *   DROVER_APPROVAL_KINDS unless the whole plan was approved, then the actions are created
- *   approved by that operator; offered only to Online devices; cancel; LOST). The action's id
+ *   approved by that operator; offered to the devices its command's health policy admits,
+ *   Online and Degraded by default; cancel; LOST). The action's id
  *   is the node's id, so the node points at it in the same statement that marks it SignalSent;
  * - the plan's unfinished actions cancelled when it is cancelled or runs out of time;
  * - events on `Plan/<id>` by `plan-controller`, and `ActionCreated` per action.
@@ -134,7 +135,7 @@ async function load(db: Db | Tx, planId: string, now: Date): Promise<Loaded | nu
         SELECT n."id" FROM "PlanNode" n LEFT JOIN "Device" d ON d."id" = n."deviceId"
         WHERE n."planId" = ${planId} AND n."commandIndex" = ${active} AND n."group" = ${group} AND n."state" = 'SignalPending'
           AND NOT EXISTS (SELECT 1 FROM "PlanNode" o WHERE o."deviceId" = n."deviceId" AND o."state" = 'SignalSent' AND o."planId" <> n."planId")
-        ORDER BY CASE WHEN d."summary" = 'Online' THEN 0 ELSE 1 END, n."position"
+        ORDER BY CASE d."summary" WHEN 'Online' THEN 0 WHEN 'Degraded' THEN 1 ELSE 2 END, n."position"
         LIMIT ${limits[group]}`);
       const rows = await db.planNode.findMany({ where: { id: { in: ids.map((r) => r.id) } }, select: nodeSelect });
       const order = new Map(ids.map((r, i) => [r.id, i]));
@@ -296,6 +297,7 @@ export async function passInTx(tx: Tx, ctx: ServerContext, planId: string, now: 
         origin: "plan",
         state,
         requireApproval: approval || inherited !== null || approvedBy !== null,
+        healthPolicy: shape.healthPolicy,
         createdBy: `plan:${plan.id}`,
         ...(approvedBy ? { decision: "Approved", decidedBy: approvedBy, decidedAt: plan.approvedAt ?? now, decisionReason: `approved with plan ${plan.id}` } : {}),
         ...inherited?.data,

@@ -166,7 +166,7 @@ async function countsOf(ctx: ServerContext, ids: string[]): Promise<Map<string, 
 async function waitingByReason(ctx: ServerContext, requestId: string): Promise<NonNullable<RequestProgress["waitingBy"]>> {
   const open = await ctx.db.action.findMany({
     where: { requestId, state: { in: ["PENDING_APPROVE", "PENDING_SCHEDULE", "NEW", "RUNNING"] } },
-    select: { id: true, deviceId: true, kind: true, args: true, state: true, offeredAt: true, cancelRequestedAt: true, expiresAt: true, createdAt: true },
+    select: { id: true, deviceId: true, kind: true, args: true, state: true, offeredAt: true, cancelRequestedAt: true, expiresAt: true, healthPolicy: true, createdAt: true },
   });
   const waits = await waitsOf(ctx, open);
   const by = new Map<WaitReason, { count: number; message: string }>();

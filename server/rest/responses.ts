@@ -18,6 +18,7 @@ import { PLAN_NODE_STATES, PLAN_STATES } from "../../lib/plan-status";
 import { STEP_PHASES, WORKFLOW_PHASES } from "../../lib/workflow-status";
 import { ACTION_STATES } from "../../lib/action-status";
 import { WAIT_REASONS } from "../../lib/action-wait";
+import { HEALTH_POLICIES } from "../../lib/health-policy";
 import { ROLES } from "../auth/roles";
 import { TOKEN_STATUSES } from "../auth/tokens";
 import { ENROLLMENT_TOKEN_STATUSES } from "../enrollment-tokens/tokens";
@@ -196,6 +197,7 @@ export const ActionView = z.strictObject({
   requestId: z.string().nullable(),
   rerunOf: z.string().nullable(),
   requireApproval: z.boolean(),
+  healthPolicy: enumOf(HEALTH_POLICIES).describe("The least healthy device summary it is offered to: Online (only Online devices), Degraded (Online or Degraded, the default) or Error (Online, Degraded or Error)"),
   decision: z.string().nullable(),
   decisionReason: z.string().nullable(),
   decidedBy: z.string().nullable(),

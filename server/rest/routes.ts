@@ -313,7 +313,8 @@ export const restRoutes: RestRoute[] = [
     path: "/actions",
     procedure: "actions.create",
     response: itemsOf(ActionView),
-    summary: "Create an action for a device, or for every Enrolled device a label selector matches",
+    summary:
+      "Create an action for a device, or for every Enrolled device a label selector matches. It is offered to a device whose summary its healthPolicy admits: Online and Degraded by default; Online asks for Online only, Error allows devices in Error too",
     input: ({ body }) => body,
     output: items,
     status: 201,
@@ -379,7 +380,7 @@ export const restRoutes: RestRoute[] = [
     procedure: "actions.rerun",
     response: ActionView,
     summary:
-      "Run an ended action (DONE, FAILED, CANCELLED, LOST) again: a new action with the same device, kind, args and approval requirement, created as any new one is, with rerunOf set to this id. 409 when it has not ended",
+      "Run an ended action (DONE, FAILED, CANCELLED, LOST) again: a new action with the same device, kind, args, approval requirement and health policy, created as any new one is, with rerunOf set to this id. 409 when it has not ended",
     input: ({ params }) => ({ id: params.id }),
     status: 201,
   },

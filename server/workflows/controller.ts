@@ -11,7 +11,8 @@
  *   devices; a retry only the targets of the previous attempt that did not end DONE) and
  *   creates one action per target through the action engine's rules (origin `workflow`,
  *   createdBy `workflow:<name>`; approval by DROVER_APPROVAL_KINDS or
- *   `jobTemplate.requireApproval`; offered to Online devices only; cancel; LOST). A target that
+ *   `jobTemplate.requireApproval`; offered to the devices `jobTemplate.healthPolicy` admits,
+ *   Online and Degraded by default; cancel; LOST). A target that
  *   cannot get an action (no such device, not Enrolled) is a failed target with why. A
  *   reference follows the referenced workflow's current run when it is Running, else starts a
  *   new run of it (`startRunInTx`), and records which run it follows;
@@ -35,6 +36,7 @@
  * run at a time, Argo's concurrencyPolicy Forbid). The next time is always computed from now,
  * so ticks missed while no server ran make one catch-up run, not one per missed tick.
  */
+import { DEFAULT_HEALTH_POLICY } from "../../lib/health-policy";
 import { randomUUID } from "node:crypto";
 import type { ServerContext } from "../context";
 import { Prisma, type Db, type Tx } from "../db";
@@ -407,6 +409,7 @@ export async function passInTx(tx: Tx, ctx: ServerContext, name: string, now: Da
         origin: "workflow",
         state,
         requireApproval: approval,
+        healthPolicy: job.healthPolicy ?? DEFAULT_HEALTH_POLICY,
         createdBy: `workflow:${name}`,
         // Distinct, ordered creation times keep "oldest createdAt first" well defined.
         createdAt: new Date(now.getTime() + actions.length),

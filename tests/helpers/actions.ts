@@ -18,6 +18,7 @@ export interface ActionView {
   origin: string;
   state: string;
   requireApproval: boolean;
+  healthPolicy: string;
   createdBy: string | null;
   decision: string | null;
   decidedBy: string | null;
@@ -109,6 +110,7 @@ export interface CreateBody {
   args?: unknown;
   requireApproval?: unknown;
   expiresInSeconds?: unknown;
+  healthPolicy?: unknown;
 }
 
 export function postActions(s: TestServer, body: CreateBody, token?: string) {

@@ -1,0 +1,44 @@
+/**
+ * Which devices an action may be offered to, by their summary (issue 21). Seed 004 holds
+ * actions back from nodes that are not up; a Degraded device (memory at 90 %, a CPU spike) is
+ * still up and working, as Flight Control's Degraded means "still functional", so by default
+ * work goes to Online and Degraded devices. An action, a plan command or a workflow step may
+ * ask for Online only (a risky change on a device already struggling) or allow Error too (the
+ * repair that clears the error). Offline, Unknown and Rebooting devices never get work: they
+ * are not there to take it. Pure; the scheduler's SQL and the wait explanations read it.
+ */
+export const HEALTH_POLICIES = ["Online", "Degraded", "Error"] as const;
+export type HealthPolicy = (typeof HEALTH_POLICIES)[number];
+export const DEFAULT_HEALTH_POLICY: HealthPolicy = "Degraded";
+
+/** How far each summary is from Online; a policy admits a device whose rank is at most its own. */
+const RANK: Record<string, number> = { Online: 0, Degraded: 1, Error: 2 };
+
+/** The rank the scheduler compares against an action's policy, or null: the device gets nothing. */
+export function healthRank(summary: string): number | null {
+  return RANK[summary] ?? null;
+}
+
+export function admits(policy: string, summary: string): boolean {
+  const rank = healthRank(summary);
+  return rank !== null && rank <= (RANK[policy] ?? RANK[DEFAULT_HEALTH_POLICY]!);
+}
+
+/** The summaries a policy admits, in words: "Online or Degraded". */
+export function admittedSummaries(policy: string): string {
+  const ok = HEALTH_POLICIES.filter((s) => admits(policy, s));
+  return ok.length === 1 ? ok[0]! : `${ok.slice(0, -1).join(", ")} or ${ok.at(-1)}`;
+}
+
+/** For forms and docs: what each choice means to an operator. */
+export const HEALTH_POLICY_HELP: Record<HealthPolicy, string> = {
+  Online: "only to devices that are Online",
+  Degraded: "to devices that are Online or Degraded (the default: a Degraded device still works)",
+  Error: "to devices that are Online, Degraded or in Error (for the repair that clears the error)",
+};
+
+/**
+ * The SQL expression ranking an action's policy, to compare with the device's healthRank:
+ * `… AND ${POLICY_RANK_SQL} >= ?`. The same text on SQLite and PostgreSQL.
+ */
+export const POLICY_RANK_SQL = `(CASE "healthPolicy" WHEN 'Online' THEN 0 WHEN 'Error' THEN 2 ELSE 1 END)`;
