@@ -726,6 +726,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/plans/{id}/nodes/{node}/skip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Move on without one node of a running plan {reason, command?} (operator role): the node becomes SignalSkipped with the reason, counts as done for its command, and an action it waited on is cancelled. command names the command when the node is in several. 409 when the plan has ended or the node is not SignalPending or SignalSent */
+        post: operations["plans.skipNodeOne"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/plans/{id}/retry": {
         parameters: {
             query?: never;
@@ -11167,6 +11184,7 @@ export interface operations {
                                 SignalMissingPlatform: number;
                                 SignalPending: number;
                                 SignalSent: number;
+                                SignalSkipped: number;
                                 total: number;
                             };
                             /** Format: date-time */
@@ -11594,6 +11612,7 @@ export interface operations {
                                     SignalMissingPlatform: number;
                                     SignalPending: number;
                                     SignalSent: number;
+                                    SignalSkipped: number;
                                     total: number;
                                 };
                                 description: string;
@@ -11613,7 +11632,7 @@ export interface operations {
                                         platform: string | null;
                                         role: string | null;
                                         /** @enum {string} */
-                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed";
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                     workers?: {
                                         actionId: string | null;
@@ -11626,7 +11645,7 @@ export interface operations {
                                         platform: string | null;
                                         role: string | null;
                                         /** @enum {string} */
-                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed";
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                 };
                                 startedAt: string | null;
@@ -11641,6 +11660,7 @@ export interface operations {
                                 SignalMissingPlatform: number;
                                 SignalPending: number;
                                 SignalSent: number;
+                                SignalSkipped: number;
                                 total: number;
                             };
                             deadline: string | null;
@@ -11828,6 +11848,7 @@ export interface operations {
                                     SignalMissingPlatform: number;
                                     SignalPending: number;
                                     SignalSent: number;
+                                    SignalSkipped: number;
                                     total: number;
                                 };
                                 description: string;
@@ -11847,7 +11868,7 @@ export interface operations {
                                         platform: string | null;
                                         role: string | null;
                                         /** @enum {string} */
-                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed";
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                     workers?: {
                                         actionId: string | null;
@@ -11860,7 +11881,7 @@ export interface operations {
                                         platform: string | null;
                                         role: string | null;
                                         /** @enum {string} */
-                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed";
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                 };
                                 startedAt: string | null;
@@ -11875,6 +11896,7 @@ export interface operations {
                                 SignalMissingPlatform: number;
                                 SignalPending: number;
                                 SignalSent: number;
+                                SignalSkipped: number;
                                 total: number;
                             };
                             deadline: string | null;
@@ -12032,6 +12054,7 @@ export interface operations {
                                     SignalMissingPlatform: number;
                                     SignalPending: number;
                                     SignalSent: number;
+                                    SignalSkipped: number;
                                     total: number;
                                 };
                                 description: string;
@@ -12051,7 +12074,7 @@ export interface operations {
                                         platform: string | null;
                                         role: string | null;
                                         /** @enum {string} */
-                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed";
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                     workers?: {
                                         actionId: string | null;
@@ -12064,7 +12087,7 @@ export interface operations {
                                         platform: string | null;
                                         role: string | null;
                                         /** @enum {string} */
-                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed";
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                 };
                                 startedAt: string | null;
@@ -12079,6 +12102,7 @@ export interface operations {
                                 SignalMissingPlatform: number;
                                 SignalPending: number;
                                 SignalSent: number;
+                                SignalSkipped: number;
                                 total: number;
                             };
                             deadline: string | null;
@@ -12272,6 +12296,7 @@ export interface operations {
                                     SignalMissingPlatform: number;
                                     SignalPending: number;
                                     SignalSent: number;
+                                    SignalSkipped: number;
                                     total: number;
                                 };
                                 description: string;
@@ -12291,7 +12316,7 @@ export interface operations {
                                         platform: string | null;
                                         role: string | null;
                                         /** @enum {string} */
-                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed";
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                     workers?: {
                                         actionId: string | null;
@@ -12304,7 +12329,7 @@ export interface operations {
                                         platform: string | null;
                                         role: string | null;
                                         /** @enum {string} */
-                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed";
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                 };
                                 startedAt: string | null;
@@ -12319,6 +12344,251 @@ export interface operations {
                                 SignalMissingPlatform: number;
                                 SignalPending: number;
                                 SignalSent: number;
+                                SignalSkipped: number;
+                                total: number;
+                            };
+                            deadline: string | null;
+                            deadlineAt: string | null;
+                            endedAt: string | null;
+                            message: string;
+                            startedAt: string | null;
+                            /** @enum {string} */
+                            state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: malformed or fails validation; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description CONFLICT: a transition the state machine does not allow */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description TOO_LARGE: body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "plans.skipNodeOne": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                node: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    command?: number;
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        apiVersion: string;
+                        /** @constant */
+                        kind: "Plan";
+                        metadata: {
+                            createdBy: string;
+                            /** Format: date-time */
+                            creationTimestamp: string;
+                            id: string;
+                            name: string | null;
+                            retriedBy: string[];
+                            retryOf: string | null;
+                        };
+                        /** @description The plan as it was sent */
+                        spec: {
+                            [key: string]: unknown;
+                        };
+                        status: {
+                            activeCommand: number | null;
+                            approval: {
+                                approvedAt: string | null;
+                                approvedBy: string | null;
+                                required: boolean;
+                            };
+                            cancelRequestedBy: string | null;
+                            commands: {
+                                actionKind: string;
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @enum {string} */
+                                kind: "k0supdate" | "airgapupdate" | "action";
+                                nodes: {
+                                    controllers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            }[];
+                            counts: {
+                                SignalApplyFailed: number;
+                                SignalCompleted: number;
+                                SignalMissingNode: number;
+                                SignalMissingPlatform: number;
+                                SignalPending: number;
+                                SignalSent: number;
+                                SignalSkipped: number;
                                 total: number;
                             };
                             deadline: string | null;
@@ -12506,6 +12776,7 @@ export interface operations {
                                     SignalMissingPlatform: number;
                                     SignalPending: number;
                                     SignalSent: number;
+                                    SignalSkipped: number;
                                     total: number;
                                 };
                                 description: string;
@@ -12525,7 +12796,7 @@ export interface operations {
                                         platform: string | null;
                                         role: string | null;
                                         /** @enum {string} */
-                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed";
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                     workers?: {
                                         actionId: string | null;
@@ -12538,7 +12809,7 @@ export interface operations {
                                         platform: string | null;
                                         role: string | null;
                                         /** @enum {string} */
-                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed";
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                 };
                                 startedAt: string | null;
@@ -12553,6 +12824,7 @@ export interface operations {
                                 SignalMissingPlatform: number;
                                 SignalPending: number;
                                 SignalSent: number;
+                                SignalSkipped: number;
                                 total: number;
                             };
                             deadline: string | null;

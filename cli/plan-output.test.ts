@@ -16,7 +16,7 @@ const S = 1000;
 const M = 60 * S;
 
 function counts(partial: Partial<PlanCounts>): PlanCounts {
-  const c: PlanCounts = { SignalPending: 0, SignalSent: 0, SignalCompleted: 0, SignalMissingNode: 0, SignalMissingPlatform: 0, SignalApplyFailed: 0, total: 0, ...partial };
+  const c: PlanCounts = { SignalPending: 0, SignalSent: 0, SignalCompleted: 0, SignalMissingNode: 0, SignalMissingPlatform: 0, SignalApplyFailed: 0, SignalSkipped: 0, total: 0, ...partial };
   if (partial.total === undefined) c.total = c.SignalPending + c.SignalSent + c.SignalCompleted + c.SignalMissingNode + c.SignalMissingPlatform + c.SignalApplyFailed;
   return c;
 }

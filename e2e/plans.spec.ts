@@ -145,3 +145,42 @@ test("a plan cancelled from its page with a reason is retried as a new plan that
     await sim.stop();
   }
 });
+
+test("a node stuck on a device in Error is skipped from the plan's page with a reason, and the plan completes without it", async ({ page }) => {
+  const prefix = uniquePrefix("planskip");
+  const admin = await tokenFor("admin", E2E_ADMIN_PASSWORD);
+  // Two devices: one healthy, one whose disk is in Error (it gets no work by default, issue 21).
+  const healthy = simulate(prefix, 1);
+  const broken = simulate(`${prefix}-x`, 1, ["--error", "1"]);
+  try {
+    const [ok, stuck] = [deviceName(prefix, 1), deviceName(`${prefix}-x`, 1)];
+    await approveByApi(admin, [ok, stuck]);
+    const created = await api<{ metadata: { id: string } }>("POST", "/plans", admin, {
+      apiVersion: "drover/v1",
+      kind: "Plan",
+      metadata: { name: prefix },
+      spec: { commands: [{ action: { kind: "noop", targets: { workers: { discovery: { static: { nodes: [ok, stuck] } }, limits: { concurrent: 2 } } } } }] },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const id = created.body.metadata.id;
+
+    await signIn(page);
+    await page.goto(`/plans/${id}`);
+    await expect(page.getByTestId(`node-state-0-${ok}`)).toHaveText("SignalCompleted", { timeout: 30_000 });
+    await expect(page.getByTestId(`node-message-0-${stuck}`)).toContainText("it is offered when the device is Online or Degraded", { timeout: 30_000 });
+    await expect(page.getByTestId(`node-skip-0-${ok}`)).toHaveCount(0);
+
+    await page.getByTestId(`node-skip-0-${stuck}`).click();
+    await expect(page.getByTestId("confirm-skip-node")).toBeDisabled();
+    await page.getByTestId("skip-node-reason").fill("disk replaced next week");
+    await page.getByTestId("confirm-skip-node").click();
+    await expect(page.getByTestId("skip-node-dialog")).toBeHidden();
+    await expect(page.getByTestId(`node-state-0-${stuck}`)).toHaveText("SignalSkipped");
+    await expect(page.getByTestId(`node-message-0-${stuck}`)).toHaveText("skipped by user:admin: disk replaced next week");
+    await expect(page.getByTestId("plan-state")).toHaveText("Completed");
+    await expect(page.getByTestId(`node-skip-0-${stuck}`)).toHaveCount(0);
+    await expect(page.getByTestId("events-table")).toContainText("disk replaced next week");
+  } finally {
+    await Promise.all([healthy.stop(), broken.stop()]);
+  }
+});

@@ -27,6 +27,15 @@ describe("plan state machines", () => {
     expect(ERROR_PLAN_STATES.sort()).toEqual(
       ["ApplyFailed", "Cancelled", "DeadlineExceeded", "IncompleteTargets", "InconsistentTargets", "MissingPlatform", "MissingSignalNode", "Restricted"].sort(),
     );
-    expect(stateNames(planNodeMachine).sort()).toEqual(["SignalApplyFailed", "SignalCompleted", "SignalMissingNode", "SignalMissingPlatform", "SignalPending", "SignalSent"]);
+    // The seed's node states, plus SignalSkipped: an operator's way past a node (issue 21).
+    expect(stateNames(planNodeMachine).sort()).toEqual(["SignalApplyFailed", "SignalCompleted", "SignalMissingNode", "SignalMissingPlatform", "SignalPending", "SignalSent", "SignalSkipped"]);
+  });
+
+  it("only an operator skips a node, and only one that waits or was signalled", () => {
+    const into = planNodeMachine.transitions.filter((t) => t.to === "SignalSkipped");
+    expect(into.map((t) => [t.from, t.by]).sort()).toEqual([
+      ["SignalPending", "operator"],
+      ["SignalSent", "operator"],
+    ]);
   });
 });

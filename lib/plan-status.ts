@@ -74,6 +74,10 @@ export const planNodeMachine = defineStateMachine({
     SignalMissingNode: { terminal: true, description: "No Enrolled device of that name and role, or it no longer matches its discovery." },
     SignalMissingPlatform: { terminal: true, description: "The node's platform has no entry in the command's platforms." },
     SignalApplyFailed: { terminal: true, description: "The node's action ended FAILED, CANCELLED or LOST; the message is its error." },
+    SignalSkipped: {
+      terminal: true,
+      description: "An operator moved on without the node, with a reason (recorded): it counts as done for its command; an action it was waiting on is cancelled.",
+    },
   },
   transitions: [
     { from: "SignalPending", to: "SignalSent", label: "action created", by: "server" },
@@ -83,10 +87,17 @@ export const planNodeMachine = defineStateMachine({
     { from: "SignalPending", to: "SignalMissingNode", label: "missing, not Enrolled, role or labels changed", by: "server" },
     { from: "SignalPending", to: "SignalMissingPlatform", label: "platform not in platforms", by: "server" },
     { from: "SignalPending", to: "SignalCompleted", label: "completed in the plan retried", by: "server" },
+    { from: "SignalPending", to: "SignalSkipped", label: "skip, with a reason", by: "operator" },
+    { from: "SignalSent", to: "SignalSkipped", label: "skip, with a reason (its action cancelled)", by: "operator" },
   ],
 });
 export type PlanNodeState = keyof typeof planNodeMachine.states;
 export const PLAN_NODE_STATES = Object.keys(planNodeMachine.states) as PlanNodeState[];
+
+/** Done as far as its command is concerned: updated, or skipped by an operator. */
+export function isDoneNodeState(state: PlanNodeState): boolean {
+  return state === "SignalCompleted" || state === "SignalSkipped";
+}
 
 export function isTerminalNodeState(state: PlanNodeState): boolean {
   return planNodeMachine.states[state].terminal === true;

@@ -376,9 +376,11 @@ export function decidePass(input: PassInput): PassDecision {
   }
 
   const all = total(counts.controllers) + total(counts.workers);
-  const completed = (counts.controllers.SignalCompleted ?? 0) + (counts.workers.SignalCompleted ?? 0);
-  if (completed === all) {
-    moveCommand(active, "Completed", all === 0 ? "no node to signal" : `${all} node(s) SignalCompleted`);
+  // Skipped by an operator counts as done (issue 21): the command moves on without the node.
+  const done = (g: PlanGroup) => (counts[g].SignalCompleted ?? 0) + (counts[g].SignalSkipped ?? 0);
+  const skipped = (counts.controllers.SignalSkipped ?? 0) + (counts.workers.SignalSkipped ?? 0);
+  if (done("controllers") + done("workers") === all) {
+    moveCommand(active, "Completed", all === 0 ? "no node to signal" : `${all} node(s) SignalCompleted${skipped ? ` or SignalSkipped (${skipped} skipped)` : ""}`);
     const next = commands.find((c) => c.index === active.index + 1);
     if (!next) {
       movePlan("Completed", `${commands.length} command(s) completed`, null);
@@ -444,7 +446,7 @@ export interface GroupFacts {
 
 export function groupFacts(counts: GroupCounts, sentControllers: string[]): GroupFacts {
   return {
-    controllersLeft: total(counts.controllers) - (counts.controllers.SignalCompleted ?? 0),
+    controllersLeft: total(counts.controllers) - (counts.controllers.SignalCompleted ?? 0) - (counts.controllers.SignalSkipped ?? 0),
     controllerSent: (counts.controllers.SignalSent ?? 0) > 0 ? (sentControllers[0] ?? "a controller") : null,
     workersSent: counts.workers.SignalSent ?? 0,
   };

@@ -330,6 +330,38 @@ describe("ordering and concurrency", () => {
     await untilState(s, second.metadata.id, "Completed");
   });
 
+  it("skip: a node stuck on a device in Error is skipped with a reason, its action cancelled, and the plan completes without it", async () => {
+    const [stuck, ok] = [await enroll(s, "skip-1"), await enroll(s, "skip-2")];
+    await setHealth(s, stuck, { resources: { disk: "Error" } });
+    const plan = await create(s, updatePlan({ workers: { ...staticNodes("skip-1", "skip-2"), limits: { concurrent: 2 } } }));
+    const id = plan.metadata.id;
+    await finish(s, ok);
+    const waiting = await eventually(async () => {
+      const v = await get(s, id);
+      return node(v, 0, "workers", "skip-2").state === "SignalCompleted" ? v : undefined;
+    });
+    const actionId = node(waiting, 0, "workers", "skip-1").actionId!;
+    expect(node(waiting, 0, "workers", "skip-1")).toMatchObject({ state: "SignalSent", actionState: "PENDING_SCHEDULE" });
+
+    // Bad asks change nothing: no reason, an unknown node, a viewer.
+    expectError(await s.api("POST", `/plans/${id}/nodes/skip-1/skip`, {}), 400, "INVALID_REQUEST", /reason/);
+    expectError(await s.api("POST", `/plans/${id}/nodes/nobody/skip`, { reason: "x" }), 404, "NOT_FOUND");
+    const viewer = (await tokenFor(s, "viewer")).token;
+    expectError(await s.api("POST", `/plans/${id}/nodes/skip-1/skip`, { reason: "x" }, viewer), 403, "FORBIDDEN");
+    expect(node(await get(s, id), 0, "workers", "skip-1").state).toBe("SignalSent");
+
+    const skipped = await s.api<PlanView>("POST", `/plans/${id}/nodes/skip-1/skip`, { reason: "disk replaced next week" });
+    expect(skipped.status, JSON.stringify(skipped.body)).toBe(200);
+    expect(node(skipped.body, 0, "workers", "skip-1")).toMatchObject({ state: "SignalSkipped", message: "skipped by user:admin: disk replaced next week", actionState: "CANCELLED" });
+    expect(skipped.body.status.state).toBe("Completed");
+    expect(skipped.body.status.commands[0]!.description).toBe("2 node(s) SignalCompleted or SignalSkipped (1 skipped)");
+    const events = await planEvents(s, id);
+    expect(events.find((e) => e.type === "PlanNodeSkipped")).toMatchObject({ reason: "SignalSent", message: "skip-1 (command 0, workers) skipped: disk replaced next week" });
+    expect((await s.api<{ error: string }>("GET", `/actions/${actionId}`)).body.error).toBe(`node skip-1 skipped in plan ${id}: disk replaced next week`);
+    // An ended plan: nothing more to skip.
+    expectError(await s.api("POST", `/plans/${id}/nodes/skip-2/skip`, { reason: "x" }), 409, "CONFLICT", /Completed: it has already ended/);
+  });
+
   it("an Offline node is not failed: it waits, says why, and Online nodes go first", async () => {
     const off = await enroll(s, "off-1", { online: false });
     const on = await enroll(s, "off-2");

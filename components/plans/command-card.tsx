@@ -23,6 +23,7 @@ export function CommandCard({
   notRun,
   focusedNode,
   onFocusNode,
+  skipFor = null,
 }: {
   command: PlanCommandStatusView;
   /** The plan ended before this command ran (commandNotRun). */
@@ -31,6 +32,8 @@ export function CommandCard({
   active: boolean;
   focusedNode: string | null;
   onFocusNode: (key: string) => void;
+  /** The plan's id when an operator may skip its waiting nodes (it runs); null otherwise. */
+  skipFor?: string | null;
 }) {
   const c = command;
   const segments = countSegments(c.counts);
@@ -80,7 +83,7 @@ export function CommandCard({
         </div>
         <CountsBar segments={segments} total={c.counts.total} />
       </div>
-      <NodeTable command={c} focused={focusedNode} onFocus={onFocusNode} />
+      <NodeTable command={c} focused={focusedNode} onFocus={onFocusNode} skipFor={skipFor} />
     </Card>
   );
 }

@@ -14,6 +14,9 @@ import { cx } from "../ui/cx";
 import { toneDot } from "../ui/badge";
 import { shortId } from "../actions/format";
 import { planNodeStateTone } from "./tones";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { errorMessage, useTRPC } from "../trpc";
+import { ReasonDialog } from "../ui/reason-dialog";
 import { nodeRows, visibleRows } from "./plan-view";
 
 /** Rows drawn at first and added by each "Show more": a 1,000-node command stays quick to redraw. */
@@ -23,7 +26,7 @@ const GROUP_LABEL: Record<PlanGroup, string> = { controllers: "Controllers", wor
 
 /** One node; redrawn only when what it shows changed (each refetch brings new objects). */
 const NodeRow = memo(
-  function NodeRow({ node, commandIndex, focused, onFocus }: { node: PlanNodeView; commandIndex: number; focused: boolean; onFocus: () => void }) {
+  function NodeRow({ node, commandIndex, focused, onFocus, onSkip }: { node: PlanNodeView; commandIndex: number; focused: boolean; onFocus: () => void; onSkip?: (() => void) | undefined }) {
     return (
       <tr
         className={cx("cursor-pointer border-b border-slate-100 align-top hover:bg-slate-50", focused && "bg-brand-50/60")}
@@ -64,6 +67,18 @@ const NodeRow = memo(
           ) : (
             <span className="text-xs text-slate-500">not signalled</span>
           )}
+          {onSkip && (node.state === "SignalPending" || node.state === "SignalSent") && (
+            <Button
+              size="sm"
+              variant="ghost"
+              className="ml-2"
+              onClick={onSkip}
+              data-testid={`node-skip-${commandIndex}-${node.name}`}
+              title="Move on without this node: it counts as done for its command, and an action it waits on is cancelled"
+            >
+              Skip
+            </Button>
+          )}
         </td>
       </tr>
     );
@@ -79,8 +94,47 @@ const NodeRow = memo(
     a.node.platform === b.node.platform &&
     a.node.actionId === b.node.actionId &&
     a.node.actionState === b.node.actionState &&
-    a.node.deviceSummary === b.node.deviceSummary,
+    a.node.deviceSummary === b.node.deviceSummary &&
+    (a.onSkip === undefined) === (b.onSkip === undefined),
 );
+
+/** Skip one node with a required reason (issue 21): recorded on the node and in the plan's events. */
+function SkipNodeDialog({ planId, command, node, onClose }: { planId: string; command: number; node: string; onClose: () => void }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const skip = useMutation(
+    trpc.plans.skipNode.mutationOptions({
+      onSuccess: (next) => {
+        queryClient.setQueryData(trpc.plans.get.queryKey({ id: planId }), next);
+        void queryClient.invalidateQueries(trpc.plans.events.queryFilter({ id: planId }));
+        void queryClient.invalidateQueries(trpc.plans.list.pathFilter());
+        onClose();
+      },
+    }),
+  );
+  return (
+    <ReasonDialog
+      open
+      required
+      keyboard
+      pending={skip.isPending}
+      error={skip.isError ? errorMessage(skip.error) : null}
+      title={`Skip ${node}?`}
+      onCancel={onClose}
+      onConfirm={(reason) => skip.mutate({ id: planId, node, command, reason })}
+      cancelLabel="Keep waiting"
+      confirmLabel={skip.isPending ? "Skipping…" : "Skip node"}
+      confirmVariant="primary"
+      placeholder="Why the plan may go on without it, e.g. the disk is replaced next week"
+      testIds={{ dialog: "skip-node-dialog", confirm: "confirm-skip-node", reason: "skip-node-reason" }}
+    >
+      <p>
+        The plan goes on without <span className="font-medium">{node}</span>: the node counts as done for command {command}, and an action it waits on is cancelled (through
+        its agent if it is running). The device is not updated by this plan; the reason is recorded.
+      </p>
+    </ReasonDialog>
+  );
+}
 
 /** State chips with their counts: a click shows only that state (several may be chosen). */
 function StateChips({ command, selected, onChange }: { command: PlanCommandStatusView; selected: PlanNodeState[]; onChange: (s: PlanNodeState[]) => void }) {
@@ -120,8 +174,20 @@ function StateChips({ command, selected, onChange }: { command: PlanCommandStatu
  * plan's query. Shows NODE_PAGE rows and more on demand, filtered by state, so a 1,000-node
  * command redraws only the rows on screen.
  */
-export function NodeTable({ command, focused, onFocus }: { command: PlanCommandStatusView; focused: string | null; onFocus: (key: string) => void }) {
+export function NodeTable({
+  command,
+  focused,
+  onFocus,
+  skipFor = null,
+}: {
+  command: PlanCommandStatusView;
+  focused: string | null;
+  onFocus: (key: string) => void;
+  /** The plan's id when an operator may skip waiting nodes; null hides Skip. */
+  skipFor?: string | null;
+}) {
   const [states, setStates] = useState<PlanNodeState[]>([]);
+  const [skipping, setSkipping] = useState<string | null>(null);
   const [limit, setLimit] = useState(NODE_PAGE);
   const all = useMemo(() => nodeRows(command), [command]);
   const { rows, matched } = useMemo(() => visibleRows(all, states, limit), [all, states, limit]);
@@ -160,7 +226,13 @@ export function NodeTable({ command, focused, onFocus }: { command: PlanCommandS
                       </td>
                     </tr>
                   )}
-                  <NodeRow node={r.node} commandIndex={command.id} focused={focused === key} onFocus={() => onFocus(key)} />
+                  <NodeRow
+                    node={r.node}
+                    commandIndex={command.id}
+                    focused={focused === key}
+                    onFocus={() => onFocus(key)}
+                    onSkip={skipFor ? () => setSkipping(r.node.name) : undefined}
+                  />
                 </Fragment>
               );
             })}
@@ -174,6 +246,7 @@ export function NodeTable({ command, focused, onFocus }: { command: PlanCommandS
           </tbody>
         </table>
       </div>
+      {skipFor && skipping && <SkipNodeDialog planId={skipFor} command={command.id} node={skipping} onClose={() => setSkipping(null)} />}
       {matched > rows.length && (
         <div className="flex items-center justify-center gap-2 border-t border-slate-100 px-4 py-2">
           <Button size="sm" onClick={() => setLimit((n) => n + NODE_PAGE)} data-testid={`node-more-${command.id}`}>

@@ -3,7 +3,7 @@
 import Link from "next/link";
 import { useMemo, useState } from "react";
 import { useQuery } from "@tanstack/react-query";
-import type { PlanView } from "@/lib/plan-status";
+import { isTerminalPlanState, type PlanView } from "@/lib/plan-status";
 import { useTRPC } from "../trpc";
 import { useMe } from "../hooks/use-me";
 import { PageHeader } from "../ui/page-header";
@@ -93,6 +93,7 @@ function PlanBody({ plan, canOperate }: { plan: PlanView; canOperate: boolean })
         {s.commands.map((c) => (
           <CommandCard
             key={c.id}
+            skipFor={canOperate && !isTerminalPlanState(s.state) ? plan.metadata.id : null}
             command={c}
             active={s.activeCommand === c.id}
             notRun={commandNotRun(s.state, c.state)}

@@ -23,6 +23,7 @@ const node = (name: string, state: PlanNodeState, role = "worker"): PlanNodeView
 const counts = (over: Partial<PlanCounts> = {}): PlanCounts => ({
   SignalPending: 0,
   SignalSent: 0,
+  SignalSkipped: 0,
   SignalCompleted: 0,
   SignalMissingNode: 0,
   SignalMissingPlatform: 0,

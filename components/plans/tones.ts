@@ -25,4 +25,5 @@ export const planNodeStateTone: Record<PlanNodeState, Tone> = {
   SignalMissingNode: "red",
   SignalMissingPlatform: "red",
   SignalApplyFailed: "red",
+  SignalSkipped: "gray",
 };

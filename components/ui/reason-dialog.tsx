@@ -26,6 +26,7 @@ export function ReasonDialog({
   rows = 3,
   focusRing = "brand",
   keyboard = false,
+  required = false,
   children,
   testIds,
 }: {
@@ -45,11 +46,13 @@ export function ReasonDialog({
   focusRing?: "brand" | "red";
   /** Focus the reason box, and let Ctrl/Cmd+Enter (and a form submit) confirm. */
   keyboard?: boolean;
+  /** The reason must be given: confirm stays disabled until it is. */
+  required?: boolean;
   children: ReactNode;
   testIds: { dialog: string; confirm: string; reason: string };
 }) {
   const [reason, setReason] = useState("");
-  const canConfirm = !pending && !confirmDisabled;
+  const canConfirm = !pending && !confirmDisabled && (!required || reason.trim() !== "");
   const confirm = () => onConfirm(reason.trim());
   const body = (
     <>
@@ -57,12 +60,13 @@ export function ReasonDialog({
       {error && <InlineError>{error}</InlineError>}
       <label className="block">
         <span className="mb-1 block text-slate-700">
-          Reason <span className="text-slate-500">(optional)</span>
+          Reason {!required && <span className="text-slate-500">(optional)</span>}
         </span>
         <textarea
           data-testid={testIds.reason}
           rows={rows}
           maxLength={1024}
+          required={required || undefined}
           autoFocus={keyboard || undefined}
           value={reason}
           onChange={(e) => setReason(e.target.value)}

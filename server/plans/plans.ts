@@ -43,6 +43,7 @@ import {
 } from "../../lib/plan-status";
 import type { ActionState } from "../../lib/action-status";
 import { afterPass, busyElsewhere, engineDevice, passInTx, planDeviceSelect, PLAN_CONTROLLER, type PassEffects } from "./controller";
+import { cancelActionInTx, type CancelOutcome } from "../actions/actions";
 
 export { PLAN_CONTROLLER };
 
@@ -224,15 +225,19 @@ export async function retryPlan(ctx: ServerContext, id: string, actor: string): 
 // ---------------------------------------------------------------------------------------
 // Operators ask; the pass acts (in the same transaction, so the answer shows the result)
 
-async function askAndPass(ctx: ServerContext, id: string, ask: (tx: Tx, plan: { state: PlanState; requireApproval: boolean; approvedBy: string | null; cancelRequestedAt: Date | null }, now: Date) => Promise<NewEvent[]>) {
+/** What an operator's ask wrote: its events, and the actions it cancelled (their events already recorded). */
+type Asked = NewEvent[] | { events: NewEvent[]; cancels: CancelOutcome[] };
+
+async function askAndPass(ctx: ServerContext, id: string, ask: (tx: Tx, plan: { state: PlanState; requireApproval: boolean; approvedBy: string | null; cancelRequestedAt: Date | null }, now: Date) => Promise<Asked>) {
   const effects = await ctx.db.$transaction(async (tx) => {
     const now = ctx.now();
     const plan = await tx.plan.findUnique({ where: { id }, select: { state: true, requireApproval: true, approvedBy: true, cancelRequestedAt: true } });
     if (!plan) throw notFound(`plan "${id}"`);
     const asked = await ask(tx, { ...plan, state: plan.state as PlanState }, now);
-    const events = await recordEvents(tx, asked);
+    const { events: newEvents, cancels } = Array.isArray(asked) ? { events: asked, cancels: [] } : asked;
+    const events = [...(await recordEvents(tx, newEvents)), ...cancels.flatMap((c) => c.events)];
     const pass = await passInTx(tx, ctx, id, now);
-    return { events: [...events, ...(pass?.events ?? [])], wake: pass?.wake ?? [], cancels: pass?.cancels ?? [] };
+    return { events: [...events, ...(pass?.events ?? [])], wake: pass?.wake ?? [], cancels: [...cancels.map((c) => ({ ...c, events: [] })), ...(pass?.cancels ?? [])] };
   }, TX);
   afterPass(ctx, effects);
   return getPlan(ctx, id);
@@ -257,6 +262,37 @@ export function cancelPlan(ctx: ServerContext, id: string, actor: string, reason
     const { count } = await tx.plan.updateMany({ where: { id, cancelRequestedAt: null }, data: { cancelRequestedAt: now, cancelRequestedBy: actor, cancelReason: reason ?? null } });
     if (count !== 1) throw conflict(`plan ${id} is already being cancelled`);
     return [{ objectKind: "Plan", objectName: id, type: "PlanCancelRequested", reason: plan.state, message: reason ?? "", actor }];
+  });
+}
+
+/**
+ * An operator moves on without one node (issue 21): a device that stays in Error or Offline
+ * would otherwise hold its command, and the plan, for ever. The node becomes SignalSkipped with
+ * the reason (recorded in its message and a PlanNodeSkipped event); it counts as done for its
+ * command, so the pass in the same transaction may complete the command and go on. An action
+ * it was waiting on is cancelled (at once when not yet offered, through its agent otherwise).
+ * A node in several commands is named with `command`.
+ */
+export function skipPlanNode(ctx: ServerContext, id: string, node: { name: string; command?: number | undefined }, actor: string, reason: string): Promise<PlanView> {
+  return askAndPass(ctx, id, async (tx, plan, now) => {
+    if (isTerminalPlanState(plan.state)) throw conflict(`plan ${id} is ${plan.state}: it has already ended`);
+    const named = await tx.planNode.findMany({
+      where: { planId: id, name: node.name, ...(node.command !== undefined ? { commandIndex: node.command } : {}) },
+      select: { id: true, state: true, commandIndex: true, group: true, actionId: true },
+    });
+    if (named.length === 0) throw notFound(`node "${node.name}"${node.command !== undefined ? ` in command ${node.command}` : ""} of plan ${id}`);
+    const open = named.filter((n) => n.state === "SignalPending" || n.state === "SignalSent");
+    if (open.length === 0) throw conflict(`node ${node.name} is ${named.map((n) => n.state).join(", ")}: only a node waiting (SignalPending) or signalled (SignalSent) can be skipped`);
+    if (open.length > 1) throw invalid(`node ${node.name} waits in commands ${open.map((n) => n.commandIndex).join(" and ")}: say which (command)`);
+    const n = open[0]!;
+    const message = `skipped by ${actor}: ${reason}`;
+    const { count } = await tx.planNode.updateMany({ where: { id: n.id, state: n.state }, data: { state: "SignalSkipped", message, updatedAt: now } });
+    if (count !== 1) throw conflict(`node ${node.name} changed concurrently`);
+    const cancels = n.state === "SignalSent" && n.actionId ? [await cancelActionInTx(tx, n.actionId, actor, `node ${node.name} skipped in plan ${id}: ${reason}`, now)] : [];
+    const events: NewEvent[] = [
+      { objectKind: "Plan", objectName: id, type: "PlanNodeSkipped", reason: n.state, message: `${node.name} (command ${n.commandIndex}, ${n.group}) skipped: ${reason}`, actor },
+    ];
+    return { events, cancels };
   });
 }
 

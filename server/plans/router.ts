@@ -2,7 +2,7 @@ import { z } from "zod";
 import { router, viewerProcedure, operatorProcedure } from "../trpc/init";
 import { listEvents } from "../events/events";
 import { PLAN_STATES } from "../../lib/plan-status";
-import { approvePlan, cancelPlan, createPlan, getPlan, listPlans, parsePlanInput, parsePlanOptions, retryPlan } from "./plans";
+import { approvePlan, cancelPlan, createPlan, getPlan, listPlans, parsePlanInput, parsePlanOptions, retryPlan, skipPlanNode } from "./plans";
 
 const PlanId = z.object({ id: z.string().min(1).max(64) });
 
@@ -37,4 +37,8 @@ export const plansRouter = router({
     .input(PlanId.extend({ reason: z.string().trim().min(1).max(500).optional() }))
     .mutation(({ ctx, input }) => cancelPlan(ctx.server, input.id, ctx.actor, input.reason)),
   retry: operatorProcedure.input(PlanId).mutation(({ ctx, input }) => retryPlan(ctx.server, input.id, ctx.actor)),
+  /** Move on without one node (issue 21), with a reason: it counts as done for its command. */
+  skipNode: operatorProcedure
+    .input(PlanId.extend({ node: z.string().min(1).max(253), command: z.number().int().min(0).max(1000).optional(), reason: z.string().trim().min(1).max(500) }))
+    .mutation(({ ctx, input }) => skipPlanNode(ctx.server, input.id, { name: input.node, command: input.command }, ctx.actor, input.reason)),
 });

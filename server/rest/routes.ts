@@ -536,6 +536,16 @@ export const restRoutes: RestRoute[] = [
   },
   {
     method: "POST",
+    path: "/plans/{id}/nodes/{node}/skip",
+    procedure: "plans.skipNode",
+    response: PlanObject,
+    summary:
+      "Move on without one node of a running plan {reason, command?} (operator role): the node becomes SignalSkipped with the reason, counts as done for its command, and an action it waited on is cancelled. command names the command when the node is in several. 409 when the plan has ended or the node is not SignalPending or SignalSent",
+    input: ({ params, body }) => ({ id: params.id, node: params.node, reason: body.reason, command: body.command }),
+    body: z.object({ reason: z.string().min(1).max(500), command: z.number().int().min(0).max(1000).optional() }),
+  },
+  {
+    method: "POST",
     path: "/plans/{id}/retry",
     procedure: "plans.retry",
     response: PlanObject,
