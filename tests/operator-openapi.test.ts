@@ -152,7 +152,8 @@ describe("the operator OpenAPI document", () => {
     const waiting = await call<{ metadata: { id: string } }>("POST", "/plans?requireApproval=true&deadline=30m", planBody);
     await call("POST", `/plans/${waiting.metadata.id}/approve`);
     await call("POST", `/plans/${waiting.metadata.id}/cancel`, { reason: "enough" });
-    await call("POST", `/plans/${waiting.metadata.id}/retry`);
+    const retried = await call<{ metadata: { id: string } }>("POST", `/plans/${waiting.metadata.id}/retry`);
+    await call("POST", `/plans/${retried.metadata.id}/nodes/${a!.name}/skip`, { reason: "not this one" });
     await call("GET", "/plans?state=NewPlan,SchedulableWait,Schedulable,Cancelled&limit=5");
     await call("GET", `/plans/${waiting.metadata.id}`);
 
