@@ -44,6 +44,7 @@ import {
 import type { ActionState } from "../../lib/action-status";
 import { afterPass, busyElsewhere, engineDevice, passInTx, planDeviceSelect, PLAN_CONTROLLER, type PassEffects } from "./controller";
 import { cancelActionInTx, type CancelOutcome } from "../actions/actions";
+import { snapshotRead } from "../lib/pg-transactions";
 
 export { PLAN_CONTROLLER };
 
@@ -309,21 +310,23 @@ function addCount(counts: PlanCounts, state: string, n = 1) {
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
 export async function getPlan(ctx: ServerContext, id: string): Promise<PlanView> {
-  const plan = await ctx.db.plan.findUnique({ where: { id }, include: { commands: { orderBy: { index: "asc" } } } });
-  if (!plan) throw notFound(`plan "${id}"`);
-  const [nodes, retriedBy] = await Promise.all([
-    ctx.db.planNode.findMany({ where: { planId: id }, orderBy: [{ commandIndex: "asc" }, { group: "asc" }, { position: "asc" }] }),
-    ctx.db.plan.findMany({ where: { retryOf: id }, select: { id: true }, orderBy: { createdAt: "asc" } }),
-  ]);
-  const actionIds = nodes.flatMap((n) => (n.actionId ? [n.actionId] : []));
-  const deviceIds = [...new Set(nodes.flatMap((n) => (n.deviceId ? [n.deviceId] : [])))];
-  const [actions, devices] = await Promise.all([
-    inChunks(actionIds, (chunk) => ctx.db.action.findMany({ where: { id: { in: chunk } }, select: { id: true, state: true, error: true, cancelRequestedBy: true } })),
-    inChunks(deviceIds, (chunk) => ctx.db.device.findMany({ where: { id: { in: chunk } }, select: planDeviceSelect })),
-  ]);
+  // One snapshot: a pass writes the plan, its commands and its nodes together, and on
+  // PostgreSQL separate reads could straddle it (a command Completed beside a plan whose
+  // activeCommand had not moved yet, seen in CI).
+  const { plan, nodes, retriedBy, actions, devices, busy } = await snapshotRead(ctx.db, async (db) => {
+    const plan = await db.plan.findUnique({ where: { id }, include: { commands: { orderBy: { index: "asc" } } } });
+    if (!plan) throw notFound(`plan "${id}"`);
+    const nodes = await db.planNode.findMany({ where: { planId: id }, orderBy: [{ commandIndex: "asc" }, { group: "asc" }, { position: "asc" }] });
+    const retriedBy = await db.plan.findMany({ where: { retryOf: id }, select: { id: true }, orderBy: { createdAt: "asc" } });
+    const actionIds = nodes.flatMap((n) => (n.actionId ? [n.actionId] : []));
+    const deviceIds = [...new Set(nodes.flatMap((n) => (n.deviceId ? [n.deviceId] : [])))];
+    const actions = await inChunks(actionIds, (chunk) => db.action.findMany({ where: { id: { in: chunk } }, select: { id: true, state: true, error: true, cancelRequestedBy: true } }));
+    const devices = await inChunks(deviceIds, (chunk) => db.device.findMany({ where: { id: { in: chunk } }, select: planDeviceSelect }));
+    const busy = await busyElsewhere(db, id, nodes.filter((n) => n.state === "SignalPending" && n.deviceId).map((n) => n.deviceId!));
+    return { plan, nodes, retriedBy, actions, devices, busy };
+  });
   const actionById = new Map(actions.map((a) => [a.id, { ...a, state: a.state as ActionState }]));
   const deviceById = new Map(devices.map((d) => [d.id, engineDevice(d)]));
-  const busy = await busyElsewhere(ctx.db, id, nodes.filter((n) => n.state === "SignalPending" && n.deviceId).map((n) => n.deviceId!));
   const spec = JSON.parse(plan.spec) as { commands: unknown[] } & Record<string, unknown>;
   const shapes = PlanInput.shape.spec.parse(spec).commands.map(commandShape);
   const state = plan.state as PlanState;
