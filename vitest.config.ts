@@ -18,7 +18,9 @@ export default defineConfig({
   resolve: { alias: { "@": path.resolve(import.meta.dirname) } },
   test: {
     environment: "node",
-    testTimeout: 30_000,
+    // A journey of CLI or agent processes takes 15–40 s on a quiet machine and ran past 30 s in a
+    // loaded CI (each node process ≈ 0.3 CPU-s). A timeout costs time only when a test hangs.
+    testTimeout: 90_000,
     hookTimeout: 60_000,
     pool: "forks",
     // Most of a test file's time is spent waiting on sockets, child processes and the
