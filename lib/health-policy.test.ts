@@ -1,6 +1,6 @@
 /** Which devices an action goes to, by their summary (issue 21). */
 import { describe, expect, it } from "vitest";
-import { admits, admittedSummaries, healthRank, HEALTH_POLICIES } from "./health-policy";
+import { admits, admittedSummaries, healthRank, HEALTH_POLICIES, POLICY_RANK_SQL } from "./health-policy";
 
 describe("health policy", () => {
   const summaries = ["Online", "Degraded", "Error", "Offline", "Unknown", "Rebooting"];
@@ -18,6 +18,10 @@ describe("health policy", () => {
 
   it("says what it admits in words", () => {
     expect(HEALTH_POLICIES.map(admittedSummaries)).toEqual(["Online", "Online or Degraded", "Online, Degraded or Error"]);
+  });
+
+  it("the scheduler's SQL ranks policies as healthRank ranks summaries, unknown ones as the default", () => {
+    expect(POLICY_RANK_SQL).toBe(`(CASE "healthPolicy" WHEN 'Online' THEN 0 WHEN 'Degraded' THEN 1 WHEN 'Error' THEN 2 ELSE 1 END)`);
   });
 
   it("ranks only the summaries that can take work", () => {

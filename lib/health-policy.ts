@@ -12,7 +12,7 @@ export type HealthPolicy = (typeof HEALTH_POLICIES)[number];
 export const DEFAULT_HEALTH_POLICY: HealthPolicy = "Degraded";
 
 /** How far each summary is from Online; a policy admits a device whose rank is at most its own. */
-const RANK: Record<string, number> = { Online: 0, Degraded: 1, Error: 2 };
+const RANK: Record<string, number> = Object.fromEntries(HEALTH_POLICIES.map((p, i) => [p, i]));
 
 /** The rank the scheduler compares against an action's policy, or null: the device gets nothing. */
 export function healthRank(summary: string): number | null {
@@ -30,15 +30,8 @@ export function admittedSummaries(policy: string): string {
   return ok.length === 1 ? ok[0]! : `${ok.slice(0, -1).join(", ")} or ${ok.at(-1)}`;
 }
 
-/** For forms and docs: what each choice means to an operator. */
-export const HEALTH_POLICY_HELP: Record<HealthPolicy, string> = {
-  Online: "only to devices that are Online",
-  Degraded: "to devices that are Online or Degraded (the default: a Degraded device still works)",
-  Error: "to devices that are Online, Degraded or in Error (for the repair that clears the error)",
-};
-
 /**
  * The SQL expression ranking an action's policy, to compare with the device's healthRank:
- * `… AND ${POLICY_RANK_SQL} >= ?`. The same text on SQLite and PostgreSQL.
+ * `… AND ${POLICY_RANK_SQL} >= ?`, made from the same ranks. The same text on SQLite and PostgreSQL.
  */
-export const POLICY_RANK_SQL = `(CASE "healthPolicy" WHEN 'Online' THEN 0 WHEN 'Error' THEN 2 ELSE 1 END)`;
+export const POLICY_RANK_SQL = `(CASE "healthPolicy" ${HEALTH_POLICIES.map((p) => `WHEN '${p}' THEN ${RANK[p]}`).join(" ")} ELSE ${RANK[DEFAULT_HEALTH_POLICY]} END)`;

@@ -94,11 +94,6 @@ export const planNodeMachine = defineStateMachine({
 export type PlanNodeState = keyof typeof planNodeMachine.states;
 export const PLAN_NODE_STATES = Object.keys(planNodeMachine.states) as PlanNodeState[];
 
-/** Done as far as its command is concerned: updated, or skipped by an operator. */
-export function isDoneNodeState(state: PlanNodeState): boolean {
-  return state === "SignalCompleted" || state === "SignalSkipped";
-}
-
 export function isTerminalNodeState(state: PlanNodeState): boolean {
   return planNodeMachine.states[state].terminal === true;
 }
