@@ -1,15 +1,12 @@
 import { appendFileSync } from "node:fs";
 import { test, expect, type Page } from "@playwright/test";
-import { AxeBuilder } from "@axe-core/playwright";
 import { E2E_ADMIN_PASSWORD } from "../playwright.config";
-import { api, approveByApi, deviceName, signIn, simulate, tokenFor, uniquePrefix, type Simulation } from "./support";
+import { api, approveByApi, axeViolations, deviceName, signIn, simulate, tokenFor, uniquePrefix, type Simulation } from "./support";
 
 /**
  * Issue 10: WCAG 2.1 A/AA on every console page (axe), in light and in dark mode, with real
  * data behind each page; the console at 768 px; status filters that follow the arrow keys.
  */
-
-const WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
 
 interface Seeded {
   prefix: string;
@@ -168,13 +165,13 @@ function ownedElsewhere(where: string, html: string): string | undefined {
  * JSON lines, to count them per rule.
  */
 async function violations(page: Page, where: string): Promise<string[]> {
-  const result = await new AxeBuilder({ page }).withTags(WCAG).analyze();
+  const found = await axeViolations(page);
   if (process.env.A11Y_LOG) {
-    const rows = result.violations.flatMap((v) => v.nodes.map((n) => JSON.stringify({ where, rule: v.id, target: n.target.join(" "), html: n.html.slice(0, 200), why: n.failureSummary })));
+    const rows = found.flatMap((v) => v.nodes.map((n) => JSON.stringify({ where, rule: v.id, target: n.target.join(" "), html: n.html.slice(0, 200), why: n.failureSummary })));
     if (rows.length) appendFileSync(process.env.A11Y_LOG, rows.join("\n") + "\n");
   }
   const lines = new Map<string, number>();
-  for (const v of result.violations) {
+  for (const v of found) {
     for (const n of v.nodes) {
       const owner = ownedElsewhere(where, n.html);
       if (owner) {

@@ -1,13 +1,11 @@
 import { test, expect, type Page } from "@playwright/test";
-import { AxeBuilder } from "@axe-core/playwright";
 import YAML from "yaml";
 import { E2E_ADMIN_PASSWORD } from "../playwright.config";
-import { api, approveByApi, createUser, deviceName, onlineDevicePage, signIn, simulate, tokenFor, uniquePrefix } from "./support";
+import { api, approveByApi, axeViolations, createUser, deviceName, onlineDevicePage, signIn, simulate, tokenFor, uniquePrefix } from "./support";
 
 /** WCAG 2.1 A/AA violations on the page as it is (what accessibility.spec.ts checks, here with the selection and the dialogs open). */
 async function axe(page: Page): Promise<string[]> {
-  const result = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
-  return result.violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.html.slice(0, 160)}`));
+  return (await axeViolations(page)).flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.html.slice(0, 160)}`));
 }
 
 /** The device names of the list's rows, top to bottom. */

@@ -1,8 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { test, expect, type Page } from "@playwright/test";
-import { AxeBuilder } from "@axe-core/playwright";
 import { E2E_ADMIN_PASSWORD, E2E_URL } from "../playwright.config";
-import { api, deviceName, signIn, simulate, tokenFor, uniquePrefix } from "./support";
+import { api, axeViolations, deviceName, signIn, simulate, tokenFor, uniquePrefix } from "./support";
 
 /**
  * Issue 10: an enrollment request's page, to check a device before approving it (its host
@@ -30,8 +29,7 @@ async function ask(name: string, labels: Record<string, string> = {}): Promise<s
 }
 
 async function axe(page: Page, where: string) {
-  const result = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
-  const found = result.violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.html.slice(0, 140)}`));
+  const found = (await axeViolations(page)).flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.html.slice(0, 140)}`));
   expect.soft(found, where).toEqual([]);
 }
 

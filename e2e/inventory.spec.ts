@@ -4,13 +4,11 @@
  * inline validation, and the result in the list; a viewer gets no Edit.
  */
 import { expect, test, type Page } from "@playwright/test";
-import { AxeBuilder } from "@axe-core/playwright";
-import { api, createUser, onlineDevicePage, signIn, tokenFor } from "./support";
+import { api, axeViolations, createUser, onlineDevicePage, signIn, tokenFor } from "./support";
 
 /** axe (WCAG 2.1 A/AA) on one part of the page: the rules and element of each finding. */
 async function axeFindings(page: Page, selector: string): Promise<string[]> {
-  const result = await new AxeBuilder({ page }).include(selector).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
-  return result.violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.html.slice(0, 120)}`));
+  return (await axeViolations(page, selector)).flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.html.slice(0, 120)}`));
 }
 
 test("a simulated device's facts and usage chart show on its page and follow its heartbeats", async ({ page }) => {

@@ -1,12 +1,10 @@
 import { test, expect, type Page } from "@playwright/test";
-import { AxeBuilder } from "@axe-core/playwright";
 import { E2E_ADMIN_PASSWORD } from "../playwright.config";
-import { api, approveByApi, deviceName, signIn, simulate, tokenFor, uniquePrefix } from "./support";
+import { api, approveByApi, axeViolations, deviceName, signIn, simulate, tokenFor, uniquePrefix } from "./support";
 
 /** axe's WCAG 2.1 A/AA findings inside `selector`, one line each. */
 async function axe(page: Page, selector: string): Promise<string[]> {
-  const result = await new AxeBuilder({ page }).include(selector).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
-  return result.violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.html.slice(0, 120)}`));
+  return (await axeViolations(page, selector)).flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.html.slice(0, 120)}`));
 }
 
 test("an exec over a selector is one request in Approvals, approved all at once, and its progress reaches done live", async ({ page }) => {

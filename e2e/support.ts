@@ -5,8 +5,11 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { expect, type Page } from "@playwright/test";
+import type { AxeResults, Result as AxeFinding } from "axe-core";
 import { E2E_ADMIN_PASSWORD, E2E_URL } from "../playwright.config";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -25,6 +28,35 @@ export async function signIn(page: Page, username = "admin", password = E2E_ADMI
   await page.getByLabel(/password/i).fill(password);
   await page.getByRole("button", { name: /sign in/i }).click();
   await expect(page).not.toHaveURL(/\/login/);
+}
+
+/** The WCAG 2.1 A and AA rules, what every accessibility check in the suite runs. */
+export const WCAG_21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/**
+ * axe-core's WCAG 2.1 A/AA violations on the page as it is, or inside `selector`. axe is put into
+ * the page once per load and run there (`axe.run`, violations only): @axe-core/playwright's
+ * builder injected it again at every call and finished each run in a new blank page, 2–6 s a
+ * check against 0.1–0.4 s (the console has no frames, which is what that machinery is for;
+ * issue 20).
+ */
+export async function axeViolations(page: Page, selector?: string): Promise<AxeFinding[]> {
+  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(AXE_SOURCE);
+  // Colours read mid-transition are the old ones: a scheme switched a moment ago still shows the
+  // last scheme's text for a frame (even at reduced motion's 0.01 ms), so let transitions end.
+  await page.evaluate(async () => {
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    await Promise.race([Promise.allSettled(document.getAnimations().map((a) => a.finished)), new Promise((r) => setTimeout(r, 2_000))]);
+  });
+  return page.evaluate(
+    async ([tags, within]) => {
+      const axe = (window as unknown as { axe: { run(context: unknown, options: unknown): Promise<AxeResults> } }).axe;
+      const result = await axe.run(within ?? document, { runOnly: { type: "tag", values: tags }, resultTypes: ["violations"] });
+      return result.violations;
+    },
+    [WCAG_21_AA, selector] as const,
+  );
 }
 
 export interface Simulation {
