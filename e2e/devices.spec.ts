@@ -85,6 +85,7 @@ test("a viewer sees no mutating controls and the API refuses them", async ({ pag
   try {
     await approveByApi(admin, [enrolled]);
     await signIn(page, viewerName, "viewer-password");
+    await page.goto("/");
     await expect(page.getByTestId("current-role")).toHaveText(/viewer/);
 
     await page.goto(`/devices/${enrolled}`);

@@ -14,6 +14,7 @@ test("an admin revokes an API token in the console; the next REST call with it i
   expect((await api("GET", "/me", token)).status).toBe(200);
 
   await signIn(page);
+  await page.goto("/");
   await page.getByRole("link", { name: "API tokens" }).click();
   await expect(page).toHaveURL(/\/tokens$/);
   const row = page.getByTestId(`token-row-${id}`);

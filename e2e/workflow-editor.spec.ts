@@ -58,6 +58,7 @@ test("draw a diamond by dragging, a cycle is refused with its reason, save the d
       .toBe(2);
 
     await signIn(page);
+    await page.goto("/");
     await page.getByRole("link", { name: "Workflows" }).click();
     await page.getByTestId("new-workflow").click();
     await expect(page).toHaveURL(/\/workflows\/new$/);

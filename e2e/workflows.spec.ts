@@ -30,6 +30,7 @@ test("a diamond workflow's run view turns every step Succeeded live, in dependen
     const actionA = created.body.status.statuses.A!.actions[0]!;
 
     await signIn(page);
+    await page.goto("/");
     await page.getByRole("link", { name: "Workflows" }).click();
     await expect(page.getByTestId(`workflow-row-phase-${prefix}`)).toHaveText("Running");
     await expect(page.getByTestId(`workflow-row-steps-${prefix}`)).toHaveText("0/4 done");
