@@ -28,7 +28,7 @@ export default defineConfig({
     maxWorkers: Number(process.env.DROVER_TEST_WORKERS ?? Math.max(2, os.availableParallelism() * 2)),
     globalSetup: ["tests/global-setup.ts"],
     projects: [
-      { extends: true, test: { name: "unit", include: unit } },
+      { extends: true, test: { name: "unit", include: unit, isolate: false } },
       // The integration files share their worker's modules (isolate: false): each would
       // otherwise load the whole server and both Prisma clients again, ≈ 2–5 s a file. They
       // hold no module state of their own; every server they start is theirs.

@@ -4,7 +4,7 @@
  * allow-list, cancel of a running action, and a SIGKILL mid-action followed by a restart on
  * the same state directory.
  *
- * The agent processes preload test-support/healthy-host.ts: the server only offers actions
+ * The agent processes preload test-support/healthy-host.ts (HEALTHY_HOST): the server only offers actions
  * to an Online device, and this machine's real load must not decide that.
  */
 import fs from "node:fs/promises";
@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../tests/helpers/server";
-import { AgentProcess, eventually, type LogLine } from "./test-support/agent-process";
+import { AgentProcess, HEALTHY_HOST, eventually, type LogLine } from "./test-support/agent-process";
 import { RESTART_REASON } from "./journal";
 
 interface ActionView {
@@ -31,7 +31,7 @@ interface EventView {
   reason: string;
 }
 
-const HEALTHY = { preload: ["./agent/test-support/healthy-host.ts"] };
+const HEALTHY = { preload: [HEALTHY_HOST] };
 const FINISHED = ["DONE", "FAILED", "CANCELLED", "LOST"];
 
 let server: TestServer;

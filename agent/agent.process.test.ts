@@ -1,5 +1,5 @@
 /**
- * The real agent, as a child process (`node --import tsx agent/main.ts`), against the real
+ * The real agent, as a child process (the agent built for the run, AgentProcess), against the real
  * server (server/main.ts, API only) on a random port with a fresh SQLite file, driven
  * through the operator REST API (../shared/OPERATOR_API.md).
  */

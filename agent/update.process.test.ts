@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { topics } from "../server/bus";
 import { startTestServer, type TestServer } from "../tests/helpers/server";
 import type { RenderedSpec, StatusReport } from "../lib/protocol";
-import { AgentProcess, eventually, type LogLine } from "./test-support/agent-process";
+import { AgentProcess, HEALTHY_HOST, eventually, type LogLine } from "./test-support/agent-process";
 
 let server: TestServer;
 let files: http.Server;
@@ -92,7 +92,7 @@ function webApp(pids: string, mode: string, env: Record<string, string> = {}) {
 function startAgent(name: string, extra: string[] = []): { agent: AgentProcess; stateDir: string; args: string[] } {
   const stateDir = path.join(server.dir, name);
   const args = ["--server", server.url, "--name", name, "--labels", "update=true", "--state-dir", stateDir, "--allow-apps", process.execPath, "--app-settle-seconds", "0.5", "--app-start-timeout-seconds", "4", ...extra];
-  return { agent: new AgentProcess(args, { preload: ["./agent/test-support/healthy-host.ts"] }), stateDir, args };
+  return { agent: new AgentProcess(args, { preload: [HEALTHY_HOST] }), stateDir, args };
 }
 
 async function ready(name: string, agent: AgentProcess): Promise<void> {
@@ -178,7 +178,7 @@ describe("the agent process applies specs", () => {
 
     // An agent restart is not an application restart: the count goes on from where it was.
     const counted = agent.lines.filter((l) => l.event === "app.started").length - 1;
-    const again = new AgentProcess(args, { preload: ["./agent/test-support/healthy-host.ts"] });
+    const again = new AgentProcess(args, { preload: [HEALTHY_HOST] });
     expect((await again.waitFor("app.started")).restarts).toBe(counted);
     again.kill("SIGTERM");
     expect(await again.exited).toBe(0);
@@ -268,7 +268,7 @@ describe("the agent process applies specs", () => {
     await first.agent.exited;
     expect(alive(orphan ?? 0)).toBe(true); // outlived its agent
 
-    const second = new AgentProcess(first.args, { preload: ["./agent/test-support/healthy-host.ts"] });
+    const second = new AgentProcess(first.args, { preload: [HEALTHY_HOST] });
     await second.waitFor("update.resumed", 20_000, (l: LogLine) => l.state === "ActivatingConfig" && l.attempts === 1);
     await second.waitFor("app.leftover", 20_000, (l: LogLine) => l.pid === orphan);
     const d = await eventually(async () => {

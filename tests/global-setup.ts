@@ -1,12 +1,17 @@
 /**
- * Once per `vitest run`, before any test file: the `drover` CLI built as it ships
- * (scripts/build-cli.mjs), so the CLI's tests start `node` on one file instead of tsx
- * transpiling the sources at each of their ~230 invocations. Test files find it with
- * `inject("cliBundle")`.
+ * Once per `vitest run`, before any test file, the programs the process tests start, built as
+ * they ship, so each start is `node` on one file instead of tsx transpiling the sources (tsx
+ * started the agent in 0.9 CPU-s against 0.25, the API server in 4.2 against 2.1; issue 20):
+ *  - the `drover` CLI (scripts/build-cli.mjs), for its ~230 invocations: `inject("cliBundle")`;
+ *  - the device agent (scripts/build-agent.mjs) and the healthy-host preload, for the agent
+ *    process tests: `inject("agentBundle")`, `inject("healthyHost")`;
+ *  - the console-less server (scripts/api-server.ts, bundled as scripts/build-server.mjs bundles
+ *    the server), for the servers started as processes: `inject("apiServerBundle")`.
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { buildSync } from "esbuild";
 import type { TestProject } from "vitest/node";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -15,6 +20,12 @@ declare module "vitest" {
   export interface ProvidedContext {
     /** The built CLI (drover.mjs), inside the repository so its npm packages resolve. */
     cliBundle: string;
+    /** The built agent (drover-agent.mjs): plain node runs it, as on a device. */
+    agentBundle: string;
+    /** agent/test-support/healthy-host.ts as JavaScript, to preload into an agent process. */
+    healthyHost: string;
+    /** scripts/api-server.ts as one module: a Drover server without the console. */
+    apiServerBundle: string;
   }
 }
 
@@ -23,5 +34,16 @@ export default function setup(project: TestProject): () => void {
   const dir = fs.mkdtempSync(path.join(ROOT, ".tmp", "test-build-"));
   execFileSync(process.execPath, [path.join(ROOT, "scripts", "build-cli.mjs"), "--out", dir], { cwd: ROOT, stdio: "inherit" });
   project.provide("cliBundle", path.join(dir, "drover.mjs"));
+  execFileSync(process.execPath, [path.join(ROOT, "scripts", "build-agent.mjs"), "--out", path.join(dir, "agent"), "--quiet"], { cwd: ROOT, stdio: "inherit" });
+  project.provide("agentBundle", path.join(dir, "agent", "drover-agent.mjs"));
+  const bundle = (entry: string, outfile: string) =>
+    buildSync({ entryPoints: [path.join(ROOT, entry)], outfile, bundle: true, packages: "external", platform: "node", target: "node20", format: "esm", logLevel: "error" });
+  bundle("agent/test-support/healthy-host.ts", path.join(dir, "healthy-host.mjs"));
+  project.provide("healthyHost", path.join(dir, "healthy-host.mjs"));
+  bundle("scripts/api-server.ts", path.join(dir, "api-server-bundle.mjs"));
+  // Started through a one-line entry: server/main.ts starts itself when it is the program node
+  // runs (its import.meta.url is argv[1]), which, bundled into this file, it would be.
+  fs.writeFileSync(path.join(dir, "api-server.mjs"), 'import "./api-server-bundle.mjs";\n');
+  project.provide("apiServerBundle", path.join(dir, "api-server.mjs"));
   return () => fs.rmSync(dir, { recursive: true, force: true });
 }

@@ -19,7 +19,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { eventually } from "./helpers/devices";
-import { AgentProcess } from "../agent/test-support/agent-process";
+import { AgentProcess, HEALTHY_HOST } from "../agent/test-support/agent-process";
 import { startSimulation, type SimulationHandle } from "../agent/simulate";
 import type { PlanNodeView, PlanView } from "../lib/plan-status";
 import { SEED_000_PLAN } from "./helpers/seed-plans";
@@ -126,7 +126,7 @@ describe("real agent processes", () => {
       await fs.writeFile(script, `#!/bin/sh\necho "${name} $(basename "$1") $2" >> "${updatesLog}"\n`, { mode: 0o755 });
       const args = ["--server", s.url, "--name", name, "--role", role, "--state-dir", path.join(tmp, name), "--labels", `${AUTO},site=real`, "--platform", "linux-amd64"];
       args.push("--update-command", script, "--download-mirror", mirrorUrl);
-      const agent = new AgentProcess(args, { preload: ["./agent/test-support/healthy-host.ts"] });
+      const agent = new AgentProcess(args, { preload: [HEALTHY_HOST] });
       agents.push(agent);
       byName.set(name, agent);
     }

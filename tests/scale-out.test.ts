@@ -23,10 +23,10 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ADMIN_PASSWORD, newPgDatabase, testOnPostgres } from "./helpers/server";
 import { enrollmentBody, heartbeatBody } from "./helpers/devices";
-import { AgentProcess, eventually } from "../agent/test-support/agent-process";
+import { AgentProcess, HEALTHY_HOST, eventually } from "../agent/test-support/agent-process";
 import { startSimulation, type SimulationHandle } from "../agent/simulate";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
@@ -52,7 +52,8 @@ async function freePort(): Promise<number> {
 
 async function startServerProcess(n: number, databaseUrl: string): Promise<ServerProc> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/api-server.ts"], {
+  // scripts/api-server.ts as built for the run (tests/global-setup.ts): plain node, no tsx.
+  const child = spawn(process.execPath, [inject("apiServerBundle")], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
     env: {
@@ -120,7 +121,7 @@ async function leaders(): Promise<ServerProc[]> {
 describe.runIf(testOnPostgres)("three servers on one PostgreSQL", () => {
   beforeAll(async () => {
     database = await newPgDatabase();
-    // One after another: three tsx starts at once on two shared cores only time out together.
+    // One after another: three starts at once on two shared cores only time out together.
     for (const n of [1, 2, 3]) servers.push(await startServerProcess(n, database.url));
     const res = await fetch(`${servers[0]!.url}/api/v1/auth/token`, {
       method: "POST",
@@ -212,7 +213,7 @@ describe.runIf(testOnPostgres)("three servers on one PostgreSQL", () => {
     const [one, two] = [servers[0]!, servers[1]!];
     const name = `real-${process.pid}`;
     const agent = new AgentProcess(["--server", two.url, "--name", name, "--state-dir", path.join(tmp, name), "--labels", AUTO], {
-      preload: ["./agent/test-support/healthy-host.ts"],
+      preload: [HEALTHY_HOST],
     });
     agents.push(agent);
     await eventually(async () => (await api<{ summary: string }>(one, "GET", `/devices/${name}`)).body?.summary === "Online", 60_000, "the real agent Online");

@@ -1,9 +1,11 @@
 /**
- * The real agent as a child process (`node --import tsx agent/main.ts ...`), with its JSON
- * log lines parsed, for the process tests against the real server.
+ * The real agent as a child process (`node drover-agent.mjs ...`, the agent built as it ships
+ * once per test run by tests/global-setup.ts), with its JSON log lines parsed, for the process
+ * tests against the real server.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
+import { inject } from "vitest";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const children = new Set<ChildProcess>();
@@ -14,6 +16,12 @@ export interface LogLine {
   [key: string]: unknown;
 }
 
+/**
+ * Preload it (`preload: [HEALTHY_HOST]`) and the host reads as healthy whatever the test
+ * machine's load (test-support/healthy-host.ts, built for the run).
+ */
+export const HEALTHY_HOST = inject("healthyHost");
+
 export class AgentProcess {
   readonly lines: LogLine[] = [];
   readonly stderr: string[] = [];
@@ -21,13 +29,13 @@ export class AgentProcess {
   private readonly child: ChildProcess;
 
   /**
-   * `preload`: modules imported before the agent (e.g. test-support/healthy-host.ts).
-   * `bundle`: run this built agent file (npm run build:agent) with plain node, from `cwd`.
+   * `preload`: modules imported before the agent (e.g. HEALTHY_HOST).
+   * `bundle`: run this built agent file (npm run build:agent) instead of the run's build, from `cwd`.
    * `command`: run this program instead (an installed agent's bin/drover-agent), with `env`.
    */
   constructor(args: string[], options: { preload?: string[]; bundle?: string; cwd?: string; command?: string; env?: NodeJS.ProcessEnv } = {}) {
-    const imports = [...(options.bundle ? [] : ["tsx"]), ...(options.preload ?? [])].flatMap((m) => ["--import", m]);
-    const entry = options.bundle ?? "agent/main.ts";
+    const imports = (options.preload ?? []).flatMap((m) => ["--import", m]);
+    const entry = options.bundle ?? inject("agentBundle");
     const [program, argv] = options.command ? [options.command, args] : [process.execPath, [...imports, entry, ...args]];
     this.child = spawn(program, argv, { cwd: options.cwd ?? ROOT, stdio: ["ignore", "pipe", "pipe"], env: options.env ?? process.env });
     children.add(this.child);
