@@ -2,7 +2,7 @@
  * Output: aligned tables like kubectl's (upper-case headers, columns three spaces apart,
  * ages such as 45s, 5m30s, 3h, 2d4h), and json/yaml of the API's objects as they came.
  */
-import YAML from "yaml";
+import { yaml } from "./yaml";
 import type { Action, ApiToken, Device, DroverEvent, Enrollment, Fleet, Labels, LabelSelectorObject } from "./types";
 
 export const FORMATS = ["table", "json", "yaml"] as const;
@@ -37,7 +37,7 @@ export function formatTable<T>(columns: Column<T>[], rows: T[], now = new Date()
 }
 
 export function formatData(data: unknown, format: Exclude<Format, "table">): string {
-  return format === "json" ? JSON.stringify(data, null, 2) + "\n" : YAML.stringify(data);
+  return format === "json" ? JSON.stringify(data, null, 2) + "\n" : yaml().stringify(data);
 }
 
 /** Cells are one line: newlines and tabs would break the columns. */

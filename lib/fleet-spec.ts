@@ -15,19 +15,12 @@ import { z } from "zod";
 import { ApplicationSpec, ConfigFile, DeviceName, jsonRecord, LabelsSchema, SpecArtifact } from "./protocol";
 import { isValidLabelKey, isValidLabelValue, type LabelSelector, type Requirement } from "./label-selector";
 import { AgentVersion } from "./agent-version";
+import { DURATION, parseDuration } from "./duration";
 
 // ---------------------------------------------------------------------------------------
 // Units
 
-const DURATION = /^(\d+)(ms|s|m|h)$/;
-const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
-
-/** "30s" → 30000. Throws on anything else (schemas validate first). */
-export function parseDuration(text: string): number {
-  const m = DURATION.exec(text);
-  if (!m) throw new Error(`not a duration: "${text}" (e.g. 30s, 10m, 24h)`);
-  return Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
-}
+export { parseDuration };
 
 export const Duration = z.string().regex(DURATION, 'a duration such as "30s", "10m" or "24h"');
 

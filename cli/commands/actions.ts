@@ -3,7 +3,7 @@ import { apiFor, outputOption, write, type Format } from "../context";
 import { EXIT } from "../http";
 import { actionColumns, formatData, formatTable } from "../output";
 import type { Action } from "../types";
-import { parseDuration } from "../../lib/fleet-spec";
+import { parseDuration } from "../../lib/duration";
 import { DEFAULT_HEALTH_POLICY, HEALTH_POLICIES, type HealthPolicy } from "../../lib/health-policy";
 
 function parseExpiry(value: string): number {

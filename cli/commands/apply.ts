@@ -11,7 +11,7 @@
  */
 import fs from "node:fs";
 import { InvalidArgumentError, type Command } from "commander";
-import YAML from "yaml";
+import { yaml } from "../yaml";
 import { apiFor, note, write } from "../context";
 import { ApiError, CliError, EXIT, type Api, type Query } from "../http";
 
@@ -42,7 +42,7 @@ export interface SourceObject {
  * with its own text.
  */
 export function parseObjects(text: string, source: string): SourceObject[] {
-  const docs = YAML.parseAllDocuments(text, { uniqueKeys: true });
+  const docs = yaml().parseAllDocuments(text, { uniqueKeys: true });
   const list = Array.isArray(docs) ? docs : [docs];
   const objects: SourceObject[] = [];
   list.forEach((doc, i) => {

@@ -7,7 +7,7 @@ import { InvalidArgumentError, type Command } from "commander";
 import { apiFor, note, outputOption, serverOf, write, type Format } from "../context";
 import { formatAge, formatData, formatLabels, formatTable, type Column } from "../output";
 import { isValidLabelKey, isValidLabelValue } from "../../lib/label-selector";
-import { parseDuration } from "../../lib/fleet-spec";
+import { parseDuration } from "../../lib/duration";
 import { parseLimit } from "./get";
 
 export interface EnrollmentToken {
