@@ -25,6 +25,8 @@ export const E2E_ADMIN_PASSWORD = "e2e-admin-password";
 
 export default defineConfig({
   testDir: "./e2e",
+  // The simulator built once for the run (e2e/global-setup.ts).
+  globalSetup: "./e2e/global-setup.ts",
   // A long journey takes 50–60 s on a loaded machine.
   timeout: 120_000,
   expect: { timeout: 10_000 },

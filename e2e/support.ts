@@ -11,6 +11,7 @@ import path from "node:path";
 import { expect, type Page } from "@playwright/test";
 import type { AxeResults, Result as AxeFinding } from "axe-core";
 import { E2E_ADMIN_PASSWORD, E2E_URL } from "../playwright.config";
+import { SIMULATOR } from "./global-setup";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -71,7 +72,7 @@ export interface Simulation {
 export function simulate(prefix: string, agents: number, extra: string[] = []): Simulation {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", path.join(root, "agent", "simulate.ts"), "--server", E2E_URL, "--agents", String(agents), "--prefix", prefix,
+    [SIMULATOR, "--server", E2E_URL, "--agents", String(agents), "--prefix", prefix,
       "--labels", `e2e=${prefix}`, "--degraded", "0", "--error", "0", "--restarts", "0", "--flap", "0", "--silent", "0", "--rate", "50", ...extra],
     { cwd: root, stdio: ["ignore", "ignore", "inherit"] },
   );
