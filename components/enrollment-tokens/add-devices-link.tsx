@@ -6,6 +6,7 @@ export function AddDevicesLink({ variant = "primary" }: { variant?: "primary" | 
   return (
     <Link
       href="/enrollment-tokens"
+      prefetch={false}
       data-testid="add-devices-link"
       className={cx(
         "inline-flex h-9 items-center justify-center gap-1.5 rounded-md px-3.5 text-sm font-medium whitespace-nowrap shadow-sm transition-colors",
