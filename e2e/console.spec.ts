@@ -11,6 +11,25 @@ test("an unknown address answers 404 and keeps the console's navigation", async 
   await expect(page).toHaveURL(/\/devices$/);
 });
 
+test("the sidebar prefetches a page when the pointer comes to its link, not on every page view", async ({ page }) => {
+  await signIn(page);
+  // Next's router fetches a route's server payload with an `rsc` header, prefetch or navigation.
+  const fetched: string[] = [];
+  page.on("request", (r) => {
+    if (r.headers()["rsc"]) fetched.push(new URL(r.url()).pathname);
+  });
+  await page.goto("/devices");
+  const nav = page.getByRole("navigation", { name: "Main" });
+  await expect(nav.getByRole("link", { name: "Fleets" })).toBeVisible();
+  await page.waitForLoadState("networkidle");
+  expect(fetched).toEqual([]);
+  await nav.getByRole("link", { name: "Fleets" }).hover();
+  await expect.poll(() => fetched).toContain("/fleets");
+  expect(fetched.filter((p) => p !== "/fleets")).toEqual([]);
+  await nav.getByRole("link", { name: "Fleets" }).click();
+  await expect(page).toHaveURL(/\/fleets$/);
+});
+
 test("the enrollments bulk bar and select-all show only where pending requests are listed", async ({ page }) => {
   await signIn(page);
   await page.goto("/enrollments");
