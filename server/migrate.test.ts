@@ -2,14 +2,16 @@
  * Issue 6, finding 3: the server must start while another process has the SQLite file open
  * (a backup, a monitoring query, an sqlite3 shell), and wait, saying why, when it truly
  * cannot migrate yet.
+ *
+ * SQLite's file locks only: it runs once, beside the module (unit project), not on both databases.
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { migrate, sqliteUpToDate } from "../server/migrate";
-import { startServer } from "../server/main";
+import { migrate, sqliteUpToDate } from "./migrate";
+import { startServer } from "./main";
 
 const dirs: string[] = [];
 afterEach(() => {
