@@ -135,7 +135,17 @@ test("zoom in, zoom out, pan, fit to view and the expanded view", async ({ page 
   const diagram = page.getByTestId("state-diagram-updateState");
   await expectReadable(diagram, "updateState");
   const toolbar = diagram.getByRole("toolbar", { name: "Update state diagram controls" });
-  const fitted = await zoomOf(diagram);
+  // The diagram fits itself to its card as the page settles (it may fit again as the card takes
+  // its size): measure once two reads 300 ms apart agree, so the zoom below starts from this one.
+  let fitted = await zoomOf(diagram);
+  await expect
+    .poll(async () => {
+      const now = await zoomOf(diagram);
+      const settled = now === fitted;
+      fitted = now;
+      return settled;
+    }, { intervals: [300] })
+    .toBe(true);
   const fittedTransform = await viewportTransform(diagram);
 
   // Zoom in: everything grows.

@@ -1,8 +1,8 @@
 /**
- * Preloaded into agent processes under test (`node --import tsx --import
- * ./agent/test-support/healthy-host.ts agent/main.ts ...`): the host reads as healthy
- * whatever the test machine's load, so the device is Online and the server offers it
- * actions (seed 004: never to a device that is not Online). health.ts reads os and
+ * Preloaded into agent processes under test (built for the run by tests/global-setup.ts:
+ * `preload: [HEALTHY_HOST]`, i.e. `node --import healthy-host.mjs drover-agent.mjs ...`): the
+ * host reads as healthy whatever the test machine's load, so the device is Online and the
+ * server offers it actions (by default Online and Degraded, lib/health-policy.ts). health.ts reads os and
  * fs/promises through their module objects, which this patches.
  */
 import os from "node:os";
