@@ -11,7 +11,7 @@ test("an unknown address answers 404 and keeps the console's navigation", async 
   await expect(page).toHaveURL(/\/devices$/);
 });
 
-test("the sidebar prefetches a page when the pointer comes to its link, not on every page view", async ({ page }) => {
+test("a link prefetches its page when the pointer comes to it, not on every page view", async ({ page }) => {
   await signIn(page);
   // Next's router fetches a route's server payload with an `rsc` header, prefetch or navigation.
   const fetched: string[] = [];
@@ -28,6 +28,13 @@ test("the sidebar prefetches a page when the pointer comes to its link, not on e
   expect(fetched.filter((p) => p !== "/fleets")).toEqual([]);
   await nav.getByRole("link", { name: "Fleets" }).click();
   await expect(page).toHaveURL(/\/fleets$/);
+
+  // Every link of the console does the same: the workflows list no longer fetches the editor's page.
+  fetched.length = 0;
+  await page.goto("/workflows");
+  await expect(page.getByTestId("new-workflow")).toBeVisible();
+  await page.waitForLoadState("networkidle");
+  expect(fetched).toEqual([]);
 });
 
 test("the enrollments bulk bar and select-all show only where pending requests are listed", async ({ page }) => {

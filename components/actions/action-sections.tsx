@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { Link } from "@/components/ui/link";
 import { useLayoutEffect, useRef } from "react";
 import type { ActionDetail } from "../trpc";
 import { Card, CardHeader } from "../ui/card";

@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { Link } from "@/components/ui/link";
 import { useEffect, useRef, type ReactNode } from "react";
 import type { ActionListItem } from "../trpc";
 import { StatusBadge } from "../status/status-badge";

@@ -2,7 +2,7 @@
 
 import type { ReactNode } from "react";
 import { AgentVersionText } from "../devices/agent-version";
-import Link from "next/link";
+import { Link } from "@/components/ui/link";
 import { RESOURCE_NAMES } from "@/lib/device-status";
 import type { DeviceDetail } from "../trpc";
 import { Card, CardHeader } from "../ui/card";

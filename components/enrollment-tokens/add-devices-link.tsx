@@ -1,4 +1,4 @@
-import Link from "next/link";
+import { Link } from "@/components/ui/link";
 import { cx } from "../ui/cx";
 
 /** The way to "Add devices" from the pages that list them (devices, enrollment requests): a link styled as a button. */
@@ -6,7 +6,6 @@ export function AddDevicesLink({ variant = "primary" }: { variant?: "primary" | 
   return (
     <Link
       href="/enrollment-tokens"
-      prefetch={false}
       data-testid="add-devices-link"
       className={cx(
         "inline-flex h-9 items-center justify-center gap-1.5 rounded-md px-3.5 text-sm font-medium whitespace-nowrap shadow-sm transition-colors",

@@ -1,7 +1,7 @@
 "use client";
 
 import { useState, type ReactNode } from "react";
-import Link from "next/link";
+import { Link } from "@/components/ui/link";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { enrollmentMachine } from "@/lib/enrollment-status";
 import { errorMessage, useTRPC, type RouterOutputs } from "../trpc";

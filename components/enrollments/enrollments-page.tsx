@@ -1,7 +1,7 @@
 "use client";
 
 import { useMemo, useState } from "react";
-import Link from "next/link";
+import { Link } from "@/components/ui/link";
 import { useSearchParams } from "next/navigation";
 import { setSearch } from "../hooks/url-state";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";

@@ -10,7 +10,7 @@ import { TableRows } from "../ui/table-rows";
 import { Button } from "../ui/button";
 import { cx } from "../ui/cx";
 import { SelectAllHeader, SelectCheckbox } from "../ui/selection";
-import Link from "next/link";
+import { Link } from "@/components/ui/link";
 import type { ReactNode } from "react";
 
 export function EnrollmentsTable({

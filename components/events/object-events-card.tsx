@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { Link } from "@/components/ui/link";
 import type { EventRow } from "../trpc";
 import { Card, CardHeader } from "../ui/card";
 import { EmptyState, ErrorState } from "../ui/states";

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import { Link } from "@/components/ui/link";
 
 /** Where an event's object lives in the console. */
 export function objectHref(kind: string, name: string): string {

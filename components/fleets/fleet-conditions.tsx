@@ -1,4 +1,4 @@
-import Link from "next/link";
+import { Link } from "@/components/ui/link";
 import { Card, CardHeader } from "../ui/card";
 import { ConditionList } from "../ui/condition-list";
 import { RelativeTime } from "../ui/time";

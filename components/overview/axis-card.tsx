@@ -1,4 +1,4 @@
-import Link from "next/link";
+import { Link } from "@/components/ui/link";
 import { axisOptions, type StatusAxis } from "../status/axes";
 import { toneDot } from "../ui/badge";
 import { toneOf } from "../status/tones";

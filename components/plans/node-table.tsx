@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { Link } from "@/components/ui/link";
 import { Fragment, memo, useMemo, useState } from "react";
 import { PLAN_NODE_STATES, type PlanCommandStatusView, type PlanNodeState, type PlanNodeView } from "@/lib/plan-status";
 import type { PlanGroup } from "@/lib/plan-spec";

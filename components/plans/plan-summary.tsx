@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { Link } from "@/components/ui/link";
 import type { PlanView } from "@/lib/plan-status";
 import { Card, CardHeader } from "../ui/card";
 import { Field } from "../ui/field";

@@ -1,7 +1,7 @@
 "use client";
 
-import Link from "next/link";
-import { usePathname, useRouter } from "next/navigation";
+import { Link } from "@/components/ui/link";
+import { usePathname } from "next/navigation";
 import { useQuery } from "@tanstack/react-query";
 import type { ReactNode } from "react";
 import { useTRPC } from "../trpc";
@@ -24,11 +24,6 @@ function isActive(pathname: string, href: string): boolean {
 
 export function Nav() {
   const pathname = usePathname();
-  const router = useRouter();
-  // Each page is prefetched when the pointer or focus comes to its link, not when the link is on
-  // screen: every page view prefetched all ten, twice, a render on the server each (22 requests;
-  // a page load cost the server 0.26 CPU-s with them). The pages fetch their data live anyway.
-  const intent = (href: string) => () => router.prefetch(href);
   const trpc = useTRPC();
   const counts = useQuery(trpc.devices.counts.queryOptions());
   const actionCounts = useQuery(trpc.actions.counts.queryOptions());
@@ -60,7 +55,7 @@ export function Nav() {
 
   return (
     <nav className="flex h-full flex-col" aria-label="Main">
-      <Link href="/" prefetch={false} onPointerEnter={intent("/")} onFocus={intent("/")} className="flex items-center gap-2.5 px-4 py-4">
+      <Link href="/" className="flex items-center gap-2.5 px-4 py-4">
         <Logo />
         <span className="text-[15px] font-semibold tracking-tight text-white">Drover</span>
       </Link>
@@ -71,9 +66,6 @@ export function Nav() {
             <li key={item.href}>
               <Link
                 href={item.href}
-                prefetch={false}
-                onPointerEnter={intent(item.href)}
-                onFocus={intent(item.href)}
                 aria-current={active ? "page" : undefined}
                 className={cx(
                   "flex items-center gap-2.5 rounded-md px-2.5 py-2 text-sm font-medium transition-colors",

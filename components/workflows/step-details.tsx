@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { Link } from "@/components/ui/link";
 import type { WorkflowObject, WorkflowStepView } from "@/server/workflows/workflows";
 import { StatusBadge } from "../status/status-badge";
 import { RelativeTime } from "../ui/time";

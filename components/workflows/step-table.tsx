@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { Link } from "@/components/ui/link";
 import { useDeferredValue } from "react";
 import type { WorkflowObject } from "@/server/workflows/workflows";
 import { TableHeader } from "../ui/table-header";

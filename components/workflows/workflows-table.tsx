@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { Link } from "@/components/ui/link";
 import type { ReactNode } from "react";
 import type { WorkflowSummary } from "@/server/workflows/workflows";
 import { workflowMachine } from "@/lib/workflow-status";
