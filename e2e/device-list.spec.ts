@@ -27,6 +27,30 @@ test("device list: sort by a column, label two devices, decommission one in bulk
     await page.goto(listUrl);
     for (const n of names) await expect(page.getByTestId(`device-summary-${n}`)).toHaveText(/Online/, { timeout: 20_000 });
 
+    // A live update refetches the list behind the rows: they stay at full contrast while it is in
+    // flight (held here until released). They were dimmed at every update, and axe failed their
+    // contrast whenever a check met one in flight.
+    const listRequest = /\/api\/trpc\/[^?]*devices\.list/;
+    const held: (() => void)[] = [];
+    let open = false;
+    await page.route(listRequest, async (route) => {
+      if (!open) await new Promise<void>((r) => held.push(r));
+      await route.continue();
+    });
+    const release = () => {
+      open = true;
+      for (const r of held) r();
+    };
+    const refetch = page.waitForRequest(listRequest);
+    expect((await api("PATCH", `/devices/${names[2]}`, admin, { alias: "live-alias" })).status).toBe(200);
+    await refetch;
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const rows = page.getByTestId("devices-table").locator("tbody");
+    await expect(rows).not.toHaveClass(/opacity-60/, { timeout: 1 });
+    release();
+    await expect(page.getByTestId(`device-row-${names[2]}`)).toContainText("live-alias");
+    await page.unroute(listRequest);
+
     // Sorted by name, ascending, by default; the header says so.
     const nameHeader = page.locator("th", { has: page.getByTestId("sort-name") });
     await expect(nameHeader).toHaveAttribute("aria-sort", "ascending");

@@ -54,7 +54,7 @@ export function ActionsPage() {
           <>
             <ActionsTable
               items={invalid ? [] : list.data?.items}
-              loading={list.isFetching}
+              loading={list.isPlaceholderData}
               empty={
                 <ListEmptyState noun="actions" selectorInvalid={selectorInvalid} page={page} onFirstPage={() => update({ cursors: [] })}>
                   {datesInvalid ? (

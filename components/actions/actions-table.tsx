@@ -22,6 +22,7 @@ export function ActionsTable({
   loadingRows = 10,
 }: {
   items: ActionListItem[] | undefined;
+  /** The rows are the previous query's (another filter, sort or page) while this one loads: dimmed. Not for a live refetch of the same list, which would dim it at every update. */
   loading?: boolean;
   empty: ReactNode;
   showDevice?: boolean;

@@ -143,7 +143,7 @@ export function ApprovalsPage() {
           <>
             <ApprovalsTable
               items={items}
-              loading={list.isFetching}
+              loading={list.isPlaceholderData}
               canOperate={canOperate}
               selected={selected}
               focused={focused}

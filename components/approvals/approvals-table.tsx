@@ -28,6 +28,7 @@ export function ApprovalsTable({
   empty,
 }: {
   items: ActionListItem[] | undefined;
+  /** The rows are the previous query's (another filter, sort or page) while this one loads: dimmed. Not for a live refetch of the same list, which would dim it at every update. */
   loading: boolean;
   canOperate: boolean;
   selected: ReadonlySet<string>;

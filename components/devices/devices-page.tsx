@@ -131,7 +131,7 @@ export function DevicesPage() {
           <>
             <DevicesTable
               items={selectorInvalid ? [] : list.data?.items}
-              loading={list.isFetching}
+              loading={list.isPlaceholderData}
               onLabelClick={addLabel}
               sorting={{ sort: params.sort, order: params.order, onSort: (sort, order) => update({ sort, order }) }}
               selection={

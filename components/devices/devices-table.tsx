@@ -90,6 +90,7 @@ export function DevicesTable({
   selection,
 }: {
   items: DeviceListItem[] | undefined;
+  /** The rows are the previous query's (another filter, sort or page) while this one loads: dimmed. Not for a live refetch of the same list, which would dim it at every update. */
   loading: boolean;
   onLabelClick: (key: string, value: string) => void;
   empty: ReactNode;

@@ -73,7 +73,7 @@ export function PlansPage() {
           <>
             <PlansTable
               items={list.data?.items}
-              loading={list.isFetching}
+              loading={list.isPlaceholderData}
               empty={
                 <ListEmptyState noun="plans" selectorInvalid={false} page={params.cursors.length + 1} onFirstPage={() => update({ cursors: [] })}>
                   {filtered ? (

@@ -165,7 +165,7 @@ export function RequestPage({ id }: { id: string }) {
             )
           }
         />
-        <ActionsTable items={r.actions.items} loading={request.isFetching} loadingRows={5} empty={<EmptyState title="No actions">This request made no action.</EmptyState>} />
+        <ActionsTable items={r.actions.items} loadingRows={5} empty={<EmptyState title="No actions">This request made no action.</EmptyState>} />
       </Card>
       {decision.dialog}
     </>

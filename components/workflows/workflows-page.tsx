@@ -73,7 +73,7 @@ export function WorkflowsPage() {
           <>
             <WorkflowsTable
               items={list.data?.items}
-              loading={list.isFetching}
+              loading={list.isPlaceholderData}
               empty={
                 <ListEmptyState noun="workflows" selectorInvalid={false} page={paging.cursors.length + 1} onFirstPage={() => setPaging((p) => ({ ...p, cursors: [] }))}>
                   {filtered ? (
