@@ -169,7 +169,7 @@ export async function startTestServer(env: StartOptions["env"] = {}, options: Pi
     return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
   };
   // Issued as the token route does once the password is checked (tests/api-tokens and
-  // login-throttle test the route itself): a password check is a scrypt hash, ≈ 0.15 CPU-s.
+  // server/auth/login-throttle test the route itself): a password check is a scrypt hash, ≈ 0.15 CPU-s.
   const admin = await running.ctx.db.user.findUniqueOrThrow({ where: { username: "admin" }, select: { id: true } });
   const { token: adminToken } = await issueOperatorToken(running.ctx.db, admin.id, running.ctx.now());
   let offset = 0;

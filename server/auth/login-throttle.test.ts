@@ -2,18 +2,23 @@
  * Password guessing (issue 6, finding 6): the throttle's rules alone, then a real server's
  * token route (REST and tRPC) and console sign-in (better-auth) under a guessing loop, with
  * and without trusted proxies; and the session cookie's security from DROVER_PUBLIC_URL.
+ *
+ * Runs once (the unit project, on SQLite): the throttle counts in the server's memory, so it
+ * cannot differ between the databases, and sign-in itself runs on both in tests/front-door.
+ * When the throttle's counts move into the database (cluster-wide limits, issue 22), this file
+ * moves back to tests/.
  */
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { pino } from "pino";
 import { getIP } from "better-auth/api";
-import { LoginThrottle, DEFAULT_LOGIN_THROTTLE } from "../server/auth/login-throttle";
-import { isLoopbackHost, secureCookies } from "../server/auth/sign-in-guard";
-import { CLIENT_ADDRESS_HEADER } from "../server/lib/client-address";
-import { AppError } from "../server/errors";
-import { createCallerFactory } from "../server/trpc/init";
-import { appRouter } from "../server/trpc/router";
-import { startTestServer, ADMIN_PASSWORD, type TestServer } from "./helpers/server";
+import { LoginThrottle, DEFAULT_LOGIN_THROTTLE } from "./login-throttle";
+import { isLoopbackHost, secureCookies } from "./sign-in-guard";
+import { CLIENT_ADDRESS_HEADER } from "../lib/client-address";
+import { AppError } from "../errors";
+import { createCallerFactory } from "../trpc/init";
+import { appRouter } from "../trpc/router";
+import { startTestServer, ADMIN_PASSWORD, type TestServer } from "../../tests/helpers/server";
 
 const { accountLimit, addressLimit, baseLockMs } = DEFAULT_LOGIN_THROTTLE;
 // Each failed attempt costs a password hash (scrypt, ≈ 0.1 s of CPU): the address tests against a
