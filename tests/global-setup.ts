@@ -11,8 +11,8 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { buildSync } from "esbuild";
 import type { TestProject } from "vitest/node";
+import { bundleModule } from "./helpers/bundle";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 
@@ -36,11 +36,9 @@ export default function setup(project: TestProject): () => void {
   project.provide("cliBundle", path.join(dir, "drover.mjs"));
   execFileSync(process.execPath, [path.join(ROOT, "scripts", "build-agent.mjs"), "--out", path.join(dir, "agent"), "--quiet"], { cwd: ROOT, stdio: "inherit" });
   project.provide("agentBundle", path.join(dir, "agent", "drover-agent.mjs"));
-  const bundle = (entry: string, outfile: string) =>
-    buildSync({ entryPoints: [path.join(ROOT, entry)], outfile, bundle: true, packages: "external", platform: "node", target: "node20", format: "esm", logLevel: "error" });
-  bundle("agent/test-support/healthy-host.ts", path.join(dir, "healthy-host.mjs"));
+  bundleModule("agent/test-support/healthy-host.ts", path.join(dir, "healthy-host.mjs"));
   project.provide("healthyHost", path.join(dir, "healthy-host.mjs"));
-  bundle("scripts/api-server.ts", path.join(dir, "api-server-bundle.mjs"));
+  bundleModule("scripts/api-server.ts", path.join(dir, "api-server-bundle.mjs"));
   // Started through a one-line entry: server/main.ts starts itself when it is the program node
   // runs (its import.meta.url is argv[1]), which, bundled into this file, it would be.
   fs.writeFileSync(path.join(dir, "api-server.mjs"), 'import "./api-server-bundle.mjs";\n');

@@ -4,27 +4,21 @@
  * enrolls, is approved and runs an action against a real server.
  */
 import { execFileSync } from "node:child_process";
-import { buildSync } from "esbuild";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AgentProcess, eventually } from "@/agent/test-support/agent-process";
+import { AgentProcess, HEALTHY_HOST, eventually } from "@/agent/test-support/agent-process";
 import { startTestServer, type TestServer } from "@/tests/helpers/server";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 let server: TestServer;
 let built: string;
-let healthyHost: string;
 
 beforeAll(async () => {
   server = await startTestServer({ DROVER_HEARTBEAT_SECONDS: "2", LOG_LEVEL: "warn" });
   built = path.join(server.dir, "build");
   execFileSync(process.execPath, [path.join(ROOT, "scripts/build-agent.mjs"), "--out", built, "--version", "9.8.7", "--quiet"], { cwd: ROOT });
-  // The host reads as healthy whatever this machine's load (so the device is Online and is
-  // offered actions): the same preload as the source agent's tests, as plain JavaScript.
-  healthyHost = path.join(server.dir, "healthy-host.mjs");
-  buildSync({ entryPoints: [path.join(ROOT, "agent/test-support/healthy-host.ts")], outfile: healthyHost, format: "esm", platform: "node", logLevel: "error" });
 }, 60_000);
 
 afterAll(async () => {
@@ -46,7 +40,8 @@ describe("the built agent", () => {
     fs.copyFileSync(path.join(built, "drover-agent.mjs"), path.join(alone, "drover-agent.mjs"));
     expect(fs.readdirSync(alone)).toEqual(["drover-agent.mjs"]);
 
-    const agent = new AgentProcess(["--server", server.url, "--name", "bundled-1", "--state-dir", path.join(alone, "state")], { bundle: "./drover-agent.mjs", cwd: alone, preload: [healthyHost] });
+    // The host reads as healthy whatever this machine's load: the device is Online and is offered actions.
+    const agent = new AgentProcess(["--server", server.url, "--name", "bundled-1", "--state-dir", path.join(alone, "state")], { bundle: "./drover-agent.mjs", cwd: alone, preload: [HEALTHY_HOST] });
     const enrolled = await agent.waitFor("enrolled");
     expect((await server.api("POST", `/enrollments/${String(enrolled.enrollmentId)}/approve`, {})).status).toBe(200);
     await agent.waitFor("approved");
