@@ -71,6 +71,13 @@ export type RolloutActor = "server" | "operator";
 
 export const ROLLOUT_PHASES = Object.keys(rolloutMachine.states) as RolloutPhase[];
 export const TERMINAL_ROLLOUT_PHASES = ["Completed", "CanaryFailed", "Aborted", "Superseded"] as const satisfies readonly RolloutPhase[];
+/**
+ * A stage's status in a rollout's progress (the canary, each batch): pending, active, done
+ * (evaluated and passed on, or the rollout Completed), failed (the canary that ended the rollout
+ * CanaryFailed), stopped (running when the rollout was Aborted or Superseded).
+ */
+export const STAGE_STATUSES = ["pending", "active", "done", "failed", "stopped"] as const;
+export type StageStatus = (typeof STAGE_STATUSES)[number];
 /** Phases whose outcome sends the fleet back to the previous template version (decision C-1). */
 export const REVERTING_ROLLOUT_PHASES = ["CanaryFailed", "Aborted"] as const satisfies readonly RolloutPhase[];
 

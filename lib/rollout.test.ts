@@ -928,6 +928,28 @@ describe("state, conditions, events, progress", () => {
     expect(f.last.progress.map((p) => `${p.name}:${p.status}:${p.total}`)).toEqual(["canary:done:2", "batch 1:done:1", "final implicit batch:active:2"]);
   });
 
+  it("a stage that ended the rollout says how, never done: the canary that failed it, the stage running at an abort", () => {
+    const stages = (f: Fleet) => f.last.progress.map((p) => `${p.name}:${p.status}`);
+    const failed = new Fleet(CANARY()).addMany("a", 3);
+    failed.tick(0);
+    failed.fail("a01").tick(MIN);
+    expect(failed.phase()).toBe("CanaryFailed");
+    expect(stages(failed)).toEqual(["canary:failed"]);
+
+    const abortedInCanary = new Fleet(CANARY()).addMany("a", 3);
+    abortedInCanary.tick(0);
+    abortedInCanary.tick(MIN, [abortedInCanary.request("abort", "alice", "wrong build")]);
+    expect(abortedInCanary.phase()).toBe("Aborted");
+    expect(stages(abortedInCanary)).toEqual(["canary:stopped"]);
+
+    const abortedInBatch = new Fleet(policy({ canary: { replicas: 2 }, deviceSelection: { strategy: "BatchSequence", sequence: [{ limit: 3 }] } })).addMany("d", 5);
+    abortedInBatch.tick(0);
+    abortedInBatch.apply("d01").apply("d02").tick(10 * MIN);
+    abortedInBatch.tick(11 * MIN, [abortedInBatch.request("abort", "alice")]);
+    expect(abortedInBatch.phase()).toBe("Aborted");
+    expect(stages(abortedInBatch)).toEqual(["canary:done", "batch 1:stopped"]);
+  });
+
   it("deviceRolloutStatus: successful, else failed, else timed out, else updating; waiting before the render", () => {
     const base: RolloutMember = { name: "x", labels: {}, renderedTemplateVersion: "2", renderedAt: at(0), applied: false, updated: "Updating", updateState: "ApplyingUpdate", connected: true, restarts: 0 };
     expect(deviceRolloutStatus({ ...base, renderedTemplateVersion: "1" }, "2", T0, H)).toBe("waiting");

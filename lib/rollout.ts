@@ -62,7 +62,7 @@ import {
   type DisruptionBudget,
   type RolloutPolicy,
 } from "./fleet-spec";
-import { assertRolloutMove, isTerminalRolloutPhase, ROLLOUT_PHASES, type RolloutActor, type RolloutPhase } from "./rollout-status";
+import { assertRolloutMove, isTerminalRolloutPhase, ROLLOUT_PHASES, type RolloutActor, type RolloutPhase, type StageStatus } from "./rollout-status";
 
 // ---------------------------------------------------------------------------------------
 // Input
@@ -249,7 +249,8 @@ export type DeviceRolloutStatus = "waiting" | "updating" | "successful" | "faile
 export interface StageProgress {
   kind: "canary" | "batch";
   name: string;
-  status: "pending" | "active" | "done";
+  /** A stage that ended the rollout other than Completed is never "done" (lib/rollout-status STAGE_STATUSES). */
+  status: StageStatus;
   /** null for a batch not started yet (its size depends on what earlier stages did). */
   total: number | null;
   waiting: number;
@@ -921,11 +922,16 @@ function progress(t: Tick): StageProgress[] {
   const s = t.state;
   const out: StageProgress[] = [];
   const canaryActive = s.phase === "Canary" || s.phase === "CanaryPaused";
-  if (s.canary) out.push(liveProgress(t, "canary", "canary", canaryActive ? "active" : "done", s.canary.devices));
+  // Running when the rollout ended other than Completed: the stage it ended in.
+  const endedIn: StageProgress["status"] = s.phase === "CanaryFailed" ? "failed" : s.phase === "Completed" ? "done" : "stopped";
+  if (s.canary) {
+    const canaryStatus = canaryActive ? "active" : isTerminalRolloutPhase(s.phase) && s.batch === null ? endedIn : "done";
+    out.push(liveProgress(t, "canary", "canary", canaryStatus, s.canary.devices));
+  }
   for (const r of s.batchReports) out.push({ kind: "batch", name: r.batchName, status: "done", total: r.total, waiting: 0, updating: 0, successful: r.successful, failed: r.failed, timedOut: r.timedOut });
   const b = s.batch;
   const batchOpen = b !== null && (s.phase === "RollingOut" || s.phase === "Paused" || (isTerminalRolloutPhase(s.phase) && s.batchReports.at(-1)?.batchName !== b.name));
-  if (b && batchOpen) out.push(liveProgress(t, "batch", b.name, isTerminalRolloutPhase(s.phase) ? "done" : "active", b.devices));
+  if (b && batchOpen) out.push(liveProgress(t, "batch", b.name, isTerminalRolloutPhase(s.phase) ? endedIn : "active", b.devices));
   if (!isTerminalRolloutPhase(s.phase) && !s.allAtOnce) {
     const seq = sequence(t);
     const from = b === null ? 0 : b.index + 1;

@@ -4,7 +4,7 @@ import { TableHeader } from "../ui/table-header";
 import { CountsBar, type Segment } from "./counts-bar";
 import type { RolloutView } from "./types";
 
-const STAGE_TONE: Record<StageProgress["status"], Tone> = { pending: "gray", active: "blue", done: "green" };
+const STAGE_TONE: Record<StageProgress["status"], Tone> = { pending: "gray", active: "blue", done: "green", failed: "red", stopped: "orange" };
 const COLUMNS = ["Stage", "", "Target", "Updated", "Updating", "Failed", "Timed out", "Waiting", "Progress"];
 
 function segments(s: StageProgress): Segment[] {
@@ -22,7 +22,8 @@ function fallbackStages(r: RolloutView): StageProgress[] {
   const out: StageProgress[] = [];
   if (r.canaryDevices.length > 0) {
     const active = r.phase === "Canary" || r.phase === "CanaryPaused";
-    out.push({ kind: "canary", name: "canary", status: active ? "active" : "done", total: r.canaryDevices.length, waiting: 0, updating: 0, successful: 0, failed: 0, timedOut: 0 });
+    const ended = r.batchReports.length === 0 && (r.phase === "CanaryFailed" ? "failed" : r.phase === "Aborted" || r.phase === "Superseded" ? "stopped" : null);
+    out.push({ kind: "canary", name: "canary", status: active ? "active" : ended || "done", total: r.canaryDevices.length, waiting: 0, updating: 0, successful: 0, failed: 0, timedOut: 0 });
   }
   for (const b of r.batchReports) out.push({ kind: "batch", name: b.batchName, status: "done", total: b.total, waiting: 0, updating: 0, successful: b.successful, failed: b.failed, timedOut: b.timedOut });
   return out;

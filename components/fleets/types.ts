@@ -6,7 +6,7 @@
  */
 import type { Condition } from "@/lib/fleet-spec";
 import type { BatchReport, PauseState, StageProgress } from "@/lib/rollout";
-import { ROLLOUT_PHASES, type RolloutPhase } from "@/lib/rollout-status";
+import { ROLLOUT_PHASES, STAGE_STATUSES, type RolloutPhase } from "@/lib/rollout-status";
 import type { RouterOutputs } from "../trpc";
 
 export type Fleet = RouterOutputs["fleets"]["get"];
@@ -41,7 +41,7 @@ const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is
 function readStage(v: unknown): StageProgress | null {
   if (!isObject(v)) return null;
   const kind = v.kind === "canary" ? "canary" : "batch";
-  const status = v.status === "active" || v.status === "done" ? v.status : "pending";
+  const status = STAGE_STATUSES.find((s) => s === v.status) ?? "pending";
   return {
     kind,
     name: str(v.name) ?? kind,
