@@ -44,6 +44,15 @@ function supervisor(options: Partial<SupervisorOptions> = {}): Supervisor {
   return s;
 }
 
+/**
+ * A shell script as an application: it starts in a few ms however loaded the machine, where a
+ * node program can take longer than settleMs (300 ms) just to start, and so count as Running
+ * before it gets to exit.
+ */
+function shell(name: string, script: string): AppLaunch {
+  return { spec: { name, command: ["/bin/sh", "-c", script] }, env: { PATH: process.env.PATH ?? "" } };
+}
+
 /** A node program as an application. */
 function app(name: string, code: string, env: Record<string, string> = {}): AppLaunch {
   return { spec: { name, command: [process.execPath, "-e", code] }, env: { PATH: process.env.PATH ?? "", ...env } };
@@ -79,7 +88,7 @@ describe("Supervisor", () => {
 
   it("restarts an application that exits, with a doubling backoff, and counts the restarts", async () => {
     const s = supervisor({ restart: { baseMs: 100, capMs: 400, stableMs: 60_000 } });
-    await s.run([app("crashy", "setTimeout(() => process.exit(3), 50);")]);
+    await s.run([shell("crashy", "sleep 0.05; exit 3")]);
     await eventually(() => (s.statuses()[0]?.restarts ?? 0) >= 5, 10_000, "five restarts");
     const starts = lines.filter((l) => l.event === "app.started").map((l) => Number(l.time));
     const exits = lines.filter((l) => l.event === "app.exited");
@@ -117,7 +126,8 @@ describe("Supervisor", () => {
 
   it("waitUp fails with the reason and the last output when an application does not come up in time", async () => {
     const s = supervisor();
-    await s.run([app("ok", FOREVER), app("broken", `console.error("config missing: /etc/app.conf"); process.exit(2);`)]);
+    // A shell: a node program that exits at once passed for up in a loaded CI run (see shell()).
+    await s.run([app("ok", FOREVER), shell("broken", "echo 'config missing: /etc/app.conf' >&2; exit 2")]);
     const failure = await s.waitUp(700, new AbortController().signal).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(UpdateFailure);
     expect((failure as Error).message).toMatch(/^application "broken" did not come up within 0\.7 s: exited with code 2, restarted \d+ times?; last output: config missing: \/etc\/app\.conf/);
