@@ -78,6 +78,10 @@ export const TERMINAL_ROLLOUT_PHASES = ["Completed", "CanaryFailed", "Aborted", 
  */
 export const STAGE_STATUSES = ["pending", "active", "done", "failed", "stopped"] as const;
 export type StageStatus = (typeof STAGE_STATUSES)[number];
+/** The status of the stage a rollout ended in: failed (CanaryFailed), done (Completed), else stopped. */
+export function endedStageStatus(phase: RolloutPhase): StageStatus {
+  return phase === "CanaryFailed" ? "failed" : phase === "Completed" ? "done" : "stopped";
+}
 /** Phases whose outcome sends the fleet back to the previous template version (decision C-1). */
 export const REVERTING_ROLLOUT_PHASES = ["CanaryFailed", "Aborted"] as const satisfies readonly RolloutPhase[];
 

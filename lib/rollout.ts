@@ -62,7 +62,7 @@ import {
   type DisruptionBudget,
   type RolloutPolicy,
 } from "./fleet-spec";
-import { assertRolloutMove, isTerminalRolloutPhase, ROLLOUT_PHASES, type RolloutActor, type RolloutPhase, type StageStatus } from "./rollout-status";
+import { assertRolloutMove, endedStageStatus, isTerminalRolloutPhase, ROLLOUT_PHASES, type RolloutActor, type RolloutPhase, type StageStatus } from "./rollout-status";
 
 // ---------------------------------------------------------------------------------------
 // Input
@@ -923,7 +923,7 @@ function progress(t: Tick): StageProgress[] {
   const out: StageProgress[] = [];
   const canaryActive = s.phase === "Canary" || s.phase === "CanaryPaused";
   // Running when the rollout ended other than Completed: the stage it ended in.
-  const endedIn: StageProgress["status"] = s.phase === "CanaryFailed" ? "failed" : s.phase === "Completed" ? "done" : "stopped";
+  const endedIn = endedStageStatus(s.phase);
   if (s.canary) {
     const canaryStatus = canaryActive ? "active" : isTerminalRolloutPhase(s.phase) && s.batch === null ? endedIn : "done";
     out.push(liveProgress(t, "canary", "canary", canaryStatus, s.canary.devices));

@@ -1,4 +1,5 @@
 import type { StageProgress } from "@/lib/rollout";
+import { endedStageStatus, isTerminalRolloutPhase } from "@/lib/rollout-status";
 import { Badge, type Tone } from "../ui/badge";
 import { TableHeader } from "../ui/table-header";
 import { CountsBar, type Segment } from "./counts-bar";
@@ -22,8 +23,9 @@ function fallbackStages(r: RolloutView): StageProgress[] {
   const out: StageProgress[] = [];
   if (r.canaryDevices.length > 0) {
     const active = r.phase === "Canary" || r.phase === "CanaryPaused";
-    const ended = r.batchReports.length === 0 && (r.phase === "CanaryFailed" ? "failed" : r.phase === "Aborted" || r.phase === "Superseded" ? "stopped" : null);
-    out.push({ kind: "canary", name: "canary", status: active ? "active" : ended || "done", total: r.canaryDevices.length, waiting: 0, updating: 0, successful: 0, failed: 0, timedOut: 0 });
+    // No batch reported: the canary was the stage the rollout ended in, if it ended.
+    const ended = r.phase !== null && isTerminalRolloutPhase(r.phase) && r.batchReports.length === 0;
+    out.push({ kind: "canary", name: "canary", status: active ? "active" : ended && r.phase ? endedStageStatus(r.phase) : "done", total: r.canaryDevices.length, waiting: 0, updating: 0, successful: 0, failed: 0, timedOut: 0 });
   }
   for (const b of r.batchReports) out.push({ kind: "batch", name: b.batchName, status: "done", total: b.total, waiting: 0, updating: 0, successful: b.successful, failed: b.failed, timedOut: b.timedOut });
   return out;
