@@ -53,7 +53,8 @@ export default defineConfig({
     },
   },
   webServer: Array.from({ length: WORKERS }, (_, i) => ({
-    command: `rm -rf .tmp/e2e-${i} && node dist/server/main.mjs`,
+    // Each server's database under its port: two runs on different E2E_PORTs never share one.
+    command: `rm -rf .tmp/e2e-${BASE_PORT + i} && node dist/server/main.mjs`,
     url: `http://localhost:${BASE_PORT + i}/healthz`,
     reuseExistingServer: false,
     timeout: 120_000,
@@ -62,7 +63,7 @@ export default defineConfig({
     env: {
       NODE_ENV: "production",
       PORT: String(BASE_PORT + i),
-      DATABASE_URL: `file:./.tmp/e2e-${i}/drover.db`,
+      DATABASE_URL: `file:./.tmp/e2e-${BASE_PORT + i}/drover.db`,
       DROVER_ADMIN_PASSWORD: E2E_ADMIN_PASSWORD,
       DROVER_DISCONNECTION_TIMEOUT_SECONDS: "6",
       DROVER_SWEEP_SECONDS: "0.5",
