@@ -144,6 +144,15 @@ const PAGES: ConsolePage[] = [
   { name: "plans, the import dialog", path: () => "/plans", ready: visible("plans-table"), then: opens("import-plan", "import-plan-dialog") },
   { name: "fleets, the new fleet editor", path: () => "/fleets", ready: visible("fleets-table"), then: opens("new-fleet", "new-fleet-editor") },
   { name: "enrollments, the deny-all dialog", path: () => "/enrollments", ready: visible("enrollments-table"), then: opens("deny-all-pending", "deny-all-dialog") },
+  {
+    name: "a device, a state diagram open",
+    path: () => `/devices/${seeded.device}`,
+    ready: visible("device-summary"),
+    then: async (page) => {
+      await page.getByTestId("state-diagram-summary-open").click();
+      await expect(page.getByTestId("state-diagram-summary").locator("[data-diagram-text=state]").first()).toBeVisible({ timeout: 15_000 });
+    },
+  },
   { name: "login", path: () => "/login", ready: async (page) => expect(page.getByRole("button", { name: /sign in/i })).toBeVisible(), signedOut: true },
 ];
 

@@ -26,13 +26,13 @@ test("simulated agents enroll, are approved in the browser, go Online, then Offl
     await page.goto(`/devices/${names[0]}`);
     await expect(page.getByTestId("device-summary")).toHaveText(/Online/, { timeout: 15_000 });
     await expect(page.getByTestId("device-lifecycle")).toHaveText(/Enrolled/);
-    // The summary diagram lights the current state, from the same table the server derives with.
-    await expect(page.getByTestId("diagram-summary-current")).toHaveText(/Online/);
+    // The derived status, from the same table the server derives with.
+    await expect(page.getByTestId("device-status-summary")).toHaveText(/Online/);
 
     // The agents stop; the sweep marks the device Offline after the 6 s disconnection timeout.
     await sim.stop();
     await expect(page.getByTestId("device-summary")).toHaveText(/Offline/, { timeout: 20_000 });
-    await expect(page.getByTestId("diagram-summary-current")).toHaveText(/Offline/);
+    await expect(page.getByTestId("device-status-summary")).toHaveText(/Offline/);
     // "last seen" keeps counting, to the second (it lagged by up to 10 s).
     const lastSeen = page.getByTestId("device-last-seen");
     await expect(lastSeen).toHaveText(/\d+s ago/);

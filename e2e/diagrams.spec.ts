@@ -1,10 +1,11 @@
-import { test, expect, type Locator } from "@playwright/test";
+import { test, expect, type Locator, type Page } from "@playwright/test";
 import { E2E_ADMIN_PASSWORD } from "../playwright.config";
 import { api, approveByApi, deviceName, signIn, simulate, tokenFor, uniquePrefix, type Simulation } from "./support";
 
 /**
- * Issue 10, finding 1: state diagrams read at ≥ 12 px at 1280–1920 px wide, with zoom, fit,
- * pan and an expanded view, in cards as tall as their diagrams.
+ * Issue 21, item 3: a page opens on what the operator came for (statuses, output, nodes), with
+ * each state as a chip and its state table one click away, drawn over the window and never
+ * clipped. Issue 10, finding 1: diagrams read at ≥ 12 px, with zoom, fit and pan.
  *
  * The size that counts is the one on screen: each text's computed font size times the scale of
  * every CSS transform above it (React Flow's viewport), cross-checked with its drawn box.
@@ -62,19 +63,33 @@ async function expectReadable(diagram: Locator, what: string): Promise<TextSize[
 const zoomOf = async (diagram: Locator) => Number(await diagram.locator("[data-zoom]").first().getAttribute("data-zoom"));
 const viewportTransform = (diagram: Locator) => diagram.locator(".react-flow__viewport").first().evaluate((el) => getComputedStyle(el).transform);
 
-/** The card holds its diagram: no band under it, and the diagram's box is no taller than what it draws. */
-async function expectSizedToDiagram(card: Locator, diagram: Locator, what: string) {
-  const box = (await diagram.boundingBox())!;
-  const cardBox = (await card.boundingBox())!;
-  expect(cardBox.y + cardBox.height - (box.y + box.height), `${what}: space under the diagram`).toBeLessThanOrEqual(2);
-  const drawn = await diagram.evaluate((root) => {
-    const rects = [...root.querySelectorAll(".react-flow__node")].map((n) => n.getBoundingClientRect());
-    return { top: Math.min(...rects.map((r) => r.top)), bottom: Math.max(...rects.map((r) => r.bottom)) };
+/** Every state of the diagram is inside its canvas: nothing is cut off at an edge. */
+async function expectWhole(diagram: Locator, what: string) {
+  const cut = await diagram.evaluate((root) => {
+    const pane = root.querySelector(".react-flow")!.getBoundingClientRect();
+    return [...root.querySelectorAll<HTMLElement>(".react-flow__node")]
+      .filter((n) => {
+        const r = n.getBoundingClientRect();
+        return r.left < pane.left - 0.5 || r.right > pane.right + 0.5 || r.top < pane.top - 0.5 || r.bottom > pane.bottom + 0.5;
+      })
+      .map((n) => n.textContent);
   });
-  // The toolbar's 40 px row, 16 px of padding each side, and room for the "now" badge on a
-  // corner; a canvas capped at its maximum height, or at its 72 px minimum, is exempt.
-  const canvas = box.height - 40;
-  if (canvas < 760 && canvas > 72) expect(canvas - (drawn.bottom - drawn.top), `${what}: empty space in the diagram's box`).toBeLessThanOrEqual(2 * 16 + 16);
+  expect(cut, `${what}: states cut off at the window's edge`).toEqual([]);
+}
+
+/** Opens a diagram from its button, checks it is lit at `state`, readable and whole, and closes it with Escape. */
+async function openDiagram(page: Page, testId: string, state: string, what: string): Promise<TextSize[]> {
+  const button = page.getByTestId(`${testId}-open`);
+  await button.click();
+  const dialog = page.getByTestId(testId);
+  await expect(dialog).toHaveAttribute("data-current", state);
+  const sizes = await expectReadable(dialog, what);
+  if (state) await expect(dialog.locator('[data-current="true"]')).toBeInViewport();
+  await expectWhole(dialog, what);
+  await page.keyboard.press("Escape");
+  await expect(dialog).toHaveCount(0);
+  await expect(button, `${what}: focus back on the button`).toBeFocused();
+  return sizes;
 }
 
 let admin: string;
@@ -110,33 +125,39 @@ test.afterAll(async () => {
   await sim?.stop();
 });
 
-for (const width of [1280, 1440, 1920]) {
-  test(`the device page's six diagrams read at ≥ ${MIN_PX} px at ${width} px wide, each card as tall as its diagram`, async ({ page }) => {
-    await page.setViewportSize({ width, height: 900 });
+for (const [width, height] of [[1440, 900], [1920, 1080]] as const) {
+  test(`the device page opens on its statuses; each of its six state tables is a click away, whole and readable at ${width} px`, async ({ page }) => {
+    await page.setViewportSize({ width, height });
     await signIn(page);
     await page.goto(`/devices/${device}`);
-    await expect(page.getByTestId("diagram-summary-current")).toHaveText(/Online/, { timeout: 15_000 });
+    await expect(page.getByTestId("device-status-summary")).toHaveText(/Online/, { timeout: 15_000 });
+    // Statuses first, no diagram drawn until asked for.
+    await expect(page.getByTestId("device-axis-decommissioning")).toBeInViewport();
+    await expect(page.locator(".react-flow")).toHaveCount(0);
     for (const axis of DEVICE_AXES) {
-      const diagram = page.getByTestId(`state-diagram-${axis}`);
-      const sizes = await expectReadable(diagram, `${axis} at ${width}`);
+      // Lit at the chip's state; none lit where the device has none (no update reported yet).
+      const chip = page.getByTestId(`device-status-${axis}`);
+      const lit = (await chip.count()) ? (await chip.innerText()).trim() : "";
+      const sizes = await openDiagram(page, `state-diagram-${axis}`, lit, `${axis} at ${width}`);
       if (axis === "summary" || axis === "updateState") expect(sizes.filter((s) => s.kind === "edge").length, `${axis}: edge labels drawn`).toBeGreaterThan(0);
       if (axis === "summary") expect(sizes.filter((s) => s.kind === "group").length, "composite states drawn").toBeGreaterThan(0);
-      await expectSizedToDiagram(page.getByTestId(`diagram-${axis}`), diagram, `${axis} at ${width}`);
     }
-    // The Lifecycle card: a strip of four states, under its toolbar, not a 250 px band.
-    expect((await page.getByTestId("state-diagram-lifecycle").boundingBox())!.height).toBeLessThanOrEqual(40 + 100);
   });
 }
 
-test("zoom in, zoom out, pan, fit to view and the expanded view", async ({ page }) => {
+test("in the diagram's window: zoom in, zoom out, pan, fit to view, close", async ({ page }) => {
   await page.setViewportSize({ width: 1440, height: 900 });
   await signIn(page);
   await page.goto(`/devices/${device}`);
+  await page.getByTestId("state-diagram-updateState-open").click();
   const diagram = page.getByTestId("state-diagram-updateState");
   await expectReadable(diagram, "updateState");
+  const box = (await diagram.boundingBox())!;
+  expect(box.width, "the diagram has the window").toBeGreaterThan(1440 - 64);
+  expect(box.height).toBeGreaterThan(900 - 64);
   const toolbar = diagram.getByRole("toolbar", { name: "Update state diagram controls" });
-  // The diagram fits itself to its card as the page settles (it may fit again as the card takes
-  // its size): measure once two reads 300 ms apart agree, so the zoom below starts from this one.
+  // The diagram fits itself to the window as it opens (it may fit again as the dialog takes its
+  // size): measure once two reads 300 ms apart agree, so the zoom below starts from this one.
   let fitted = await zoomOf(diagram);
   await expect
     .poll(async () => {
@@ -152,13 +173,12 @@ test("zoom in, zoom out, pan, fit to view and the expanded view", async ({ page 
   const before = await textSizes(diagram);
   await toolbar.getByRole("button", { name: "Zoom in" }).click();
   await expect.poll(() => zoomOf(diagram)).toBeGreaterThan(fitted * 1.2);
-  // The drawing follows the zoom's new value a frame or more later (it read the old size twice in
-  // clean-clone CI runs): poll what is drawn too.
+  // The drawing follows the zoom's new value a frame or more later: poll what is drawn too.
   await expect.poll(async () => (await textSizes(diagram))[0]!.px).toBeGreaterThan(before[0]!.px * 1.2);
 
   // Zoom out as far as it goes: it stops where text is still 12 px, and the button says so.
   const zoomOut = toolbar.getByRole("button", { name: "Zoom out" });
-  for (let i = 0; i < 6 && (await zoomOut.isEnabled()); i++) {
+  for (let i = 0; i < 8 && (await zoomOut.isEnabled()); i++) {
     await zoomOut.click();
     await page.waitForTimeout(200);
   }
@@ -179,74 +199,43 @@ test("zoom in, zoom out, pan, fit to view and the expanded view", async ({ page 
   await page.mouse.up();
   await expect.poll(() => viewportTransform(diagram)).not.toBe(panned);
 
-  // Fit to view: back to where it started.
+  // Fit to view: back to where it started, the whole diagram in view.
   await toolbar.getByRole("button", { name: "Fit to view" }).click();
   await expect.poll(() => viewportTransform(diagram)).toBe(fittedTransform);
+  await expectWhole(diagram, "updateState fitted");
 
-  // Expand: the same diagram over the window, with the same controls, at least as large.
-  await toolbar.getByRole("button", { name: "Expand diagram" }).click();
-  const expanded = page.getByTestId("state-diagram-updateState-expanded");
-  await expect(expanded).toBeVisible();
-  await expect(expanded).toHaveAttribute("data-current", (await diagram.getAttribute("data-current")) ?? "");
-  const expandedBox = (await expanded.boundingBox())!;
-  expect(expandedBox.width).toBeGreaterThan(1440 - 64);
-  expect(expandedBox.height).toBeGreaterThan(900 - 64);
-  await expectReadable(expanded, "updateState expanded");
-  expect(await zoomOf(expanded)).toBeGreaterThanOrEqual(fitted - 1e-3);
-  // The whole diagram fits in the expanded view at 1440 × 900.
-  const inside = await expanded.evaluate((root) => {
-    const pane = root.querySelector(".react-flow")!.getBoundingClientRect();
-    return [...root.querySelectorAll(".react-flow__node")].every((n) => {
-      const r = n.getBoundingClientRect();
-      return r.left >= pane.left && r.right <= pane.right && r.top >= pane.top && r.bottom <= pane.bottom;
-    });
-  });
-  expect(inside).toBe(true);
-  const expandedToolbar = expanded.getByRole("toolbar");
-  const expandedZoom = await zoomOf(expanded);
-  await expandedToolbar.getByRole("button", { name: "Zoom in" }).click();
-  await expect.poll(() => zoomOf(expanded)).toBeGreaterThan(expandedZoom);
-  await expandedToolbar.getByRole("button", { name: "Fit to view" }).click();
-  await expect.poll(() => zoomOf(expanded)).toBeCloseTo(expandedZoom, 3);
-  // Escape closes it; so does its close button.
-  await page.keyboard.press("Escape");
-  await expect(expanded).toHaveCount(0);
-  await toolbar.getByRole("button", { name: "Expand diagram" }).click();
-  await expect(expanded).toBeVisible();
-  await expanded.getByRole("button", { name: "Close expanded diagram" }).click();
-  await expect(expanded).toHaveCount(0);
+  // The close button, like Escape, closes it and puts focus back on the button that opened it.
+  await diagram.getByRole("button", { name: "Close diagram" }).click();
+  await expect(diagram).toHaveCount(0);
+  await expect(page.getByTestId("state-diagram-updateState-open")).toBeFocused();
 });
 
-test("the action page's diagram reads at ≥ 12 px at 1280 px, and expands", async ({ page }) => {
+test("the action page opens on its output; its state table is a click away", async ({ page }) => {
   await page.setViewportSize({ width: 1280, height: 800 });
   await signIn(page);
   await page.goto(`/actions/${actionId}`);
-  const diagram = page.getByTestId("state-diagram-action");
-  await expect(diagram).toHaveAttribute("data-current", "PENDING_APPROVE");
-  await expectReadable(diagram, "action");
-  // Lit, and in view: a diagram wider than its card is shown from its current state.
-  const current = diagram.locator('[data-current="true"]');
-  await expect(current).toBeInViewport();
-  const cardBox = (await diagram.boundingBox())!;
-  const currentBox = (await current.boundingBox())!;
-  expect(currentBox.x).toBeGreaterThanOrEqual(cardBox.x);
-  expect(currentBox.x + currentBox.width).toBeLessThanOrEqual(cardBox.x + cardBox.width);
-  await diagram.getByRole("button", { name: "Expand diagram" }).click();
-  const expanded = page.getByTestId("state-diagram-action-expanded");
-  await expectReadable(expanded, "action expanded");
+  await expect(page.getByTestId("action-state")).toHaveText("PENDING_APPROVE");
+  // The output's card starts on the first screen (it started 1,300 px down, under the diagram).
+  await expect(page.getByRole("heading", { name: "Output" })).toBeInViewport();
+  // At 1280 × 800 the action's table is wider than the window at 12 px: drawn from its current
+  // state, the rest a drag away, and the view says so.
+  await page.getByTestId("state-diagram-action-open").click();
+  await expect(page.getByTestId("state-diagram-action").locator('[data-current="true"]')).toBeInViewport();
+  await expect(page.getByTestId("state-diagram-action")).toContainText("Part of this diagram is out of view");
   await page.keyboard.press("Escape");
-  await expect(expanded).toHaveCount(0);
+  // At 1440 × 900 it is whole.
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await openDiagram(page, "state-diagram-action", "PENDING_APPROVE", "action");
 });
 
-for (const width of [1280, 1920]) {
-  test(`a plan's three diagrams read at ≥ 12 px at ${width} px`, async ({ page }) => {
-    await page.setViewportSize({ width, height: 900 });
-    await signIn(page);
-    await page.goto(`/plans/${encodeURIComponent(planId)}`);
-    await expect(page.getByTestId("state-diagram-plan")).not.toHaveAttribute("data-current", "");
-    for (const id of ["plan", "command", "node"]) await expectReadable(page.getByTestId(`state-diagram-${id}`), `${id} at ${width}`);
-    const zoom = await zoomOf(page.getByTestId("state-diagram-plan"));
-    await page.getByTestId("state-diagram-plan").getByRole("button", { name: "Zoom in" }).click();
-    await expect.poll(() => zoomOf(page.getByTestId("state-diagram-plan"))).toBeGreaterThan(zoom);
-  });
-}
+test("a plan opens on its commands and nodes; its plan, command and node tables are a click away", async ({ page }) => {
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await signIn(page);
+  await page.goto(`/plans/${encodeURIComponent(planId)}`);
+  await expect(page.getByTestId("plan-state")).not.toHaveText("");
+  // The node table starts on the first screen (it started 2,400 px down, under three diagrams).
+  await expect(page.getByTestId("node-table-0")).toBeInViewport();
+  await openDiagram(page, "state-diagram-plan", (await page.getByTestId("plan-state").innerText()).trim(), "plan");
+  await openDiagram(page, "state-diagram-command-0", (await page.getByTestId("command-state-0").innerText()).trim(), "command");
+  await openDiagram(page, "state-diagram-node-0", "SignalPending", "node");
+});

@@ -3,7 +3,7 @@
 import { Link } from "@/components/ui/link";
 import { skipToken, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useSubscription } from "@trpc/tanstack-react-query";
-import { FINAL_ACTION_STATES, type ActionState } from "@/lib/action-status";
+import { actionMachine, FINAL_ACTION_STATES, type ActionState } from "@/lib/action-status";
 import { useTRPC } from "../trpc";
 import { useMe } from "../hooks/use-me";
 import { PageHeader } from "../ui/page-header";
@@ -16,7 +16,8 @@ import { StatusBadge } from "../status/status-badge";
 import { actionStateTone } from "../status/tones";
 import { DecisionBanner, useDecisions } from "../approvals/use-decisions";
 import { EventLogLink } from "../events/object-events-card";
-import { ActionDiagram } from "./action-diagram";
+import { DiagramButton } from "../state-diagram/diagram-button";
+import { specFromMachine } from "../state-diagram/from-machine";
 import { ActionInfo, ApprovalRecord, ArgsCard, OutputCard, RefusalBanner, WaitingBanner } from "./action-sections";
 import { ActionTimeline } from "./action-timeline";
 import { CancelActionButton } from "./cancel-action-button";
@@ -29,6 +30,9 @@ const breadcrumb = (
     ← Actions
   </Link>
 );
+
+/** lib/action-status's table, the one the engine enforces. */
+const actionDiagramSpec = specFromMachine(actionMachine);
 
 const isFinal = (s: ActionState) => (FINAL_ACTION_STATES as readonly string[]).includes(s);
 
@@ -97,6 +101,15 @@ export function ActionPage({ id }: { id: string }) {
               </Link>
             </span>
             <StatusBadge table={actionStateTone} state={a.state} data-testid="action-state" />
+            <DiagramButton
+              spec={actionDiagramSpec}
+              current={a.state}
+              highlight={actionStateTone[a.state]}
+              title="Action state"
+              description={actionMachine.states[a.state]?.description}
+              legend={{ transient: false, notYetSupported: false }}
+              testId="state-diagram-action"
+            />
           </span>
         }
         description={
@@ -127,16 +140,14 @@ export function ActionPage({ id }: { id: string }) {
       {decisions.outcome && <DecisionBanner outcome={decisions.outcome} />}
       <RefusalBanner refusal={a.refusal} />
       <WaitingBanner waiting={a.waiting} />
-      <ActionDiagram state={a.state} />
+      {/* What the operator came for first: the output; the state's diagram is a click away (header). */}
+      <OutputCard action={a} />
       <div className="mt-4 grid gap-4 lg:grid-cols-2">
         <ActionInfo action={a} reruns={reruns.data} />
         <div className="space-y-4">
           <ApprovalRecord action={a} canOperate={canOperate} onDecide={(d) => decisions.start(d, [{ id: a.id, kind: a.kind, device: a.device, refusal: a.refusal }])} />
           <ArgsCard args={a.args} />
         </div>
-      </div>
-      <div className="mt-4">
-        <OutputCard action={a} />
       </div>
       <div className="mt-4">
         <Card>

@@ -13,7 +13,6 @@ import { ObjectEventsCard } from "../events/object-events-card";
 import { DecommissionButton } from "./decommission-dialog";
 import { ResumeButton } from "./resume-button";
 import { DerivedStatuses, DeviceInfo, ReportedStatus } from "./sections";
-import { StatusDiagrams } from "./status-diagrams";
 import { useHeartbeatInterval } from "../hooks/use-heartbeat-interval";
 import { CreateActionButton } from "../actions/create-action-dialog";
 import { NudgeButton } from "../actions/nudge-button";
@@ -106,7 +105,6 @@ export function DevicePage({ name }: { name: string }) {
       <div className="mt-4">
         <DeviceActions name={d.name} />
       </div>
-      <StatusDiagrams device={d} />
       <div className="mt-6">
         <ObjectEventsCard
           kind="Device"

@@ -1,9 +1,8 @@
 "use client";
 
-import type { ReactNode } from "react";
 import { AgentVersionText } from "../devices/agent-version";
 import { Link } from "@/components/ui/link";
-import { RESOURCE_NAMES } from "@/lib/device-status";
+import { deviceStatusMachines, RESOURCE_NAMES } from "@/lib/device-status";
 import type { DeviceDetail } from "../trpc";
 import { Card, CardHeader } from "../ui/card";
 import { LabelChips } from "../ui/label-chips";
@@ -12,6 +11,12 @@ import { EmptyState } from "../ui/states";
 import { Field } from "../ui/field";
 import { ConditionList } from "../ui/condition-list";
 import { StatusBadge } from "../status/status-badge";
+import { toneOf } from "../status/tones";
+import type { Tone } from "../ui/badge";
+import { DiagramButton } from "../state-diagram/diagram-button";
+import { specFromMachine } from "../state-diagram/from-machine";
+import type { DiagramSpec } from "../state-diagram/types";
+import type { StateMachine } from "@/lib/state-machine";
 import {
   applicationSummaryTone,
   applicationTone,
@@ -78,46 +83,79 @@ export function DeviceInfo({ device }: { device: DeviceDetail }) {
   );
 }
 
+type AxisKey = keyof typeof deviceStatusMachines;
+
+/** One status of a device, as the Derived status card shows it and its diagram draws it. */
+interface Axis {
+  key: AxisKey;
+  /** The row's name, in an operator's words. */
+  label: string;
+  /** The diagram's title. */
+  title: string;
+  /** Where the API reports it: the row's tooltip. */
+  field: string;
+  tones: Record<string, Tone>;
+  current: (d: DeviceDetail) => string | null;
+  /** Said when the device has no such state. */
+  none?: string;
+}
+
+const AXES: Axis[] = [
+  { key: "summary", label: "Status", title: "Device status", field: "status.summary", tones: summaryTone, current: (d) => d.summary },
+  { key: "updated", label: "Update", title: "Update status", field: "status.updated.status", tones: updatedTone, current: (d) => d.updatedStatus },
+  { key: "updateState", label: "Update state", title: "Update state", field: "conditions.Updating.reason", tones: updateStateTone, current: (d) => d.updatingReason, none: "no update reported" },
+  { key: "applicationSummary", label: "Applications", title: "Application status", field: "status.applicationSummary", tones: applicationSummaryTone, current: (d) => d.applicationSummary },
+  { key: "lifecycle", label: "Lifecycle", title: "Lifecycle", field: "status.lifecycle", tones: lifecycleTone, current: (d) => d.lifecycle },
+  { key: "decommissioning", label: "Decommissioning", title: "Decommissioning", field: "conditions.DeviceDecommissioning.reason", tones: decommissioningTone, current: (d) => d.decommissioning, none: "not requested" },
+];
+
+// Module scope: one spec per table, so a live refresh does not lay a diagram out again.
+const SPECS = Object.fromEntries(Object.entries(deviceStatusMachines).map(([k, m]) => [k, specFromMachine(m as StateMachine<string>)])) as Record<AxisKey, DiagramSpec>;
+
+/**
+ * Each status the server derives from the device's last report: its state as a chip, what that
+ * state means, and its state table one click away (lib/device-status, the tables the server enforces).
+ */
 export function DerivedStatuses({ device }: { device: DeviceDetail }) {
-  const rows: { label: string; field: string; value: ReactNode; info?: string | null }[] = [
-    { label: "Status", field: "status.summary", value: <StatusBadge table={summaryTone} state={device.summary} /> },
-    {
-      label: "Update",
-      field: "status.updated.status",
-      value: <StatusBadge table={updatedTone} state={device.updatedStatus} data-testid="device-updated" title={device.updatedInfo ?? undefined} />,
-      info: device.updatedInfo,
-    },
-    {
-      label: "Update state",
-      field: "conditions.Updating.reason",
-      value: device.updatingReason ? <StatusBadge table={updateStateTone} state={device.updatingReason} /> : <span className="text-xs text-slate-500">no update reported</span>,
-    },
-    { label: "Applications", field: "status.applicationSummary", value: <StatusBadge table={applicationSummaryTone} state={device.applicationSummary} /> },
-    { label: "Lifecycle", field: "status.lifecycle", value: <StatusBadge table={lifecycleTone} state={device.lifecycle} /> },
-    {
-      label: "Decommissioning",
-      field: "conditions.DeviceDecommissioning.reason",
-      value: device.decommissioning ? <StatusBadge table={decommissioningTone} state={device.decommissioning} /> : <span className="text-xs text-slate-500">not requested</span>,
-    },
-  ];
   return (
     <Card>
       <CardHeader title="Derived status" description="What the server concludes from the device's last report." />
       <dl className="divide-y divide-slate-100">
-        {rows.map((r) => (
-          // dt and dd straight inside the row (a <dl> allows one wrapping div, no more).
-          <div key={r.label} className="flex flex-wrap items-center justify-between gap-x-3 px-4 py-2">
-            <dt className="text-sm text-slate-700">
-              {r.label} <code className="ml-1 text-[11px] text-slate-600">{r.field}</code>
-            </dt>
-            <dd>{r.value}</dd>
-            {r.info && (
-              <dd className="mt-1 basis-full text-xs text-amber-800" data-testid="device-updated-info">
-                {r.info}
+        {AXES.map((axis) => {
+          const current = axis.current(device);
+          const machine = deviceStatusMachines[axis.key] as StateMachine<string>;
+          const description = current ? machine.states[current]?.description : undefined;
+          const info = axis.key === "updated" ? device.updatedInfo : null;
+          return (
+            // dt and dd straight inside the row (a <dl> allows one wrapping div, no more).
+            <div key={axis.key} className="flex flex-wrap items-center justify-between gap-x-3 px-4 py-2" data-testid={`device-axis-${axis.key}`}>
+              <dt className="text-sm text-slate-700" title={`${axis.field} in the API`}>
+                {axis.label}
+              </dt>
+              <dd className="flex items-center gap-1">
+                {current ? (
+                  <StatusBadge table={axis.tones} state={current} data-testid={`device-status-${axis.key}`} title={description} />
+                ) : (
+                  <span className="text-xs text-slate-500">{axis.none}</span>
+                )}
+                <DiagramButton
+                  spec={SPECS[axis.key]}
+                  current={current}
+                  highlight={toneOf(axis.tones, current)}
+                  title={axis.title}
+                  description={description ?? (current ? undefined : `Now: ${axis.none}.`)}
+                  testId={`state-diagram-${axis.key}`}
+                  iconOnly
+                />
               </dd>
-            )}
-          </div>
-        ))}
+              {info && (
+                <dd className="mt-1 basis-full text-xs text-amber-800" data-testid="device-updated-info">
+                  {info}
+                </dd>
+              )}
+            </div>
+          );
+        })}
       </dl>
       {device.decommissionInfo && <p className="border-t border-slate-100 px-4 py-2 text-xs text-slate-600">{device.decommissionInfo}</p>}
     </Card>

@@ -4,8 +4,7 @@ import { Card, CardHeader } from "../ui/card";
 import { StatusBadge } from "../status/status-badge";
 import { toneOf } from "../status/tones";
 import { RelativeTime } from "../ui/time";
-import { StateDiagram } from "../state-diagram/state-diagram";
-import { DiagramLegend } from "../state-diagram/legend";
+import { DiagramButton } from "../state-diagram/diagram-button";
 import { Actor } from "../events/object-link";
 import { RolloutControls } from "./rollout-controls";
 import { RolloutProgress } from "./rollout-progress";
@@ -15,7 +14,7 @@ import { conditionOf, type Fleet, type RolloutView } from "./types";
 
 /**
  * The open rollout: its phase, the RolloutInProgress message, progress per stage, the
- * operator's controls, and lib/rollout-status's table drawn with the phase lit (rollout-diagram.ts).
+ * operator's controls; lib/rollout-status's table, with the phase lit, one click away (rollout-diagram.ts).
  */
 export function RolloutCard({ fleet, rollout, canOperate }: { fleet: Fleet; rollout: RolloutView | null; canOperate: boolean }) {
   const inProgress = conditionOf(fleet.status.conditions, "RolloutInProgress");
@@ -29,6 +28,14 @@ export function RolloutCard({ fleet, rollout, canOperate }: { fleet: Fleet; roll
               Rollout of v{rollout.templateVersion}
               {rollout.previousVersion && <span className="font-normal text-slate-500">from v{rollout.previousVersion}</span>}
               <StatusBadge table={rolloutPhaseTone} state={rollout.phaseText} data-testid="rollout-phase" />
+              <DiagramButton
+                spec={rolloutDiagramSpec}
+                current={phase}
+                highlight={toneOf(rolloutPhaseTone, phase)}
+                title="Rollout phase"
+                legend={{ notYetSupported: false }}
+                testId="state-diagram-rollout"
+              />
             </span>
           ) : (
             "Rollout"
@@ -68,19 +75,6 @@ export function RolloutCard({ fleet, rollout, canOperate }: { fleet: Fleet; roll
         </p>
       )}
       {rollout && <RolloutProgress rollout={rollout} />}
-      <div className="border-t border-slate-100">
-        <StateDiagram
-          spec={rolloutDiagramSpec}
-          current={phase}
-          highlight={toneOf(rolloutPhaseTone, phase)}
-          title="Rollout phase"
-          ariaLabel={`Rollout state diagram${phase ? `, current phase ${phase}` : ""}`}
-          testId="state-diagram-rollout"
-        />
-        <div className="border-t border-slate-100 px-4 py-2">
-          <DiagramLegend notYetSupported={false} />
-        </div>
-      </div>
     </Card>
   );
 }

@@ -1,13 +1,16 @@
 "use client";
 
-import type { PlanCommandStatusView } from "@/lib/plan-status";
+import { planNodeMachine, type PlanCommandStatusView } from "@/lib/plan-status";
 import { Card, CardHeader } from "../ui/card";
 import { StatusBadge } from "../status/status-badge";
 import { RelativeTime } from "../ui/time";
 import { CountsBar, CountsLegend } from "../fleets/counts-bar";
+import { toneOf } from "../status/tones";
+import { DiagramButton } from "../state-diagram/diagram-button";
 import { NodeTable } from "./node-table";
-import { commandTitle, countSegments, progressText } from "./plan-view";
-import { planStateTone } from "./tones";
+import { planDiagramSpec, planNodeDiagramSpec } from "./plan-diagrams";
+import { commandTitle, countSegments, focusNode, nodeRows, progressText, type NodeRow } from "./plan-view";
+import { planNodeStateTone, planStateTone } from "./tones";
 
 function concurrencyText(c: PlanCommandStatusView): string {
   const parts: string[] = [];
@@ -30,13 +33,15 @@ export function CommandCard({
   notRun: boolean;
   /** The command the plan is processing now. */
   active: boolean;
-  focusedNode: string | null;
+  /** The node the operator picked in this command (else the one the command waits on): its row is marked, the node diagram lights its state. */
+  focusedNode: NodeRow | null;
   onFocusNode: (key: string) => void;
   /** The plan's id when an operator may skip its waiting nodes (it runs); null otherwise. */
   skipFor?: string | null;
 }) {
   const c = command;
   const segments = countSegments(c.counts);
+  const node = focusedNode ?? focusNode(nodeRows(c), null);
   return (
     <Card data-testid={`command-${c.id}`}>
       <CardHeader
@@ -45,6 +50,15 @@ export function CommandCard({
             <span className="text-slate-500">#{c.id}</span>
             <span data-testid={`command-title-${c.id}`}>{commandTitle(c)}</span>
             <StatusBadge table={planStateTone} state={c.state} data-testid={`command-state-${c.id}`} />
+            <DiagramButton
+              spec={planDiagramSpec}
+              current={c.state}
+              highlight={toneOf(planStateTone, c.state)}
+              title="Command state"
+              description={c.description}
+              legend={{ notYetSupported: false }}
+              testId={`state-diagram-command-${c.id}`}
+            />
             {active && <span className="text-xs font-normal text-brand-700">processing now</span>}
             {notRun && (
               <span className="text-xs font-normal text-slate-500" data-testid={`command-not-run-${c.id}`}>
@@ -76,14 +90,28 @@ export function CommandCard({
       />
       <div className="space-y-1.5 border-b border-slate-100 px-4 py-3">
         <div className="flex flex-wrap items-center justify-between gap-2 text-xs text-slate-600">
-          <span className="font-medium tabular-nums" data-testid={`command-progress-${c.id}`} data-completed={c.counts.SignalCompleted} data-total={c.counts.total}>
-            {progressText(c.counts)}
+          <span className="flex items-center gap-2">
+            <span className="font-medium tabular-nums" data-testid={`command-progress-${c.id}`} data-completed={c.counts.SignalCompleted} data-total={c.counts.total}>
+              {progressText(c.counts)}
+            </span>
+            {node && (
+              <DiagramButton
+                spec={planNodeDiagramSpec}
+                current={node.node.state}
+                highlight={toneOf(planNodeStateTone, node.node.state)}
+                title="Node state"
+                label={`Node states (${node.node.name})`}
+                description={`${node.node.name} (${node.group === "controllers" ? "controller" : "worker"}): ${planNodeMachine.states[node.node.state].description} Pick another node in the table to light its state.`}
+                legend={{ notYetSupported: false }}
+                testId={`state-diagram-node-${c.id}`}
+              />
+            )}
           </span>
           <CountsLegend segments={segments.filter((s) => s.count > 0)} />
         </div>
         <CountsBar segments={segments} total={c.counts.total} />
       </div>
-      <NodeTable command={c} focused={focusedNode} onFocus={onFocusNode} skipFor={skipFor} />
+      <NodeTable command={c} focused={focusedNode ? `${focusedNode.group}/${focusedNode.node.name}` : null} onFocus={onFocusNode} skipFor={skipFor} />
     </Card>
   );
 }

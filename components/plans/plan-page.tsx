@@ -3,7 +3,7 @@
 import { Link } from "@/components/ui/link";
 import { useMemo, useState } from "react";
 import { useQuery } from "@tanstack/react-query";
-import { isTerminalPlanState, type PlanView } from "@/lib/plan-status";
+import { isTerminalPlanState, planMachine, type PlanView } from "@/lib/plan-status";
 import { useTRPC } from "../trpc";
 import { useMe } from "../hooks/use-me";
 import { PageHeader } from "../ui/page-header";
@@ -17,7 +17,9 @@ import { ObjectEventsCard } from "../events/object-events-card";
 import { Actor } from "../events/object-link";
 import { CommandCard } from "./command-card";
 import { PlanControls } from "./plan-controls";
-import { PlanDiagramsCard } from "./plan-diagrams-card";
+import { DiagramButton } from "../state-diagram/diagram-button";
+import { toneOf } from "../status/tones";
+import { planDiagramSpec } from "./plan-diagrams";
 import { PlanSummary } from "./plan-summary";
 import { awaitsApproval, commandNotRun, defaultCommand, focusNode, nodeRows, planTitle, specIdOf } from "./plan-view";
 import { planStateTone } from "./tones";
@@ -28,7 +30,7 @@ const breadcrumb = (
   </Link>
 );
 
-/** What the operator has chosen to look at: a command (for its diagram) and one of its nodes. */
+/** What the operator has chosen to look at: one node of a command (its row is marked, its diagram lit). */
 interface Focus {
   command: number | null;
   node: string | null;
@@ -54,6 +56,15 @@ function PlanBody({ plan, canOperate }: { plan: PlanView; canOperate: boolean })
           <span className="flex flex-wrap items-center gap-3">
             <span data-testid="plan-title">{title}</span>
             <StatusBadge table={planStateTone} state={s.state} data-testid="plan-state" />
+            <DiagramButton
+              spec={planDiagramSpec}
+              current={s.state}
+              highlight={toneOf(planStateTone, s.state)}
+              title="Plan state"
+              description={planMachine.states[s.state].description}
+              legend={{ notYetSupported: false }}
+              testId="state-diagram-plan"
+            />
             {awaitsApproval(s.state, s.approval) && (
               <Badge tone="amber" data-testid="plan-awaits-approval">
                 Approval needed
@@ -86,9 +97,6 @@ function PlanBody({ plan, canOperate }: { plan: PlanView; canOperate: boolean })
         }
       />
       <PlanSummary plan={plan} />
-      <div className="mt-4">
-        <PlanDiagramsCard plan={plan} command={commandIndex} onCommand={(i) => setFocus({ command: i, node: null })} node={node} />
-      </div>
       <div className="mt-4 space-y-4" data-testid="plan-commands">
         {s.commands.map((c) => (
           <CommandCard
@@ -97,7 +105,7 @@ function PlanBody({ plan, canOperate }: { plan: PlanView; canOperate: boolean })
             command={c}
             active={s.activeCommand === c.id}
             notRun={commandNotRun(s.state, c.state)}
-            focusedNode={c.id === commandIndex && node ? `${node.group}/${node.node.name}` : null}
+            focusedNode={c.id === commandIndex ? node : null}
             onFocusNode={(key) => setFocus({ command: c.id, node: key })}
           />
         ))}

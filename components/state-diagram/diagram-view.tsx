@@ -47,11 +47,9 @@ export interface DiagramViewProps {
   ariaLabel: string;
   /** Names the toolbar ("Device status diagram controls"). */
   name: string;
-  /** The expanded view zooms with the wheel; a card leaves the wheel to the page. */
-  wheelZoom?: boolean;
   /** More buttons after zoom and fit (expand, close). */
   extraButtons?: ReactNode;
-  /** Said beside the toolbar instead of the out-of-view hint. */
+  /** Said beside the toolbar while the whole diagram is in view. */
   hint?: string;
 }
 
@@ -64,7 +62,7 @@ export function DiagramView(props: DiagramViewProps) {
   );
 }
 
-function Canvas({ layout, box, range, current, highlight, ariaLabel, name, wheelZoom = false, extraButtons, hint }: DiagramViewProps) {
+function Canvas({ layout, box, range, current, highlight, ariaLabel, name, extraButtons, hint }: DiagramViewProps) {
   const view = useMemo(() => {
     const h = highlightDiagram(layout, current, highlight);
     return { nodes: h.nodes, edges: withMarkers(h.edges) };
@@ -105,7 +103,7 @@ function Canvas({ layout, box, range, current, highlight, ariaLabel, name, wheel
       {/* The toolbar has its own row: over the canvas it hid the states in a corner. */}
       <div className="flex items-center justify-end gap-3 px-2" style={{ height: TOOLBAR_ROW_PX }}>
         <p className="min-w-0 truncate text-xs text-slate-600" aria-live="polite">
-          {hint ?? (overflow ? "Part of this diagram is out of view: drag to pan, or expand it." : "")}
+          {overflow ? "Part of this diagram is out of view: drag to pan, or zoom out." : hint}
         </p>
         <Toolbar label={`${name} controls`}>
           <ToolButton label="Zoom in" onClick={() => zoomBy(1)} disabled={zoom >= MAX_ZOOM - 1e-3}>
@@ -137,10 +135,10 @@ function Canvas({ layout, box, range, current, highlight, ariaLabel, name, wheel
           nodesFocusable={false}
           edgesFocusable={false}
           elementsSelectable={false}
-          zoomOnScroll={wheelZoom}
+          zoomOnScroll
           zoomOnPinch
           zoomOnDoubleClick={false}
-          preventScrolling={wheelZoom}
+          preventScrolling
           panOnDrag
           minZoom={range.minZoom}
           maxZoom={MAX_ZOOM}

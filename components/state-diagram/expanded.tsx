@@ -1,6 +1,6 @@
 "use client";
 
-import { useEffect, useMemo, useRef } from "react";
+import { useEffect, useMemo, useRef, type ReactNode } from "react";
 import { DiagramView, TOOLBAR_ROW_PX } from "./diagram-view";
 import { CloseIcon, ToolButton } from "./controls";
 import { chooseLayout, EXPANDED_ZOOM } from "./sizing";
@@ -9,7 +9,7 @@ import type { DiagramLayout, Highlight } from "./types";
 
 /**
  * The diagram over the whole window (a modal <dialog>: Escape and the focus trap come with
- * it), fitted to it, with the card's controls; the wheel zooms here.
+ * it), fitted to it, with zoom, fit and pan; the wheel zooms here.
  */
 export function ExpandedDiagram({
   layouts,
@@ -17,6 +17,8 @@ export function ExpandedDiagram({
   highlight,
   title,
   ariaLabel,
+  description,
+  legend,
   testId,
   onClose,
 }: {
@@ -25,6 +27,8 @@ export function ExpandedDiagram({
   highlight: Highlight;
   title: string;
   ariaLabel: string;
+  description?: ReactNode;
+  legend?: ReactNode;
   testId: string | undefined;
   onClose: () => void;
 }) {
@@ -56,8 +60,9 @@ export function ExpandedDiagram({
       className="m-auto h-[calc(100vh-2rem)] max-h-none w-[calc(100vw-2rem)] max-w-none overflow-hidden rounded-xl bg-white p-0 text-slate-900 shadow-2xl ring-1 ring-slate-900/10"
     >
       <div className="flex h-full flex-col">
-        <div className="flex items-center justify-between gap-4 border-b border-slate-200 px-5 py-3">
+        <div className="border-b border-slate-200 px-5 py-3">
           <h2 className="text-base font-semibold">{title}</h2>
+          {description && <p className="mt-0.5 text-sm text-slate-600">{description}</p>}
         </div>
         <div ref={body} className="relative min-h-0 flex-1">
           {drawn && (
@@ -68,17 +73,17 @@ export function ExpandedDiagram({
               current={current}
               highlight={highlight}
               ariaLabel={ariaLabel}
-              name={`${title} diagram, expanded`}
-              wheelZoom
+              name={`${title} diagram`}
               hint="Drag to pan; the wheel and the buttons zoom."
               extraButtons={
-                <ToolButton label="Close expanded diagram" onClick={onClose}>
+                <ToolButton label="Close diagram" onClick={onClose}>
                   <CloseIcon />
                 </ToolButton>
               }
             />
           )}
         </div>
+        {legend && <div className="border-t border-slate-200 px-5 py-2">{legend}</div>}
       </div>
     </dialog>
   );

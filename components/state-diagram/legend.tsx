@@ -1,5 +1,11 @@
+/** Which of the legend's optional entries a table needs. */
+export interface LegendOptions {
+  transient?: boolean;
+  notYetSupported?: boolean;
+}
+
 /** What the diagram's styles mean; a table without transient or unsupported states can leave those out. */
-export function DiagramLegend({ transient = true, notYetSupported = true }: { transient?: boolean; notYetSupported?: boolean } = {}) {
+export function DiagramLegend({ transient = true, notYetSupported = true }: LegendOptions = {}) {
   const item = "inline-flex items-center gap-1.5";
   return (
     <div className="flex flex-wrap items-center gap-x-4 gap-y-1 text-xs text-slate-600">

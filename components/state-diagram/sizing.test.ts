@@ -1,7 +1,5 @@
 import { describe, expect, it } from "vitest";
 import {
-  CARD_ZOOM,
-  cardHeight,
   chooseLayout,
   DIAGRAM_FONT_PX,
   EXPANDED_ZOOM,
@@ -21,44 +19,34 @@ import { deviceStatusMachines } from "@/lib/device-status";
 import type { StateMachine } from "@/lib/state-machine";
 
 const P = VIEW_PADDING;
+/** A range that never enlarges: the figures below read as designed size vs shrunk. */
+const UNENLARGED = { minZoom: READABLE_ZOOM, maxZoom: 1 };
 
 describe("the readable floor", () => {
   it("keeps the diagram's text at MIN_TEXT_PX or more at the smallest zoom", () => {
     expect(DIAGRAM_FONT_PX * READABLE_ZOOM).toBeGreaterThanOrEqual(MIN_TEXT_PX - 1e-9);
-    expect(CARD_ZOOM.minZoom).toBe(READABLE_ZOOM);
     expect(EXPANDED_ZOOM.minZoom).toBe(READABLE_ZOOM);
   });
 });
 
 describe("fitZoom", () => {
   const rows: { name: string; content: { width: number; height: number }; box: { width: number; height?: number }; want: number }[] = [
-    { name: "fits at zoom 1: not enlarged in a card", content: { width: 400, height: 200 }, box: { width: 1000 }, want: 1 },
+    { name: "fits at zoom 1: not enlarged past maxZoom", content: { width: 400, height: 200 }, box: { width: 1000 }, want: 1 },
     { name: "a little too wide: shrunk just enough", content: { width: 1000 + 2 * P - 2 * P, height: 200 }, box: { width: 950 + 2 * P }, want: 0.95 },
     { name: "far too wide: stops at the readable floor, never below", content: { width: 2000, height: 300 }, box: { width: 600 }, want: READABLE_ZOOM },
     { name: "too tall for the box: the floor again", content: { width: 300, height: 2000 }, box: { width: 1000, height: 400 }, want: READABLE_ZOOM },
     { name: "empty diagram", content: { width: 0, height: 0 }, box: { width: 500 }, want: 1 },
   ];
-  for (const r of rows) it(r.name, () => expect(fitZoom(r.content, r.box, CARD_ZOOM)).toBeCloseTo(r.want, 6));
+  for (const r of rows) it(r.name, () => expect(fitZoom(r.content, r.box, UNENLARGED)).toBeCloseTo(r.want, 6));
 
   it("the expanded view may draw a small diagram larger, up to its maximum", () => {
     expect(fitZoom({ width: 200, height: 100 }, { width: 1800, height: 900 }, EXPANDED_ZOOM)).toBe(EXPANDED_ZOOM.maxZoom);
   });
 });
 
-describe("cardHeight: the box is as tall as the diagram at its zoom", () => {
-  const opts = { ...CARD_ZOOM, minHeight: 72, maxHeight: 760 };
-  const rows = [
-    { name: "a strip (Lifecycle): no empty band", content: { width: 900, height: 40 }, width: 1000, want: 40 + 2 * P },
-    { name: "a tiny diagram still has room for its toolbar", content: { width: 100, height: 10 }, width: 1000, want: 72 },
-    { name: "shrunk to fit across: height shrinks with it", content: { width: 1936, height: 400 }, width: 1000, want: Math.round(400 * READABLE_ZOOM + 2 * P) },
-    { name: "taller than the maximum: capped (it pans up and down)", content: { width: 500, height: 2000 }, width: 1000, want: 760 },
-  ];
-  for (const r of rows) it(r.name, () => expect(cardHeight(r.content, r.width, opts)).toBe(r.want));
-});
-
 describe("fitViewport", () => {
   it("centres a diagram that fits", () => {
-    const v = fitViewport({ x: 24, y: 24, width: 400, height: 200 }, { width: 1000, height: 232 }, CARD_ZOOM);
+    const v = fitViewport({ x: 24, y: 24, width: 400, height: 200 }, { width: 1000, height: 232 }, UNENLARGED);
     expect(v.zoom).toBe(1);
     expect(v.x + 24).toBe((1000 - 400) / 2);
     expect(v.y + 24).toBe(16);
@@ -66,7 +54,7 @@ describe("fitViewport", () => {
 
   it("a diagram too wide even at the floor is centred on the current state", () => {
     const content = { x: 0, y: 0, width: 3000, height: 100 };
-    const v = fitViewport(content, { width: 1000, height: 200 }, CARD_ZOOM, { x: 1500, y: 50 });
+    const v = fitViewport(content, { width: 1000, height: 200 }, UNENLARGED, { x: 1500, y: 50 });
     expect(v.zoom).toBe(READABLE_ZOOM);
     expect(1500 * v.zoom + v.x).toBeCloseTo(500, 6); // the focus at the box's middle
   });
@@ -74,14 +62,14 @@ describe("fitViewport", () => {
   it("never pans past the diagram's edges to reach a state near one", () => {
     const content = { x: 10, y: 0, width: 3000, height: 100 };
     const box = { width: 1000, height: 200 };
-    const start = fitViewport(content, box, CARD_ZOOM, { x: 20, y: 50 });
+    const start = fitViewport(content, box, UNENLARGED, { x: 20, y: 50 });
     expect(start.x + 10 * start.zoom).toBeCloseTo(P, 6);
-    const end = fitViewport(content, box, CARD_ZOOM, { x: 3000, y: 50 });
+    const end = fitViewport(content, box, UNENLARGED, { x: 3000, y: 50 });
     expect(end.x + 3010 * end.zoom).toBeCloseTo(1000 - P, 6);
   });
 
   it("without a current state, shows the start", () => {
-    const v = fitViewport({ x: 0, y: 0, width: 3000, height: 100 }, { width: 1000, height: 200 }, CARD_ZOOM, null);
+    const v = fitViewport({ x: 0, y: 0, width: 3000, height: 100 }, { width: 1000, height: 200 }, UNENLARGED, null);
     expect(v.x).toBe(P);
   });
 });
@@ -95,11 +83,11 @@ describe("chooseLayout: the direction that shows the most at a readable size", (
     { name: "neither fits: the one that hides less", candidates: [wide, tall], width: 1000, maxHeight: 760, want: 1 },
     { name: "nearly equal: stays with its own", candidates: [{ width: 1100, height: 300 }, { width: 1100, height: 300 }], width: 1000, maxHeight: 760, want: 0 },
   ];
-  for (const r of rows) it(r.name, () => expect(chooseLayout(r.candidates, r.width, r.maxHeight, CARD_ZOOM)).toBe(r.want));
+  for (const r of rows) it(r.name, () => expect(chooseLayout(r.candidates, r.width, r.maxHeight, UNENLARGED)).toBe(r.want));
 
   it("hiddenShare is 0 when the whole diagram shows", () => {
-    expect(hiddenShare({ width: 500, height: 300 }, 1000, 760, CARD_ZOOM)).toBe(0);
-    expect(hiddenShare({ width: 4000, height: 300 }, 1000, 760, CARD_ZOOM)).toBeGreaterThan(0.7);
+    expect(hiddenShare({ width: 500, height: 300 }, 1000, 760, UNENLARGED)).toBe(0);
+    expect(hiddenShare({ width: 4000, height: 300 }, 1000, 760, UNENLARGED)).toBeGreaterThan(0.7);
   });
 });
 

@@ -2,8 +2,7 @@
  * How big a state diagram is drawn: pure functions from the laid-out diagram's bounds and the
  * box it is drawn in to a zoom, a box height and a viewport. The rule they keep: text is never
  * drawn below MIN_TEXT_PX on screen. A diagram wider than its box is not shrunk past that; it
- * is panned instead (centred on the current state), and its box is as tall as the diagram at
- * that zoom, so a card holds its diagram with no empty band.
+ * is panned instead, centred on the current state.
  */
 
 /** The smallest on-screen text size a diagram may show (state names, edge labels, group names). */
@@ -38,9 +37,7 @@ export interface ZoomRange {
   maxZoom: number;
 }
 
-/** In a card: text never below READABLE_ZOOM, never enlarged past its designed size. */
-export const CARD_ZOOM: ZoomRange = { minZoom: READABLE_ZOOM, maxZoom: 1 };
-/** In the expanded view a small diagram may be drawn larger. */
+/** Text never below READABLE_ZOOM; a small diagram may be drawn larger than its designed size. */
 export const EXPANDED_ZOOM: ZoomRange = { minZoom: READABLE_ZOOM, maxZoom: 1.5 };
 /** How far the zoom-in button goes. */
 export const MAX_ZOOM = 2.5;
@@ -53,14 +50,6 @@ export function fitZoom(content: Size, box: { width: number; height?: number }, 
   const across = (box.width - 2 * padding) / content.width;
   const down = box.height === undefined ? Infinity : (box.height - 2 * padding) / content.height;
   return clamp(Math.min(across, down), range.minZoom, range.maxZoom);
-}
-
-/** A card's box height: the diagram at its fitted zoom, within [minHeight, maxHeight]. */
-export function cardHeight(content: Size, boxWidth: number, opts: ZoomRange & { minHeight: number; maxHeight: number; padding?: number }): number {
-  const padding = opts.padding ?? VIEW_PADDING;
-  // The zoom fitViewport will find in the box this returns: across, and within maxHeight.
-  const zoom = fitZoom(content, { width: boxWidth, height: opts.maxHeight }, opts, padding);
-  return Math.round(clamp(content.height * zoom + 2 * padding, opts.minHeight, opts.maxHeight));
 }
 
 /** One axis: centre the content when it fits; otherwise show `focus` in the middle, never past an edge. */
@@ -120,7 +109,7 @@ export function stepZoom(zoom: number, direction: 1 | -1, minZoom: number = READ
   return clamp(next < minZoom * 1.01 ? minZoom : next, minZoom, MAX_ZOOM);
 }
 
-/** Whether some of the diagram is out of view at this viewport: the card then says it pans. */
+/** Whether some of the diagram is out of view at this viewport: the view then says it pans. */
 export function overflows(content: Bounds, box: Size, zoom: number, padding = VIEW_PADDING): boolean {
   return content.width * zoom > box.width - 2 * padding + 0.5 || content.height * zoom > box.height - 2 * padding + 0.5;
 }
