@@ -17,7 +17,7 @@ import { actionStateTone } from "../status/tones";
 import { DecisionBanner, useDecisions } from "../approvals/use-decisions";
 import { EventLogLink } from "../events/object-events-card";
 import { DiagramButton } from "../state-diagram/diagram-button";
-import { specFromMachine } from "../state-diagram/from-machine";
+import { actionDiagramSpec } from "./action-diagram";
 import { ActionInfo, ApprovalRecord, ArgsCard, OutputCard, RefusalBanner, WaitingBanner } from "./action-sections";
 import { ActionTimeline } from "./action-timeline";
 import { CancelActionButton } from "./cancel-action-button";
@@ -30,9 +30,6 @@ const breadcrumb = (
     ← Actions
   </Link>
 );
-
-/** lib/action-status's table, the one the engine enforces. */
-const actionDiagramSpec = specFromMachine(actionMachine);
 
 const isFinal = (s: ActionState) => (FINAL_ACTION_STATES as readonly string[]).includes(s);
 

@@ -14,8 +14,7 @@ import { StatusBadge } from "../status/status-badge";
 import { toneOf } from "../status/tones";
 import type { Tone } from "../ui/badge";
 import { DiagramButton } from "../state-diagram/diagram-button";
-import { specFromMachine } from "../state-diagram/from-machine";
-import type { DiagramSpec } from "../state-diagram/types";
+import { deviceAxisSpecs, type AxisKey } from "./axis-specs";
 import type { StateMachine } from "@/lib/state-machine";
 import {
   applicationSummaryTone,
@@ -83,8 +82,6 @@ export function DeviceInfo({ device }: { device: DeviceDetail }) {
   );
 }
 
-type AxisKey = keyof typeof deviceStatusMachines;
-
 /** One status of a device, as the Derived status card shows it and its diagram draws it. */
 interface Axis {
   key: AxisKey;
@@ -108,9 +105,6 @@ const AXES: Axis[] = [
   { key: "lifecycle", label: "Lifecycle", title: "Lifecycle", field: "status.lifecycle", tones: lifecycleTone, current: (d) => d.lifecycle },
   { key: "decommissioning", label: "Decommissioning", title: "Decommissioning", field: "conditions.DeviceDecommissioning.reason", tones: decommissioningTone, current: (d) => d.decommissioning, none: "not requested" },
 ];
-
-// Module scope: one spec per table, so a live refresh does not lay a diagram out again.
-const SPECS = Object.fromEntries(Object.entries(deviceStatusMachines).map(([k, m]) => [k, specFromMachine(m as StateMachine<string>)])) as Record<AxisKey, DiagramSpec>;
 
 /**
  * Each status the server derives from the device's last report: its state as a chip, what that
@@ -139,7 +133,7 @@ export function DerivedStatuses({ device }: { device: DeviceDetail }) {
                   <span className="text-xs text-slate-500">{axis.none}</span>
                 )}
                 <DiagramButton
-                  spec={SPECS[axis.key]}
+                  spec={deviceAxisSpecs[axis.key]}
                   current={current}
                   highlight={toneOf(axis.tones, current)}
                   title={axis.title}

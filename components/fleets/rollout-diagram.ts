@@ -26,8 +26,9 @@ function build(): DiagramSpec {
     const label = shortLabel(t.label);
     return { from: t.from, to: t.to, ...(label ? { label } : {}), ...(t.by ? { by: t.by } : {}) };
   });
-  // Top to bottom: the phases read in order and the labels fit the page's width.
-  return { ...spec, direction: "TB", transitions };
+  // Top to bottom: the phases read in order and the labels fit the page's width; laid out in
+  // the order that draws it with no crossing lines (diagram-specs.test.ts).
+  return { ...spec, direction: "TB", transitions, order: 26 };
 }
 
 export const rolloutDiagramSpec: DiagramSpec = build();

@@ -10,7 +10,7 @@ import type { DiagramLayout, DiagramNode, DiagramSpec, GroupNode, Point, StateNo
 
 export const STATE_HEIGHT = 40;
 const START_SIZE = 14;
-const EDGE_LABEL_HEIGHT = 20;
+export const EDGE_LABEL_HEIGHT = 20;
 
 /**
  * How wide a text is drawn at DIAGRAM_FONT_PX (sizing.ts), in pixels. The browser passes one
@@ -189,7 +189,27 @@ export function clipRoute(points: Point[], from: Rect, to: Rect): Point[] {
   return [start, ...route.slice(startIndex, endIndex + 1), end];
 }
 
-export function layoutDiagram(spec: DiagramSpec, measure: TextMeasure = estimateText): DiagramLayout {
+/** The identity for seed 0, else a shuffle fixed by the seed (the same on every machine). */
+function seededShuffle(seed: number): <T>(items: readonly T[]) => readonly T[] {
+  if (seed === 0) return (items) => items;
+  return (items) => {
+    let state = (seed * 7919 + 1) % 2147483647;
+    const next = () => (state = (state * 16807) % 2147483647) / 2147483647;
+    return items
+      .map((item) => [next(), item] as const)
+      .sort((a, b) => a[0] - b[0])
+      .map(([, item]) => item);
+  };
+}
+
+/**
+ * Lays the table out. `order` (the spec's, else 0): 0 gives dagre the states and moves in the
+ * table's order, another number a shuffle of them seeded by it. dagre's crossing reduction is a
+ * heuristic that starts from that order, so another one can draw the same table with fewer
+ * crossings (faults.ts; each console table names its own).
+ */
+export function layoutDiagram(spec: DiagramSpec, measure: TextMeasure = estimateText, order = spec.order ?? 0): DiagramLayout {
+  const shuffle = seededShuffle(order);
   const g = new dagre.graphlib.Graph({ compound: true, multigraph: true });
   g.setGraph({ rankdir: spec.direction ?? "LR", nodesep: 30, ranksep: 48, edgesep: 26, marginx: 24, marginy: 24 });
   g.setDefaultEdgeLabel(() => ({}));
@@ -201,7 +221,7 @@ export function layoutDiagram(spec: DiagramSpec, measure: TextMeasure = estimate
     if (parent) g.setParent(groupNodeId(key), groupNodeId(parent));
   }
 
-  for (const s of spec.states) {
+  for (const s of shuffle(spec.states)) {
     g.setNode(stateNodeId(s.id), { width: stateWidth(s.label ?? s.id, measure), height: STATE_HEIGHT });
     if (s.groups?.length) g.setParent(stateNodeId(s.id), groupNodeId(s.groups.join("/")));
   }
@@ -215,7 +235,7 @@ export function layoutDiagram(spec: DiagramSpec, measure: TextMeasure = estimate
 
   const plans = planEdges(spec).filter((p) => p.fromStates.every((s) => known.has(s)) && p.toStates.every((s) => known.has(s)));
   const labelWidths = new Map<string, number>();
-  for (const p of plans) {
+  for (const p of shuffle(plans)) {
     // dagre routes between states; a group edge is laid out between one state of each end.
     const text = edgeLabelText(p.label, p.by);
     if (text) labelWidths.set(p.id, Math.ceil(measure(text, "normal") + 12));

@@ -29,6 +29,12 @@ export interface DiagramSpec {
   /** Drawn as the seed's `[*] -->` start marker. */
   initial?: string;
   direction?: "LR" | "TB";
+  /**
+   * Which order dagre is given the states and moves in (layoutDiagram): 0, the table's own, or a
+   * seeded shuffle. Chosen per table so it is drawn with no crossing lines (diagram-specs.test.ts
+   * checks it and, when a table changes, names the order to use).
+   */
+  order?: number;
 }
 
 export interface Point {
