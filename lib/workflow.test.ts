@@ -138,9 +138,9 @@ function steps(spec: Record<string, Partial<WorkflowStep>>, state: Record<string
   }));
 }
 
-const running = (attempts = 1, outcome: EngineStep["outcome"] = { total: 1, done: 0, failed: 0, failures: [] }): Partial<EngineStep> => ({ phase: "Running", attempts, firstStartedAt: T0, outcome });
-const done = (n = 1): EngineStep["outcome"] => ({ total: n, done: n, failed: 0, failures: [] });
-const fail = (why = "d1: FAILED: exit 1"): EngineStep["outcome"] => ({ total: 1, done: 0, failed: 1, failures: [why] });
+const running = (attempts = 1, outcome: EngineStep["outcome"] = { total: 1, done: 0, skipped: 0, failed: 0, failures: [] }): Partial<EngineStep> => ({ phase: "Running", attempts, firstStartedAt: T0, outcome });
+const done = (n = 1): EngineStep["outcome"] => ({ total: n, done: n, skipped: 0, failed: 0, failures: [] });
+const fail = (why = "d1: FAILED: exit 1"): EngineStep["outcome"] => ({ total: 1, done: 0, skipped: 0, failed: 1, failures: [why] });
 const phases = (d: ReturnType<typeof decideWorkflow>) => Object.fromEntries(d.steps.map((s) => [s.name, s.phase]));
 
 const DIAMOND = { a: {}, b: { dependencies: ["a"] }, c: { dependencies: ["a"] }, d: { dependencies: ["b", "c"] } };
@@ -163,7 +163,7 @@ describe("scheduling", () => {
   });
 
   it("an attempt ends only when every target's action has ended", () => {
-    const d = decideWorkflow(wf(), steps({ a: {} }, { a: running(1, { total: 3, done: 1, failed: 1, failures: ["d2: FAILED"] }) }), T0);
+    const d = decideWorkflow(wf(), steps({ a: {} }, { a: running(1, { total: 3, done: 1, skipped: 0, failed: 1, failures: ["d2: FAILED"] }) }), T0);
     expect(d.steps).toEqual([]);
     expect(d.workflow).toBeNull();
   });
@@ -252,7 +252,7 @@ describe("scheduling", () => {
   });
 
   it("a job whose selector matched no device fails; a reference step follows the referenced run", () => {
-    let d = decideWorkflow(wf(), steps({ a: {} }, { a: running(1, { total: 0, done: 0, failed: 0, failures: [] }) }), T0);
+    let d = decideWorkflow(wf(), steps({ a: {} }, { a: running(1, { total: 0, done: 0, skipped: 0, failed: 0, failures: [] }) }), T0);
     expect(d.steps[0]).toMatchObject({ phase: "Failed", message: "no target: the job's selector matched no Enrolled device" });
     const ref = { r: { jobTemplate: undefined, externalRef: { kind: "Workflow" as const, name: "weekly" } } };
     d = decideWorkflow(wf(), steps(ref, { r: running(1, done()) }), T0);
