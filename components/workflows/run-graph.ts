@@ -8,7 +8,7 @@
  * without laying 10,000 steps out again.
  */
 import { Position, type Edge, type Node, type NodeHandle } from "@xyflow/react";
-import type { StepPhase } from "@/lib/workflow-status";
+import type { StepPhase, TargetPhase } from "@/lib/workflow-status";
 import type { WorkflowSpec } from "@/lib/workflow-spec";
 import type { WorkflowStepView } from "@/server/workflows/workflows";
 import type { Tone } from "../ui/badge";
@@ -27,6 +27,15 @@ export const stepPhaseTone: Record<StepPhase, Tone> = {
   Failed: "red",
   Skipped: "slate",
   Omitted: "slate",
+};
+
+/** A step target's phase (lib/workflow-status targetMachine, issue 21). */
+export const targetPhaseTone: Record<TargetPhase, Tone> = {
+  Waiting: "gray",
+  Running: "blue",
+  Done: "green",
+  Failed: "red",
+  Skipped: "slate",
 };
 
 /** Node fill, border and minimap colour per phase (Tailwind classes and a hex for the minimap's SVG). */
