@@ -1,6 +1,7 @@
 /**
  * The workflow controller (issue 9, DESIGN.md §6, seed 001): the one writer of a workflow's
- * status after its start (the workflow's phase, reason, message, completionTime; its steps'
+ * status after its start (but for an operator reopening a step by a target's skip or retry,
+ * targets.ts, which passes the workflow at once) (the workflow's phase, reason, message, completionTime; its steps'
  * phases, attempts and messages; the run's outcome in WorkflowRun). A pass reads the workflow,
  * its steps, each running attempt's outcome (one query: the attempt's targets joined to their
  * actions) and the runs its reference steps follow, asks the pure engine (`decideWorkflow`,
