@@ -950,6 +950,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workflows/{name}/steps/{step}/targets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A job step's targets in its current attempt (the first 500; total counts all): each device with its phase (Waiting, Running, Done, Failed from its action; Skipped by an operator), action id and state, error, who skipped it and why, and the moves an operator may make now (skip, retry). 400 for a step that references another workflow */
+        get: operations["workflows.targetsOne"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{name}/steps/{step}/targets/{target}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run a Failed target (its action FAILED, CANCELLED, timed out or LOST, or it got none) of a running workflow's step again {reason} (operator role): a new action from the step's jobTemplate, made by the action engine as the step made the first (approval and health policy, a rerun of the last action), event WorkflowTargetRetried. A step Retrying or Failed goes back to Running (and the steps omitted for its failure wait again). 409 when the run has ended, the target has not failed, or the device is not Enrolled */
+        post: operations["workflows.retryTargetOne"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{name}/steps/{step}/targets/{target}/skip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Move on without one target of a running workflow's step {reason} (operator role): a target that has not finished (Waiting, Running, or Failed) becomes Skipped with the reason (event WorkflowTargetSkipped, the operator as actor); it counts as finished, not failed, so the step Succeeds once every other target is DONE or skipped. Its unfinished action is cancelled (through its agent when running). A step Retrying or Failed only for skipped targets runs again (and the steps omitted for its failure wait again). 409 when the run has ended or the target has finished (Done, Skipped) */
+        post: operations["workflows.skipTargetOne"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -14422,6 +14473,8 @@ export interface operations {
                                     targets: {
                                         done: number;
                                         failed: number;
+                                        /** @description Skipped by an operator: neither done nor failed */
+                                        skipped?: number;
                                         total: number;
                                     } | null;
                                     waitingFor: string[];
@@ -14696,6 +14749,8 @@ export interface operations {
                                     targets: {
                                         done: number;
                                         failed: number;
+                                        /** @description Skipped by an operator: neither done nor failed */
+                                        skipped?: number;
                                         total: number;
                                     } | null;
                                     waitingFor: string[];
@@ -15089,6 +15144,8 @@ export interface operations {
                                     targets: {
                                         done: number;
                                         failed: number;
+                                        /** @description Skipped by an operator: neither done nor failed */
+                                        skipped?: number;
                                         total: number;
                                     } | null;
                                     waitingFor: string[];
@@ -15514,6 +15571,8 @@ export interface operations {
                                     targets: {
                                         done: number;
                                         failed: number;
+                                        /** @description Skipped by an operator: neither done nor failed */
+                                        skipped?: number;
                                         total: number;
                                     } | null;
                                     waitingFor: string[];
@@ -15788,6 +15847,8 @@ export interface operations {
                                     targets: {
                                         done: number;
                                         failed: number;
+                                        /** @description Skipped by an operator: neither done nor failed */
+                                        skipped?: number;
                                         total: number;
                                     } | null;
                                     waitingFor: string[];
@@ -16062,6 +16123,716 @@ export interface operations {
                                     targets: {
                                         done: number;
                                         failed: number;
+                                        /** @description Skipped by an operator: neither done nor failed */
+                                        skipped?: number;
+                                        total: number;
+                                    } | null;
+                                    waitingFor: string[];
+                                    workflow: {
+                                        name: string;
+                                        run: number | null;
+                                    } | null;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: malformed or fails validation; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description CONFLICT: a transition the state machine does not allow */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description TOO_LARGE: body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "workflows.targetsOne": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                step: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The step's current attempt: the targets listed are its own */
+                        attempt: number;
+                        items: {
+                            actionId: string | null;
+                            actionState: ("PENDING_APPROVE" | "PENDING_SCHEDULE" | "NEW" | "RUNNING" | "DONE" | "FAILED" | "CANCELLED" | "LOST") | null;
+                            /** @description Why it got no action, or its action's error */
+                            error: string | null;
+                            /** @description What an operator may do with it now: POST .../targets/{target}/skip or /retry */
+                            moves: ("skip" | "retry")[];
+                            /**
+                             * @description Waiting, Running, Done, Failed (from its action), or Skipped by an operator
+                             * @enum {string}
+                             */
+                            phase: "Waiting" | "Running" | "Done" | "Failed" | "Skipped";
+                            skippedBy: string | null;
+                            skipReason: string | null;
+                            /** @description The device's name as targeted */
+                            target: string;
+                        }[];
+                        run: number;
+                        step: string;
+                        /** @enum {string} */
+                        stepPhase: "Pending" | "Running" | "Retrying" | "Succeeded" | "Failed" | "Skipped" | "Omitted";
+                        /** @description Targets of the attempt; items holds the first 500 */
+                        total: number;
+                        workflow: string;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: malformed or fails validation; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description CONFLICT: a transition the state machine does not allow */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "workflows.retryTargetOne": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                step: string;
+                target: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        apiVersion: "drover/v1";
+                        /** @constant */
+                        kind: "Workflow";
+                        metadata: {
+                            createdBy: string;
+                            /** Format: date-time */
+                            creationTimestamp: string;
+                            generation: number;
+                            labels?: {
+                                [key: string]: string;
+                            };
+                            name: string;
+                            run: number;
+                            updatedBy: string;
+                        };
+                        spec: {
+                            activeDeadlineSeconds?: number;
+                            /** @default true */
+                            failFast: boolean;
+                            schedule?: {
+                                cron: string;
+                                suspend?: boolean;
+                                timezone?: string;
+                            };
+                            steps: {
+                                [key: string]: {
+                                    dependencies?: string[];
+                                    externalRef?: {
+                                        /** @constant */
+                                        kind: "Workflow";
+                                        name: string;
+                                    };
+                                    jobTemplate?: {
+                                        /** @default {} */
+                                        args: {
+                                            [key: string]: unknown;
+                                        };
+                                        /** @enum {string} */
+                                        healthPolicy?: "Online" | "Degraded" | "Error";
+                                        kind: string;
+                                        requireApproval?: boolean;
+                                        targets: {
+                                            devices?: string[];
+                                            selector?: {
+                                                matchExpressions?: {
+                                                    key: string;
+                                                    /** @enum {string} */
+                                                    operator: "In" | "NotIn" | "Exists" | "DoesNotExist";
+                                                    values?: string[];
+                                                }[];
+                                                matchLabels?: {
+                                                    [key: string]: string;
+                                                };
+                                            };
+                                        };
+                                    };
+                                    retryStrategy?: {
+                                        backoff?: {
+                                            duration: string;
+                                            /** @default 2 */
+                                            factor: number;
+                                            maxDuration?: string;
+                                        };
+                                        limit: number;
+                                    };
+                                    when?: string;
+                                };
+                            };
+                        };
+                        status: {
+                            cancelRequestedBy: string | null;
+                            completionTime: string | null;
+                            conditions: {
+                                lastTransitionTime: string | null;
+                                message: string;
+                                reason: string;
+                                /** @enum {string} */
+                                status: "True" | "False";
+                                /** @enum {string} */
+                                type: "Complete" | "Failed";
+                            }[];
+                            message: string;
+                            /** @description Step names, dependencies first */
+                            order: string[];
+                            /** @enum {string} */
+                            phase: "Pending" | "Running" | "Succeeded" | "Failed";
+                            reason: string | null;
+                            run: number;
+                            runs: {
+                                completionTime: string | null;
+                                phase: string;
+                                reason: string | null;
+                                run: number;
+                                startedBy: string;
+                                /** Format: date-time */
+                                startTime: string;
+                            }[];
+                            schedule?: {
+                                cron: string;
+                                lastScheduleTime: string | null;
+                                nextRunTime: string | null;
+                                suspend: boolean;
+                                timezone: string;
+                            } | null;
+                            startTime: string | null;
+                            statuses: {
+                                [key: string]: {
+                                    actions: string[];
+                                    attempts: number;
+                                    complete: boolean;
+                                    finishedAt: string | null;
+                                    maxAttempts: number;
+                                    message: string;
+                                    nextAttemptAt: string | null;
+                                    /** @enum {string} */
+                                    phase: "Pending" | "Running" | "Retrying" | "Succeeded" | "Failed" | "Skipped" | "Omitted";
+                                    startedAt: string | null;
+                                    targets: {
+                                        done: number;
+                                        failed: number;
+                                        /** @description Skipped by an operator: neither done nor failed */
+                                        skipped?: number;
+                                        total: number;
+                                    } | null;
+                                    waitingFor: string[];
+                                    workflow: {
+                                        name: string;
+                                        run: number | null;
+                                    } | null;
+                                };
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: malformed or fails validation; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description CONFLICT: a transition the state machine does not allow */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description TOO_LARGE: body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "workflows.skipTargetOne": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                step: string;
+                target: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        apiVersion: "drover/v1";
+                        /** @constant */
+                        kind: "Workflow";
+                        metadata: {
+                            createdBy: string;
+                            /** Format: date-time */
+                            creationTimestamp: string;
+                            generation: number;
+                            labels?: {
+                                [key: string]: string;
+                            };
+                            name: string;
+                            run: number;
+                            updatedBy: string;
+                        };
+                        spec: {
+                            activeDeadlineSeconds?: number;
+                            /** @default true */
+                            failFast: boolean;
+                            schedule?: {
+                                cron: string;
+                                suspend?: boolean;
+                                timezone?: string;
+                            };
+                            steps: {
+                                [key: string]: {
+                                    dependencies?: string[];
+                                    externalRef?: {
+                                        /** @constant */
+                                        kind: "Workflow";
+                                        name: string;
+                                    };
+                                    jobTemplate?: {
+                                        /** @default {} */
+                                        args: {
+                                            [key: string]: unknown;
+                                        };
+                                        /** @enum {string} */
+                                        healthPolicy?: "Online" | "Degraded" | "Error";
+                                        kind: string;
+                                        requireApproval?: boolean;
+                                        targets: {
+                                            devices?: string[];
+                                            selector?: {
+                                                matchExpressions?: {
+                                                    key: string;
+                                                    /** @enum {string} */
+                                                    operator: "In" | "NotIn" | "Exists" | "DoesNotExist";
+                                                    values?: string[];
+                                                }[];
+                                                matchLabels?: {
+                                                    [key: string]: string;
+                                                };
+                                            };
+                                        };
+                                    };
+                                    retryStrategy?: {
+                                        backoff?: {
+                                            duration: string;
+                                            /** @default 2 */
+                                            factor: number;
+                                            maxDuration?: string;
+                                        };
+                                        limit: number;
+                                    };
+                                    when?: string;
+                                };
+                            };
+                        };
+                        status: {
+                            cancelRequestedBy: string | null;
+                            completionTime: string | null;
+                            conditions: {
+                                lastTransitionTime: string | null;
+                                message: string;
+                                reason: string;
+                                /** @enum {string} */
+                                status: "True" | "False";
+                                /** @enum {string} */
+                                type: "Complete" | "Failed";
+                            }[];
+                            message: string;
+                            /** @description Step names, dependencies first */
+                            order: string[];
+                            /** @enum {string} */
+                            phase: "Pending" | "Running" | "Succeeded" | "Failed";
+                            reason: string | null;
+                            run: number;
+                            runs: {
+                                completionTime: string | null;
+                                phase: string;
+                                reason: string | null;
+                                run: number;
+                                startedBy: string;
+                                /** Format: date-time */
+                                startTime: string;
+                            }[];
+                            schedule?: {
+                                cron: string;
+                                lastScheduleTime: string | null;
+                                nextRunTime: string | null;
+                                suspend: boolean;
+                                timezone: string;
+                            } | null;
+                            startTime: string | null;
+                            statuses: {
+                                [key: string]: {
+                                    actions: string[];
+                                    attempts: number;
+                                    complete: boolean;
+                                    finishedAt: string | null;
+                                    maxAttempts: number;
+                                    message: string;
+                                    nextAttemptAt: string | null;
+                                    /** @enum {string} */
+                                    phase: "Pending" | "Running" | "Retrying" | "Succeeded" | "Failed" | "Skipped" | "Omitted";
+                                    startedAt: string | null;
+                                    targets: {
+                                        done: number;
+                                        failed: number;
+                                        /** @description Skipped by an operator: neither done nor failed */
+                                        skipped?: number;
                                         total: number;
                                     } | null;
                                     waitingFor: string[];

@@ -174,7 +174,7 @@ function stepLines(w: WorkflowObject, name: string, now: Date): string[] {
         ["Dependencies", deps.length ? formatDependencies(deps, st.waitingFor, w.status.statuses) : "-"],
         ["When", spec?.when ?? null],
         ["Attempts", attemptsText(st)],
-        ["Targets", st.targets && st.attempts > 0 ? `${st.targets.done} of ${st.targets.total} done${st.targets.failed ? `, ${st.targets.failed} failed` : ""}` : null],
+        ["Targets", st.targets && st.attempts > 0 ? `${st.targets.done} of ${st.targets.total} done${st.targets.failed ? `, ${st.targets.failed} failed` : ""}${st.targets.skipped ? `, ${st.targets.skipped} skipped` : ""}` : null],
         ["Following", st.workflow?.run ? `workflow/${st.workflow.name} run ${st.workflow.run}` : null],
         ["Started", st.startedAt ? formatTime(st.startedAt, now) : null],
         ["Finished", st.finishedAt ? formatTime(st.finishedAt, now) : null],

@@ -15,9 +15,9 @@ import {
   WorkflowInput,
   type WorkflowStep,
 } from "./workflow-spec";
-import { backoffMs, decideWorkflow, waitingFor, type EngineStep, type EngineWorkflow } from "./workflow";
+import { backoffMs, decideWorkflow, reopenStep, waitingFor, type EngineStep, type EngineWorkflow } from "./workflow";
 import { stateNames, nextStates, type StateMachine } from "./state-machine";
-import { stepMachine, workflowMachine, type StepPhase } from "./workflow-status";
+import { stepMachine, targetMachine, targetMoves, targetPhase, workflowMachine, type StepPhase, type TargetPhase, type WorkflowPhase } from "./workflow-status";
 
 const job = (extra: Partial<WorkflowStep> = {}): WorkflowStep => ({ jobTemplate: { kind: "noop", args: {}, targets: { devices: ["d1"] } }, ...extra });
 
@@ -97,7 +97,7 @@ describe("when", () => {
 
 describe("the phase tables", () => {
   it("every phase is reachable, and only the ended ones (and a finished workflow, until rerun) have no way forward", () => {
-    for (const m of [stepMachine, workflowMachine] as StateMachine<string>[]) {
+    for (const m of [stepMachine, workflowMachine, targetMachine] as StateMachine<string>[]) {
       const seen = new Set<string>([m.initial]);
       const todo: string[] = [m.initial];
       while (todo.length) {
@@ -110,7 +110,62 @@ describe("the phase tables", () => {
       }
       expect([...seen].sort()).toEqual(stateNames(m).sort());
     }
-    for (const s of stateNames(stepMachine)) expect(nextStates(stepMachine, s).length === 0, s).toBe(stepMachine.states[s].terminal === true);
+    // Ended: the engine never moves it again; an operator may reopen one (issue 21), nothing else.
+    const serverMoves = (s: string) => stepMachine.transitions.filter((t) => t.from === s && t.by !== "operator");
+    for (const s of stateNames(stepMachine)) expect(serverMoves(s).length === 0, s).toBe(stepMachine.states[s].terminal === true);
+    expect(stepMachine.transitions.filter((t) => t.by === "operator").map((t) => `${t.from}->${t.to}`)).toEqual(["Failed->Running", "Retrying->Running", "Omitted->Pending"]);
+  });
+});
+
+describe("targets (issue 21)", () => {
+  const phaseRows: [string, Parameters<typeof targetPhase>[0], TargetPhase][] = [
+    ["waiting for approval", { skipped: false, error: null, actionState: "PENDING_APPROVE" }, "Waiting"],
+    ["waiting to be offered", { skipped: false, error: null, actionState: "PENDING_SCHEDULE" }, "Waiting"],
+    ["taken by its agent", { skipped: false, error: null, actionState: "NEW" }, "Running"],
+    ["running", { skipped: false, error: null, actionState: "RUNNING" }, "Running"],
+    ["DONE", { skipped: false, error: null, actionState: "DONE" }, "Done"],
+    ["FAILED", { skipped: false, error: null, actionState: "FAILED" }, "Failed"],
+    ["CANCELLED (or timed out)", { skipped: false, error: null, actionState: "CANCELLED" }, "Failed"],
+    ["LOST", { skipped: false, error: null, actionState: "LOST" }, "Failed"],
+    ["no action: no such device", { skipped: false, error: "no such device", actionState: null }, "Failed"],
+    ["its action gone", { skipped: false, error: null, actionState: null }, "Failed"],
+    ["skipped, whatever its action", { skipped: true, error: null, actionState: "RUNNING" }, "Skipped"],
+  ];
+  it.each(phaseRows)("a target %s is %s", (_why, input, phase) => expect(targetPhase(input)).toBe(phase));
+
+  const moveRows: [TargetPhase, StepPhase, WorkflowPhase, string[]][] = [
+    ["Waiting", "Running", "Running", ["skip"]],
+    ["Running", "Running", "Running", ["skip"]],
+    ["Failed", "Running", "Running", ["skip", "retry"]],
+    ["Failed", "Retrying", "Running", ["skip", "retry"]],
+    ["Failed", "Failed", "Running", ["skip", "retry"]],
+    ["Done", "Running", "Running", []],
+    ["Skipped", "Running", "Running", []],
+    ["Failed", "Succeeded", "Running", []],
+    ["Failed", "Failed", "Failed", []],
+    ["Waiting", "Running", "Succeeded", []],
+  ];
+  it.each(moveRows)("a %s target of a %s step in a %s run: %j", (target, step, run, moves) => expect(targetMoves(target, step, run)).toEqual(moves));
+
+  it("a skipped target counts as finished, not failed: the step Succeeds when the others are DONE, and waits while one runs", () => {
+    let d = decideWorkflow(wf(), steps({ a: {} }, { a: running(1, { total: 3, done: 2, skipped: 1, failed: 0, failures: [] }) }), T0);
+    expect(d.steps).toEqual([{ name: "a", phase: "Succeeded", message: "2 of 3 target(s) DONE (1 skipped)", nextAttemptAt: null }]);
+    d = decideWorkflow(wf(), steps({ a: {} }, { a: running(1, { total: 3, done: 1, skipped: 1, failed: 0, failures: [] }) }), T0);
+    expect(d.steps).toEqual([]);
+  });
+
+  const spec = { a: {}, b: { dependencies: ["a"] }, c: { dependencies: ["b"] }, h: { dependencies: ["a"], when: "a.Failed" }, x: {} };
+  const engine = (p: Record<string, StepPhase>) => steps(spec, Object.fromEntries(Object.entries(p).map(([k, v]) => [k, { phase: v }])));
+  it("reopenStep: a Failed step Running again, and the steps omitted for it (transitively) Pending again", () => {
+    const r = reopenStep(engine({ a: "Failed", b: "Omitted", c: "Omitted", h: "Pending", x: "Running" }), "a", "reopened");
+    expect(r.blocking).toEqual([]);
+    expect(r.steps.map((c) => [c.name, c.phase])).toEqual([["a", "Running"], ["b", "Pending"], ["c", "Pending"]]);
+  });
+  it("reopenStep: a Retrying step Running again, its dependents untouched", () => {
+    expect(reopenStep(engine({ a: "Retrying", b: "Pending", c: "Pending", h: "Pending" }), "a", "r").steps.map((c) => c.name)).toEqual(["a"]);
+  });
+  it("reopenStep: refused when a dependent already went on from the failure (its when evaluated), naming it; nothing moves", () => {
+    expect(reopenStep(engine({ a: "Failed", b: "Omitted", h: "Running" }), "a", "r")).toEqual({ steps: [], blocking: ["h (Running)"] });
   });
 });
 
@@ -138,9 +193,9 @@ function steps(spec: Record<string, Partial<WorkflowStep>>, state: Record<string
   }));
 }
 
-const running = (attempts = 1, outcome: EngineStep["outcome"] = { total: 1, done: 0, failed: 0, failures: [] }): Partial<EngineStep> => ({ phase: "Running", attempts, firstStartedAt: T0, outcome });
-const done = (n = 1): EngineStep["outcome"] => ({ total: n, done: n, failed: 0, failures: [] });
-const fail = (why = "d1: FAILED: exit 1"): EngineStep["outcome"] => ({ total: 1, done: 0, failed: 1, failures: [why] });
+const running = (attempts = 1, outcome: EngineStep["outcome"] = { total: 1, done: 0, skipped: 0, failed: 0, failures: [] }): Partial<EngineStep> => ({ phase: "Running", attempts, firstStartedAt: T0, outcome });
+const done = (n = 1): EngineStep["outcome"] => ({ total: n, done: n, skipped: 0, failed: 0, failures: [] });
+const fail = (why = "d1: FAILED: exit 1"): EngineStep["outcome"] => ({ total: 1, done: 0, skipped: 0, failed: 1, failures: [why] });
 const phases = (d: ReturnType<typeof decideWorkflow>) => Object.fromEntries(d.steps.map((s) => [s.name, s.phase]));
 
 const DIAMOND = { a: {}, b: { dependencies: ["a"] }, c: { dependencies: ["a"] }, d: { dependencies: ["b", "c"] } };
@@ -163,7 +218,7 @@ describe("scheduling", () => {
   });
 
   it("an attempt ends only when every target's action has ended", () => {
-    const d = decideWorkflow(wf(), steps({ a: {} }, { a: running(1, { total: 3, done: 1, failed: 1, failures: ["d2: FAILED"] }) }), T0);
+    const d = decideWorkflow(wf(), steps({ a: {} }, { a: running(1, { total: 3, done: 1, skipped: 0, failed: 1, failures: ["d2: FAILED"] }) }), T0);
     expect(d.steps).toEqual([]);
     expect(d.workflow).toBeNull();
   });
@@ -252,7 +307,7 @@ describe("scheduling", () => {
   });
 
   it("a job whose selector matched no device fails; a reference step follows the referenced run", () => {
-    let d = decideWorkflow(wf(), steps({ a: {} }, { a: running(1, { total: 0, done: 0, failed: 0, failures: [] }) }), T0);
+    let d = decideWorkflow(wf(), steps({ a: {} }, { a: running(1, { total: 0, done: 0, skipped: 0, failed: 0, failures: [] }) }), T0);
     expect(d.steps[0]).toMatchObject({ phase: "Failed", message: "no target: the job's selector matched no Enrolled device" });
     const ref = { r: { jobTemplate: undefined, externalRef: { kind: "Workflow" as const, name: "weekly" } } };
     d = decideWorkflow(wf(), steps(ref, { r: running(1, done()) }), T0);

@@ -33,6 +33,8 @@ export interface AttemptOutcome {
   /** Targets of the attempt (a job); 1 for a reference. */
   total: number;
   done: number;
+  /** Skipped by an operator (issue 21): finished, not failed; a step whose targets are DONE or skipped Succeeds. */
+  skipped: number;
   /** Ended other than DONE: FAILED, CANCELLED, LOST (a job); the reference Failed. */
   failed: number;
   /** "db-1: FAILED: exit 1", "workflow weekly-report Failed: …": at least the first FAILURES_NAMED of `failed`. */
@@ -136,9 +138,9 @@ export function decideWorkflow(wf: EngineWorkflow, input: EngineStep[], now: Dat
       move(s, "Failed", "no target: the job's selector matched no Enrolled device");
       continue;
     }
-    if (o.done + o.failed < o.total) continue;
+    if (o.done + o.skipped + o.failed < o.total) continue;
     if (o.failed === 0) {
-      move(s, "Succeeded", s.spec.jobTemplate ? `${o.done} of ${o.total} target(s) DONE` : "the referenced workflow Succeeded");
+      move(s, "Succeeded", s.spec.jobTemplate ? `${o.done} of ${o.total} target(s) DONE${o.skipped ? ` (${o.skipped} skipped)` : ""}` : "the referenced workflow Succeeded");
       continue;
     }
     const failures = o.failures.slice(0, FAILURES_NAMED).join("; ") + (o.failed > FAILURES_NAMED ? `; and ${o.failed - FAILURES_NAMED} more` : "");
@@ -203,4 +205,32 @@ export function decideWorkflow(wf: EngineWorkflow, input: EngineStep[], now: Dat
   if (failed.length > 0) end("Failed", "StepFailed", `step${failed.length > 1 ? "s" : ""} ${failed.join(", ")} failed`);
   else end("Succeeded", null, `${input.length} step(s) ended Succeeded or Skipped`);
   return out;
+}
+
+/**
+ * An operator's skip or retry of a target reopened its step (issue 21): a Retrying step is
+ * Running again; a Failed one too, and the steps Omitted because it failed (its dependents,
+ * transitively) are Pending again, so the next pass decides them anew. A dependent that has
+ * already gone on from the failure (a `when` evaluated: Skipped or started) cannot be undone:
+ * it is named in `blocking` and nothing may move.
+ */
+export function reopenStep(input: Pick<EngineStep, "name" | "spec" | "phase">[], name: string, message: string): { steps: StepChange[]; blocking: string[] } {
+  const step = input.find((s) => s.name === name);
+  if (!step || (step.phase !== "Failed" && step.phase !== "Retrying")) return { steps: [], blocking: [] };
+  assertTransition(stepMachine, step.phase, "Running");
+  const steps: StepChange[] = [{ name, phase: "Running", message, nextAttemptAt: null }];
+  const blocking: string[] = [];
+  if (step.phase === "Retrying") return { steps, blocking };
+  const reopened = new Set([name]);
+  const byName = new Map(input.map((s) => [s.name, s]));
+  for (const other of topologicalOrder(Object.fromEntries(input.map((s) => [s.name, s.spec])))) {
+    const s = byName.get(other)!;
+    if (reopened.has(other) || !(s.spec.dependencies ?? []).some((d) => reopened.has(d))) continue;
+    if (s.phase === "Omitted") {
+      assertTransition(stepMachine, "Omitted", "Pending");
+      reopened.add(other);
+      steps.push({ name: other, phase: "Pending", message: `waiting again: ${name} was reopened`, nextAttemptAt: null });
+    } else if (s.phase !== "Pending") blocking.push(`${other} (${s.phase})`);
+  }
+  return blocking.length ? { steps: [], blocking } : { steps, blocking };
 }

@@ -161,6 +161,14 @@ describe("the operator OpenAPI document", () => {
     const wf = label();
     const workflowBody = { metadata: { name: wf }, spec: { steps: { first: { jobTemplate: { kind: "noop", args: {}, targets: { devices: [b!.name] } } } } } };
     await call("POST", "/workflows?start=false", workflowBody);
+    // issue 21: a cancelled target retried, a waiting one skipped (another step keeps the run going)
+    const job = (device: string) => ({ jobTemplate: { kind: "noop", args: {}, targets: { devices: [device] } } });
+    await call("POST", "/workflows", { metadata: { name: `${wf}-t` }, spec: { failFast: false, steps: { first: job(b!.name), other: job(a!.name) } } });
+    const listed = await call<{ items: [{ actionId: string }] }>("GET", `/workflows/${wf}-t/steps/first/targets`);
+    await call("POST", `/actions/${listed.items[0].actionId}/cancel`, { reason: "to retry it" });
+    await call("POST", `/workflows/${wf}-t/steps/first/targets/${b!.name}/retry`, { reason: "again" });
+    await call("POST", `/workflows/${wf}-t/steps/other/targets/${a!.name}/skip`, { reason: "not this one" });
+    await call("DELETE", `/workflows/${wf}-t`);
     await call("PUT", `/workflows/${wf}`, { ...workflowBody, spec: { ...workflowBody.spec, schedule: { cron: "0 5 * * *", timezone: "UTC", suspend: true } } });
     await call("POST", `/workflows/${wf}/start`);
     await call("POST", `/workflows/${wf}/cancel`, { reason: "enough" });

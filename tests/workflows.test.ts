@@ -9,6 +9,7 @@ import { startTestServer, type TestServer } from "./helpers/server";
 import { eventually, expectError, newSecret, type EnrolledDevice } from "./helpers/devices";
 import { getAction, report, setHealth, tokenFor, work } from "./helpers/actions";
 import type { WorkflowObject } from "../server/workflows/workflows";
+import type { WorkflowTargetsView } from "../server/workflows/targets";
 
 let s: TestServer;
 
@@ -179,7 +180,7 @@ describe("failure", () => {
     await create({ metadata: { name: "ghosts" }, spec: { steps: { A: { jobTemplate: { kind: "noop", targets: { devices } } } } } });
     await expect.poll(async () => (await s.api<WorkflowObject>("GET", "/workflows/ghosts")).body.status.phase, { timeout: 5_000 }).toBe("Failed");
     const a = (await s.api<WorkflowObject>("GET", "/workflows/ghosts")).body.status.statuses.A!;
-    expect(a.targets).toEqual({ total: 7, done: 0, failed: 7 });
+    expect(a.targets).toEqual({ total: 7, done: 0, failed: 7, skipped: 0 });
     expect(a.message).toMatch(/^failed: ghost-1: .*; ghost-5: [^;]*; and 2 more$/);
   });
 });
@@ -393,6 +394,126 @@ describe("validation writes nothing", () => {
     expectError(put, 400, "INVALID_REQUEST", /reference cycle across workflows: rc-one->rc-two->rc-one/);
     expect((await get("rc-one")).metadata.generation).toBe(1);
     await bad({ metadata: { name: "rc-self" }, spec: { steps: { A: { externalRef: { kind: "Workflow", name: "rc-self" } } } } }, /rc-self/, "rc-self");
+  });
+});
+
+describe("an operator skips or retries one target (issue 21)", () => {
+  const targets = async (name: string, step: string) => {
+    const res = await s.api<WorkflowTargetsView>("GET", `/workflows/${name}/steps/${step}/targets`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body;
+  };
+  const target = async (name: string, step: string, device: string) => (await targets(name, step)).items.find((t) => t.target === device)!;
+  const move = (name: string, step: string, device: string, m: "skip" | "retry", body: unknown = { reason: "by hand" }, token?: string) =>
+    s.api<WorkflowObject>("POST", `/workflows/${name}/steps/${step}/targets/${device}/${m}`, body, token);
+
+  it("skip: a waiting target and a running one count as finished, their actions cancelled; the step Succeeds without them, the actor and reason recorded", async () => {
+    const [k1, k2] = await Promise.all(["sk-1", "sk-2"].map((n) => enroll(n)));
+    await enroll("sk-3"); // never polls: its action waits
+    await create({ metadata: { name: "skips" }, spec: { steps: { A: job(["sk-1", "sk-2", "sk-3"]), B: job(["sk-1"], { dependencies: ["A"] }) } } });
+    expect((await target("skips", "A", "sk-3")).moves).toEqual(["skip"]);
+    await finish(k1!);
+    const running = await finish(k2!, "RUNNING");
+
+    const waiting = (await target("skips", "A", "sk-3")).actionId!;
+    const afterOne = await move("skips", "A", "sk-3", "skip", { reason: "sk-3 is in the repair shop" });
+    expect(afterOne.status, JSON.stringify(afterOne.body)).toBe(200);
+    expect(afterOne.body.status.statuses.A).toMatchObject({ phase: "Running", targets: { total: 3, done: 1, failed: 0, skipped: 1 } });
+    const waitingAction = await getAction(s, waiting);
+    expect(waitingAction.state).toBe("CANCELLED");
+    expect(waitingAction.cancelRequestedBy).toMatch(/admin/);
+    expect(await target("skips", "A", "sk-3")).toMatchObject({ phase: "Skipped", skipReason: "sk-3 is in the repair shop", moves: [] });
+    expect((await target("skips", "A", "sk-3")).skippedBy).toMatch(/admin/);
+
+    // The running one: cancelled through its agent, and the step no longer waits for it.
+    const afterTwo = await move("skips", "A", "sk-2", "skip", { reason: "taking too long" });
+    expect(afterTwo.status, JSON.stringify(afterTwo.body)).toBe(200);
+    expect(afterTwo.body.status.statuses.A).toMatchObject({ phase: "Succeeded", message: "1 of 3 target(s) DONE (2 skipped)" });
+    expect(afterTwo.body.status.statuses.B!.phase).toBe("Running");
+    expect((await getAction(s, running)).cancelRequestedBy).toMatch(/admin/);
+    const poll = await work(s, k2!, 0);
+    expect(poll.body.cancel ?? []).toContain(running);
+
+    const skipped = (await events("skips")).filter((e) => e.type === "WorkflowTargetSkipped");
+    expect(skipped.map((e) => [e.reason, e.message])).toEqual([
+      ["Waiting", "A/sk-3 (Waiting → Skipped): sk-3 is in the repair shop"],
+      ["Running", "A/sk-2 (Running → Skipped): taking too long"],
+    ]);
+    expect(skipped.every((e) => /admin/.test(e.actor))).toBe(true);
+    // A finished target cannot be skipped: 409, nothing changed.
+    expectError(await move("skips", "A", "sk-1", "skip"), 409, "CONFLICT", /sk-1 of step A is Done/);
+    await finish(k1!);
+    expect((await until("skips", (w) => w.status.phase !== "Running")).status.phase).toBe("Succeeded");
+  });
+
+  it("retry: a failed target gets a new action (a rerun, made as the step made the first); its Failed step runs again and the step omitted for it waits again", async () => {
+    const [r1, r2, r3] = await Promise.all(["tr-1", "tr-2", "tr-3"].map((n) => enroll(n)));
+    await create({ metadata: { name: "retarget" }, spec: { steps: { A: job(["tr-1"]), B: job(["tr-2"]), C: job(["tr-3"], { dependencies: ["A"] }) } } });
+    const first = await finish(r1!, "FAILED", "disk full");
+    const failed = await until("retarget", (w) => w.status.statuses.A!.phase === "Failed");
+    expect(phases(failed)).toEqual({ A: "Failed", B: "Running", C: "Omitted" });
+    expect(await target("retarget", "A", "tr-1")).toMatchObject({ phase: "Failed", actionId: first, actionState: "FAILED", error: "disk full", moves: ["skip", "retry"] });
+
+    // Bad input first: each is refused and changes nothing.
+    expectError(await move("retarget", "A", "tr-1", "retry", {}), 400, "INVALID_REQUEST");
+    expectError(await move("retarget", "A", "tr-1", "retry", { reason: "   " }), 400, "INVALID_REQUEST");
+    expectError(await move("retarget", "A", "nope", "retry"), 404, "NOT_FOUND");
+    expectError(await move("retarget", "Z", "tr-1", "retry"), 404, "NOT_FOUND");
+    expectError(await move("retarget", "B", "tr-2", "retry"), 409, "CONFLICT", /only a Failed target can be retried/);
+    const { token } = await tokenFor(s, "viewer");
+    expectError(await move("retarget", "A", "tr-1", "retry", { reason: "x" }, token), 403, "FORBIDDEN");
+    expect(phases(await get("retarget"))).toEqual({ A: "Failed", B: "Running", C: "Omitted" });
+    expect((await target("retarget", "A", "tr-1")).actionId).toBe(first);
+
+    const res = await move("retarget", "A", "tr-1", "retry", { reason: "disk cleaned" });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(phases(res.body)).toEqual({ A: "Running", B: "Running", C: "Pending" });
+    const again = await target("retarget", "A", "tr-1");
+    expect(again).toMatchObject({ phase: "Waiting", actionState: "PENDING_SCHEDULE", error: null });
+    const action = await getAction(s, again.actionId!);
+    expect(action).toMatchObject({ origin: "workflow", createdBy: "workflow:retarget", kind: "noop", state: "PENDING_SCHEDULE" });
+    expect((action as unknown as { rerunOf: string }).rerunOf).toBe(first);
+    const retried = (await events("retarget")).find((e) => e.type === "WorkflowTargetRetried")!;
+    expect(retried.message).toBe(`A/tr-1 (Failed → Waiting): new action ${again.actionId}, a rerun of ${first}: disk cleaned`);
+    expect(retried.actor).toMatch(/admin/);
+
+    expect(await finish(r1!)).toBe(again.actionId);
+    await until("retarget", (w) => w.status.statuses.C!.phase === "Running");
+    await finish(r3!);
+    await finish(r2!);
+    const end = await until("retarget", (w) => w.status.phase !== "Running");
+    expect(phases(end)).toEqual({ A: "Succeeded", B: "Succeeded", C: "Succeeded" });
+    expect(end.status.phase).toBe("Succeeded");
+    // The run has ended: 409, nothing changes.
+    expectError(await move("retarget", "A", "tr-1", "skip"), 409, "CONFLICT", /run has ended/);
+  });
+
+  it("skip of the one failed target of a Failed step: the step runs again and Succeeds at once; a retry in a Retrying step does not wait for the backoff", async () => {
+    const [f1, f2, f3] = await Promise.all(["fs-1", "fs-2", "fs-3"].map((n) => enroll(n)));
+    await create({
+      metadata: { name: "reskip" },
+      spec: { steps: { A: job(["fs-1", "fs-2"]), B: job(["fs-3"]), R: job(["fs-3"], { dependencies: ["B"], retryStrategy: { limit: 1, backoff: { duration: "1h" } } }) } },
+    });
+    await finish(f2!);
+    await finish(f1!, "FAILED", "boom");
+    await until("reskip", (w) => w.status.statuses.A!.phase === "Failed");
+    const res = await move("reskip", "A", "fs-1", "skip", { reason: "known bad" });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.status.statuses.A).toMatchObject({ phase: "Succeeded", targets: { total: 2, done: 1, failed: 0, skipped: 1 } });
+    expect((await events("reskip")).filter((e) => e.type === "WorkflowStepChanged" && e.message.startsWith("A: Failed → Running")).map((e) => e.actor)).toEqual([
+      expect.stringMatching(/admin/),
+    ]);
+
+    await finish(f3!);
+    await until("reskip", (w) => w.status.statuses.R!.phase === "Running");
+    await finish(f3!, "FAILED", "once");
+    await until("reskip", (w) => w.status.statuses.R!.phase === "Retrying");
+    const retried = await move("reskip", "R", "fs-3", "retry", { reason: "no need to wait an hour" });
+    expect(retried.status, JSON.stringify(retried.body)).toBe(200);
+    expect(retried.body.status.statuses.R).toMatchObject({ phase: "Running", attempts: 1 });
+    await finish(f3!);
+    const end = await until("reskip", (w) => w.status.phase !== "Running");
+    expect(phases(end)).toEqual({ A: "Succeeded", B: "Succeeded", R: "Succeeded" });
   });
 });
 

@@ -5,12 +5,13 @@
  *   drover get plan ID [-o …]                          one plan as the list's row, or in full
  *   drover describe plan ID [--watch]                   state, approval, each command with its nodes
  *   drover plan approve|cancel|retry ID                 the operator's moves
+ *   drover plan skip-node ID NODE --reason TEXT         move on without one node
  *   drover plan watch ID                                re-prints on change until the plan ends
  *
  * Plans are created with `drover apply -f plan.yaml` (apply.ts). Watching polls, like
  * `drover rollout status --watch`, and ends with the plan: 0 Completed, 1 any error state.
  */
-import { Option, type Command } from "commander";
+import { InvalidArgumentError, Option, type Command } from "commander";
 import { isTerminalPlanState, PLAN_STATES, type PlanSummaryView, type PlanView } from "../../lib/plan-status";
 import { apiFor, note, write } from "../context";
 import { CliError, EXIT, type Api } from "../http";
@@ -22,6 +23,12 @@ import { fetchList, parseLimit } from "./get";
 
 export const planOutputOption = () => new Option("-o, --output <format>", "output format").choices(PLAN_FORMATS).default("table");
 
+
+/** `--command 0`: a command's index, a whole number from 0. */
+function parseIndex(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError("expected a whole number from 0");
+  return Number(value);
+}
 
 /** `--state completed,newplan` → `Completed,NewPlan`: state names as the server spells them, whatever the case. */
 export function normalizeStates(text: string): string {
@@ -130,6 +137,7 @@ Examples:
   drover plan approve ID
   drover plan watch ID
   drover plan cancel ID --reason "wrong version"
+  drover plan skip-node ID dev-7 --reason "stuck Offline"
   drover plan retry ID       # a failed plan again, as a new plan skipping nodes already done`,
     );
 
@@ -153,6 +161,18 @@ Examples:
       if (!opts.yes) await confirmCancel(api, id, cmd);
       const p = await api.call("post", "/plans/{id}/cancel", { path: { id }, body: opts.reason ? { reason: opts.reason } : {} });
       write(p.status.state === "Cancelled" ? `plan/${p.metadata.id} cancelled\n` : `plan/${p.metadata.id}: cancel requested (${p.status.state})\n`);
+    });
+
+  plan
+    .command("skip-node")
+    .description("move on without one node of a running plan (waiting or signalled): it counts as done for its command, and an action it waited on is cancelled")
+    .argument("<id>", "the plan id")
+    .argument("<node>", "the node (device) name")
+    .requiredOption("--reason <text>", "why (required; recorded with your name on the node and in the plan's events)")
+    .option("--command <index>", "the command's index, when the node is in several", parseIndex)
+    .action(async (id: string, node: string, opts: { reason: string; command?: number }, cmd: Command) => {
+      const p = await apiFor(cmd).call("post", "/plans/{id}/nodes/{node}/skip", { path: { id, node }, body: { reason: opts.reason, ...(opts.command !== undefined ? { command: opts.command } : {}) } });
+      write(`plan/${p.metadata.id}: node ${node} skipped (${p.status.state})\n`);
     });
 
   plan

@@ -5,6 +5,7 @@
  *   drover get workflow NAME [-o …]                        one workflow as the list's row, or in full
  *   drover describe workflow NAME [--watch]                the run, then each step in dependency order
  *   drover workflow start|rerun|cancel|delete NAME         the operator's moves
+ *   drover workflow skip-target|retry-target NAME STEP TARGET --reason TEXT   one target of a step
  *
  * Workflows are created and changed with `drover apply -f workflow.yaml [--draft]` (apply.ts). Watching
  * polls, like `describe plan --watch`, and ends with the run: 0 Succeeded, 1 Failed.
@@ -125,8 +126,30 @@ Example workflow.yaml (a diamond: B and C after A, D after both):
   drover describe workflow upgrade-lab --watch
   drover workflow rerun upgrade-lab    # a finished workflow, again from its saved spec
   drover workflow cancel upgrade-lab --reason "wrong version"
+  drover workflow skip-target upgrade-lab B dev-7 --reason "in the repair shop"
+  drover workflow retry-target upgrade-lab B dev-7 --reason "disk cleaned"
   drover workflow delete upgrade-lab`,
     );
+
+  // One target of a job step (issue 21): skipped (counts as finished, not failed) or retried (a new action).
+  for (const [verb, move, description] of [
+    ["skip-target", "skip", "move on without one target of a running step (waiting, running or failed): it counts as finished, not failed, and its unfinished action is cancelled"],
+    ["retry-target", "retry", "run one failed target of a running workflow's step again: a new action, made as the step made the first; a step that failed for it runs again"],
+  ] as const) {
+    workflow
+      .command(verb)
+      .description(description)
+      .argument("<name>", "the workflow")
+      .argument("<step>", "the step")
+      .argument("<target>", "the target: the device's name as the step targeted it")
+      .requiredOption("--reason <text>", "why (required; recorded with your name in the workflow's events)")
+      .action(async (name: string, step: string, target: string, opts: { reason: string }, cmd: Command) => {
+        const path = `/workflows/{name}/steps/{step}/targets/{target}/${move}` as const;
+        const wf = await apiFor(cmd).call("post", path, { path: { name, step, target }, body: { reason: opts.reason } });
+        const st = wf.status.statuses[step];
+        write(`workflow/${name} step ${step}: target ${target} ${move === "skip" ? "skipped" : "retried"} (step ${st?.phase ?? "?"}, workflow ${wf.status.phase})\n`);
+      });
+  }
 
   workflow
     .command("start")

@@ -76,6 +76,7 @@ describe("run graph nodes", () => {
   it("progress text: a reference names the run it follows; attempts show only when a retry is possible", () => {
     expect(stepProgress(view({ phase: "Running", attempts: 1, workflow: { name: "backup", run: 3 } }))).toBe("backup run 3");
     expect(stepProgress(view({ phase: "Failed", attempts: 2, maxAttempts: 2, targets: { total: 1, done: 0, failed: 1 } }))).toBe("0/1 targets, 1 failed · attempt 2 of 2");
+    expect(stepProgress(view({ phase: "Succeeded", attempts: 1, maxAttempts: 1, targets: { total: 3, done: 2, failed: 0, skipped: 1 } }))).toBe("2/3 targets, 1 skipped");
     expect(stepProgress(view({ phase: "Omitted" }))).toBe("");
     expect(stepsDone({ Succeeded: 2, Skipped: 1, Running: 1 })).toBe(3);
   });

@@ -8,7 +8,7 @@
  * without laying 10,000 steps out again.
  */
 import { Position, type Edge, type Node, type NodeHandle } from "@xyflow/react";
-import type { StepPhase } from "@/lib/workflow-status";
+import type { StepPhase, TargetPhase } from "@/lib/workflow-status";
 import type { WorkflowSpec } from "@/lib/workflow-spec";
 import type { WorkflowStepView } from "@/server/workflows/workflows";
 import type { Tone } from "../ui/badge";
@@ -27,6 +27,15 @@ export const stepPhaseTone: Record<StepPhase, Tone> = {
   Failed: "red",
   Skipped: "slate",
   Omitted: "slate",
+};
+
+/** A step target's phase (lib/workflow-status targetMachine, issue 21). */
+export const targetPhaseTone: Record<TargetPhase, Tone> = {
+  Waiting: "gray",
+  Running: "blue",
+  Done: "green",
+  Failed: "red",
+  Skipped: "slate",
 };
 
 /** Node fill, border and minimap colour per phase (Tailwind classes and a hex for the minimap's SVG). */
@@ -78,7 +87,7 @@ export function stepProgress(view: WorkflowStepView | undefined): string {
     if (view.waitingFor.length) parts.push(`waits for ${view.waitingFor.join(", ")}`);
     return parts.join(" · ");
   }
-  if (view.targets && view.targets.total > 0) parts.push(`${view.targets.done}/${view.targets.total} targets${view.targets.failed ? `, ${view.targets.failed} failed` : ""}`);
+  if (view.targets && view.targets.total > 0) parts.push(`${view.targets.done}/${view.targets.total} targets${view.targets.failed ? `, ${view.targets.failed} failed` : ""}${view.targets.skipped ? `, ${view.targets.skipped} skipped` : ""}`);
   if (view.workflow && view.phase !== "Skipped" && view.phase !== "Omitted") parts.push(`${view.workflow.name}${view.workflow.run ? ` run ${view.workflow.run}` : ""}`);
   if (view.maxAttempts > 1 && view.attempts > 0) parts.push(`attempt ${view.attempts} of ${view.maxAttempts}`);
   return parts.join(" · ");

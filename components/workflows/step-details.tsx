@@ -6,6 +6,7 @@ import { StatusBadge } from "../status/status-badge";
 import { RelativeTime } from "../ui/time";
 import { Button } from "../ui/button";
 import { stepPhaseTone, stepProgress } from "./run-graph";
+import { StepTargets } from "./step-targets";
 
 function Row({ label, children, testId }: { label: string; children: React.ReactNode; testId?: string }) {
   return (
@@ -18,8 +19,8 @@ function Row({ label, children, testId }: { label: string; children: React.React
   );
 }
 
-/** The side panel of a clicked step: phase, message, attempts, what it waits for, its actions. */
-export function StepDetails({ workflow, step, onClose }: { workflow: WorkflowObject; step: string; onClose: () => void }) {
+/** The side panel of a clicked step: phase, message, attempts, what it waits for, its targets (Skip / Retry for operators), its actions. */
+export function StepDetails({ workflow, step, canOperate, onClose }: { workflow: WorkflowObject; step: string; canOperate: boolean; onClose: () => void }) {
   const view: WorkflowStepView | undefined = workflow.status.statuses[step];
   const spec = workflow.spec.steps[step];
   if (!spec) return null;
@@ -66,6 +67,11 @@ export function StepDetails({ workflow, step, onClose }: { workflow: WorkflowObj
         {spec.when && <Row label="When"><code>{spec.when}</code></Row>}
         {view?.startedAt && <Row label="Started"><RelativeTime value={view.startedAt} /></Row>}
         {view?.finishedAt && <Row label="Finished"><RelativeTime value={view.finishedAt} /></Row>}
+        {spec.jobTemplate && view && view.attempts > 0 && (
+          <Row label="Targets">
+            <StepTargets workflow={workflow.metadata.name} step={step} canOperate={canOperate} />
+          </Row>
+        )}
         {view && view.actions.length > 0 && (
           <Row label="Actions">
             <ul className="max-h-48 space-y-0.5 overflow-y-auto" data-testid="step-details-actions">

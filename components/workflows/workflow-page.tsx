@@ -103,7 +103,7 @@ function WorkflowBody({ workflow, canOperate }: { workflow: WorkflowObject; canO
           <div className="min-w-0 flex-1">
             <RunView workflow={workflow} selected={step} onSelect={setSelected} />
           </div>
-          {step && <StepDetails workflow={workflow} step={step} onClose={() => setSelected(null)} />}
+          {step && <StepDetails workflow={workflow} step={step} canOperate={canOperate} onClose={() => setSelected(null)} />}
         </div>
       </Card>
       <Card className="mt-4">

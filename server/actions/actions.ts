@@ -17,7 +17,7 @@ import { inChunks } from "../lib/chunks";
 import { wakeDevicesWithPendingActions } from "./scheduling";
 import { actionNotes, capabilitiesIn, type ActionNotes } from "./waits";
 import { agentRefusal } from "../../lib/action-capability";
-import type { NewActionRow } from "../devices/fast-path";
+import type { NewActionRow, NewRequestRow } from "../devices/fast-path";
 import { newRequestRow, requestCreatedEvent } from "../requests/requests";
 import { checkAgentUpgradeArgs } from "../agent-dist/versions";
 import { DEFAULT_HEALTH_POLICY, type HealthPolicy } from "../../lib/health-policy";
@@ -174,8 +174,7 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
   const events = ctx.fast
     ? await ctx.fast.insertActions(rows, newEvents, now, request)
     : await ctx.db.$transaction(async (tx) => {
-        await tx.actionRequest.create({ data: request });
-        await tx.action.createMany({ data: rows.map((r) => ({ ...r, updatedAt: now })) });
+        await insertActionsInTx(tx, request, rows, now);
         return recordEvents(tx, newEvents);
       });
   publishEvents(ctx, events);
@@ -203,6 +202,78 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
       device: { name: targets[i]!.name, summary: targets[i]!.summary },
     })),
   );
+}
+
+/**
+ * A request and its actions written inside the caller's transaction: the one place action rows
+ * are inserted through Prisma (the SQLite fast path has its prepared inserts). The caller
+ * records the events (ActionCreated per action, RequestCreated) with its own.
+ */
+export async function insertActionsInTx(tx: Tx, request: NewRequestRow, rows: NewActionRow[], now: Date): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.actionRequest.create({ data: request });
+  await tx.action.createMany({ data: rows.map((r) => ({ ...r, updatedAt: now })) });
+}
+
+export interface ActionForDevice {
+  device: { id: string; name: string };
+  kind: string;
+  args: Record<string, unknown>;
+  origin: "workflow";
+  requireApproval: boolean | undefined;
+  healthPolicy: HealthPolicy | undefined;
+  /** The action this one runs again (a rerun). */
+  rerunOf: string | null;
+  /** Who the action belongs to (Action.createdBy), e.g. workflow:<name>; the events' actor is the caller. */
+  createdBy: string;
+  /** The request's ref, e.g. workflow/<name>/<step>/run/<n>/attempt/<k>. */
+  ref: string;
+  /** The ActionCreated event's message after "<kind> on <device>". */
+  note: string;
+}
+
+/**
+ * One action for one Enrolled device inside the caller's transaction, by the rules createActions
+ * applies (its own request, the approval policy, the health policy, agentupgrade's build held):
+ * a workflow target retried by an operator (issue 21). Answers its id, its events (not yet
+ * recorded) and whether the device's poll must be woken after commit.
+ */
+export async function createActionInTx(tx: Tx, ctx: ServerContext, input: ActionForDevice, actor: string, now: Date): Promise<{ id: string; events: NewEvent[]; wake: string | null }> {
+  await checkAgentUpgradeArgs(ctx, input.kind, input.args);
+  const approval = needsApproval(ctx, input.kind, input.requireApproval);
+  const state: ActionState = approval ? "PENDING_APPROVE" : "PENDING_SCHEDULE";
+  const args = JSON.stringify(input.args);
+  const request = newRequestRow(
+    { kind: input.kind, args, origin: input.origin, ref: input.ref, targetKind: "device", target: input.device.name, createdBy: input.createdBy, requireApproval: approval },
+    now,
+  );
+  const row: NewActionRow = {
+    id: randomUUID(),
+    deviceId: input.device.id,
+    kind: input.kind,
+    args,
+    origin: input.origin,
+    state,
+    requireApproval: approval,
+    createdBy: input.createdBy,
+    createdAt: now,
+    requestId: request.id,
+    rerunOf: input.rerunOf,
+    healthPolicy: input.healthPolicy ?? DEFAULT_HEALTH_POLICY,
+  };
+  await insertActionsInTx(tx, request, [row], now);
+  const events: NewEvent[] = [
+    requestCreatedEvent(request, 1, actor),
+    {
+      objectKind: "Action",
+      objectName: row.id,
+      type: "ActionCreated",
+      reason: state,
+      message: `${input.kind} on ${input.device.name}${input.note}${input.rerunOf ? `, a rerun of ${input.rerunOf}` : ""}${approval ? ", waiting for approval" : ""}`,
+      actor,
+    },
+  ];
+  return { id: row.id, events, wake: approval ? null : input.device.id };
 }
 
 /**

@@ -15,7 +15,7 @@ import { FleetSpec, DeviceTemplateSpec } from "../../lib/fleet-spec";
 import { WorkflowSpec, WORKFLOW_API_VERSION } from "../../lib/workflow-spec";
 import { PLAN_COMMAND_KINDS } from "../../lib/plan-spec";
 import { PLAN_NODE_STATES, PLAN_STATES } from "../../lib/plan-status";
-import { STEP_PHASES, WORKFLOW_PHASES } from "../../lib/workflow-status";
+import { STEP_PHASES, TARGET_PHASES, WORKFLOW_PHASES } from "../../lib/workflow-status";
 import { ACTION_STATES } from "../../lib/action-status";
 import { WAIT_REASONS } from "../../lib/action-wait";
 import { HEALTH_POLICIES } from "../../lib/health-policy";
@@ -427,7 +427,9 @@ export const WorkflowObject = z.strictObject({
         attempts: z.number().int(),
         maxAttempts: z.number().int(),
         actions: z.array(z.string()),
-        targets: z.strictObject({ total: z.number().int(), done: z.number().int(), failed: z.number().int() }).nullable(),
+        targets: z
+          .strictObject({ total: z.number().int(), done: z.number().int(), failed: z.number().int(), skipped: z.number().int().optional().describe("Skipped by an operator: neither done nor failed") })
+          .nullable(),
         workflow: z.strictObject({ name: z.string(), run: z.number().int().nullable() }).nullable(),
         waitingFor: z.array(z.string()),
         message: z.string(),
@@ -444,6 +446,27 @@ export const WorkflowObject = z.strictObject({
       .nullable()
       .optional(),
   }),
+});
+
+export const WorkflowTargets = z.strictObject({
+  workflow: z.string(),
+  step: z.string(),
+  run: z.number().int(),
+  attempt: z.number().int().describe("The step's current attempt: the targets listed are its own"),
+  stepPhase: enumOf(STEP_PHASES),
+  total: z.number().int().describe("Targets of the attempt; items holds the first 500"),
+  items: z.array(
+    z.strictObject({
+      target: z.string().describe("The device's name as targeted"),
+      phase: enumOf(TARGET_PHASES).describe("Waiting, Running, Done, Failed (from its action), or Skipped by an operator"),
+      actionId: z.string().nullable(),
+      actionState: enumOf(ACTION_STATES).nullable(),
+      error: z.string().nullable().describe("Why it got no action, or its action's error"),
+      skippedBy: z.string().nullable(),
+      skipReason: z.string().nullable(),
+      moves: z.array(z.enum(["skip", "retry"])).describe("What an operator may do with it now: POST .../targets/{target}/skip or /retry"),
+    }),
+  ),
 });
 
 export const WorkflowPage = z.strictObject({

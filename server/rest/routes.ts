@@ -37,6 +37,7 @@ import {
   WorkflowDeleted,
   WorkflowObject,
   WorkflowPage,
+  WorkflowTargets,
 } from "./responses";
 
 export interface RestRoute {
@@ -624,6 +625,35 @@ export const restRoutes: RestRoute[] = [
     summary: "Stop a running workflow without deleting it {reason?}: Failed (Cancelled), its unfinished actions cancelled. 409 when it is not running",
     input: ({ params, body }) => ({ name: params.name, reason: body.reason }),
     body: z.object({ reason: z.string().min(1).max(500).optional() }),
+  },
+  {
+    method: "GET",
+    path: "/workflows/{name}/steps/{step}/targets",
+    procedure: "workflows.targets",
+    response: WorkflowTargets,
+    summary:
+      "A job step's targets in its current attempt (the first 500; total counts all): each device with its phase (Waiting, Running, Done, Failed from its action; Skipped by an operator), action id and state, error, who skipped it and why, and the moves an operator may make now (skip, retry). 400 for a step that references another workflow",
+    input: ({ params }) => params,
+  },
+  {
+    method: "POST",
+    path: "/workflows/{name}/steps/{step}/targets/{target}/skip",
+    procedure: "workflows.skipTarget",
+    response: WorkflowObject,
+    summary:
+      "Move on without one target of a running workflow's step {reason} (operator role): a target that has not finished (Waiting, Running, or Failed) becomes Skipped with the reason (event WorkflowTargetSkipped, the operator as actor); it counts as finished, not failed, so the step Succeeds once every other target is DONE or skipped. Its unfinished action is cancelled (through its agent when running). A step Retrying or Failed only for skipped targets runs again (and the steps omitted for its failure wait again). 409 when the run has ended or the target has finished (Done, Skipped)",
+    input: ({ params, body }) => ({ name: params.name, step: params.step, target: params.target, reason: body.reason }),
+    body: z.object({ reason: z.string().min(1).max(500) }),
+  },
+  {
+    method: "POST",
+    path: "/workflows/{name}/steps/{step}/targets/{target}/retry",
+    procedure: "workflows.retryTarget",
+    response: WorkflowObject,
+    summary:
+      "Run a Failed target (its action FAILED, CANCELLED, timed out or LOST, or it got none) of a running workflow's step again {reason} (operator role): a new action from the step's jobTemplate, made by the action engine as the step made the first (approval and health policy, a rerun of the last action), event WorkflowTargetRetried. A step Retrying or Failed goes back to Running (and the steps omitted for its failure wait again). 409 when the run has ended, the target has not failed, or the device is not Enrolled",
+    input: ({ params, body }) => ({ name: params.name, step: params.step, target: params.target, reason: body.reason }),
+    body: z.object({ reason: z.string().min(1).max(500) }),
   },
   {
     method: "GET",

@@ -1,6 +1,7 @@
 /**
  * The workflow controller (issue 9, DESIGN.md §6, seed 001): the one writer of a workflow's
- * status after its start (the workflow's phase, reason, message, completionTime; its steps'
+ * status after its start (but for an operator reopening a step by a target's skip or retry,
+ * targets.ts, which passes the workflow at once) (the workflow's phase, reason, message, completionTime; its steps'
  * phases, attempts and messages; the run's outcome in WorkflowRun). A pass reads the workflow,
  * its steps, each running attempt's outcome (one query: the attempt's targets joined to their
  * actions) and the runs its reference steps follow, asks the pure engine (`decideWorkflow`,
@@ -45,7 +46,8 @@ import { topics } from "../bus";
 import { inChunks } from "../lib/chunks";
 import { selectorWhere } from "../devices/queries";
 import { watchEndedActions } from "../actions/ended-watch";
-import { afterCancel, cancelActionInTx, needsApproval, type CancelOutcome } from "../actions/actions";
+import { afterCancel, cancelActionInTx, insertActionsInTx, needsApproval, type CancelOutcome } from "../actions/actions";
+import type { NewActionRow } from "../devices/fast-path";
 import { selectorRequirements } from "../../lib/fleet-spec";
 import { formatSelector } from "../../lib/label-selector";
 import { newRequestRow, requestCreatedEvent } from "../requests/requests";
@@ -176,8 +178,8 @@ function targetFailure(r: FailedTarget): string {
   return `${r.target}: ${r.state}${r.error ? `: ${r.error}` : ""}`;
 }
 
-/** A target failed: it got no action, its action is gone, or it ended other than DONE. */
-const FAILED_TARGET = Prisma.sql`(sa."error" IS NOT NULL OR a."state" IS NULL OR a."state" IN ('FAILED', 'CANCELLED', 'LOST'))`;
+/** A target failed: not skipped by an operator, and it got no action, its action is gone, or it ended other than DONE. */
+export const FAILED_TARGET = Prisma.sql`(sa."skippedAt" IS NULL AND (sa."error" IS NOT NULL OR a."state" IS NULL OR a."state" IN ('FAILED', 'CANCELLED', 'LOST')))`;
 const RUNNING_ATTEMPTS = Prisma.sql`
     FROM "WorkflowStepAction" sa
     JOIN "WorkflowStepStatus" ss ON ss."workflowName" = sa."workflowName" AND ss."step" = sa."step" AND ss."attempts" = sa."attempt"
@@ -192,9 +194,10 @@ const RUNNING_ATTEMPTS = Prisma.sql`
 export async function runningOutcomes(db: Db | Tx, name: string, run: number): Promise<Map<string, AttemptOutcome>> {
   const where = Prisma.sql`WHERE sa."workflowName" = ${name} AND sa."run" = ${run} AND ss."phase" = 'Running'`;
   const [counts, failed] = await Promise.all([
-    db.$queryRaw<{ step: string; total: bigint | number; done: bigint | number; failed: bigint | number }[]>(Prisma.sql`
+    db.$queryRaw<{ step: string; total: bigint | number; done: bigint | number; skipped: bigint | number; failed: bigint | number }[]>(Prisma.sql`
       SELECT sa."step", COUNT(*) AS "total",
-        SUM(CASE WHEN NOT ${FAILED_TARGET} AND a."state" = 'DONE' THEN 1 ELSE 0 END) AS "done",
+        SUM(CASE WHEN sa."skippedAt" IS NULL AND NOT ${FAILED_TARGET} AND a."state" = 'DONE' THEN 1 ELSE 0 END) AS "done",
+        SUM(CASE WHEN sa."skippedAt" IS NOT NULL THEN 1 ELSE 0 END) AS "skipped",
         SUM(CASE WHEN ${FAILED_TARGET} THEN 1 ELSE 0 END) AS "failed"
       ${RUNNING_ATTEMPTS} ${where}
       GROUP BY sa."step"`),
@@ -206,7 +209,7 @@ export async function runningOutcomes(db: Db | Tx, name: string, run: number): P
       ) f WHERE "n" <= ${FAILURES_NAMED}`),
   ]);
   const out = new Map<string, AttemptOutcome>();
-  for (const c of counts) out.set(c.step, { total: Number(c.total), done: Number(c.done ?? 0), failed: Number(c.failed ?? 0), failures: [] });
+  for (const c of counts) out.set(c.step, { total: Number(c.total), done: Number(c.done ?? 0), skipped: Number(c.skipped ?? 0), failed: Number(c.failed ?? 0), failures: [] });
   for (const f of failed) out.get(f.step)?.failures.push(targetFailure(f));
   return out;
 }
@@ -239,20 +242,20 @@ async function load(db: Db | Tx, name: string, now: Date): Promise<Loaded | null
   const outcomes = new Map<string, AttemptOutcome>();
   for (const r of running) {
     const step = spec.steps[r.step];
-    if (step?.jobTemplate) outcomes.set(r.step, grouped.get(r.step) ?? { total: 0, done: 0, failed: 0, failures: [] });
+    if (step?.jobTemplate) outcomes.set(r.step, grouped.get(r.step) ?? { total: 0, done: 0, skipped: 0, failed: 0, failures: [] });
   }
   for (const r of running) {
     if (!r.refWorkflow) continue;
     if (r.refRun === null) {
-      outcomes.set(r.step, { total: 1, done: 0, failed: 1, failures: [`workflow ${r.refWorkflow} not found`] });
+      outcomes.set(r.step, { total: 1, done: 0, skipped: 0, failed: 1, failures: [`workflow ${r.refWorkflow} not found`] });
       continue;
     }
     const followed = runs.find((x) => x.workflowName === r.refWorkflow && x.run === r.refRun);
-    if (!followed) outcomes.set(r.step, { total: 1, done: 0, failed: 1, failures: [`workflow ${r.refWorkflow} was deleted`] });
-    else if (followed.phase === "Succeeded") outcomes.set(r.step, { total: 1, done: 1, failed: 0, failures: [] });
+    if (!followed) outcomes.set(r.step, { total: 1, done: 0, skipped: 0, failed: 1, failures: [`workflow ${r.refWorkflow} was deleted`] });
+    else if (followed.phase === "Succeeded") outcomes.set(r.step, { total: 1, done: 1, skipped: 0, failed: 0, failures: [] });
     else if (followed.phase === "Failed")
-      outcomes.set(r.step, { total: 1, done: 0, failed: 1, failures: [`workflow ${r.refWorkflow} run ${r.refRun} Failed (${followed.reason ?? "?"}): ${followed.message}`] });
-    else outcomes.set(r.step, { total: 1, done: 0, failed: 0, failures: [] });
+      outcomes.set(r.step, { total: 1, done: 0, skipped: 0, failed: 1, failures: [`workflow ${r.refWorkflow} run ${r.refRun} Failed (${followed.reason ?? "?"}): ${followed.message}`] });
+    else outcomes.set(r.step, { total: 1, done: 0, skipped: 0, failed: 0, failures: [] });
   }
   const byName = new Map(rows.map((r) => [r.step, r]));
   const steps: EngineStep[] = Object.entries(spec.steps).map(([stepName, stepSpec]) => {
@@ -295,10 +298,10 @@ async function resolveAttemptTargets(tx: Tx, wf: { name: string; run: number }, 
   const job = spec.steps[step]!.jobTemplate!;
   let names: string[];
   if (attempt > 1) {
-    // A retry runs again only the targets of the previous attempt that did not end DONE.
+    // A retry runs again only the targets of the previous attempt that did not end DONE (nor were skipped by an operator).
     const previous = await tx.$queryRaw<{ target: string; state: string | null }[]>(Prisma.sql`
       SELECT sa."target", a."state" FROM "WorkflowStepAction" sa LEFT JOIN "Action" a ON a."id" = sa."actionId"
-      WHERE sa."workflowName" = ${wf.name} AND sa."run" = ${wf.run} AND sa."step" = ${step} AND sa."attempt" = ${attempt - 1}`);
+      WHERE sa."workflowName" = ${wf.name} AND sa."run" = ${wf.run} AND sa."step" = ${step} AND sa."attempt" = ${attempt - 1} AND sa."skippedAt" IS NULL`);
     names = previous.filter((p) => p.state !== "DONE").map((p) => p.target);
   } else if (job.targets.devices) {
     names = [...new Set(job.targets.devices)];
@@ -378,7 +381,7 @@ export async function passInTx(tx: Tx, ctx: ServerContext, name: string, now: Da
     const approval = needsApproval(ctx, job.kind, job.requireApproval);
     const state: ActionState = approval ? "PENDING_APPROVE" : "PENDING_SCHEDULE";
     const args = JSON.stringify(job.args);
-    const actions: Prisma.ActionCreateManyInput[] = [];
+    const actions: NewActionRow[] = [];
     const links: Prisma.WorkflowStepActionCreateManyInput[] = [];
     // One request per step attempt (issue 10): its actions are decided as a unit.
     const request = newRequestRow(
@@ -413,7 +416,6 @@ export async function passInTx(tx: Tx, ctx: ServerContext, name: string, now: Da
         createdBy: `workflow:${name}`,
         // Distinct, ordered creation times keep "oldest createdAt first" well defined.
         createdAt: new Date(now.getTime() + actions.length),
-        updatedAt: now,
         requestId: request.id,
       });
       links.push({ workflowName: name, run: wf.run, step, attempt, target: t.target, deviceId: t.device.id, actionId: id, createdAt: now });
@@ -428,9 +430,8 @@ export async function passInTx(tx: Tx, ctx: ServerContext, name: string, now: Da
       if (!approval) effects.wake.push(t.device.id);
     }
     if (actions.length > 0) {
-      await tx.actionRequest.create({ data: request });
+      await insertActionsInTx(tx, request, actions, now);
       newEvents.push(requestCreatedEvent(request, actions.length, WORKFLOW_CONTROLLER));
-      await tx.action.createMany({ data: actions });
     }
     if (links.length > 0) await tx.workflowStepAction.createMany({ data: links });
   }

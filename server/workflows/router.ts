@@ -2,10 +2,13 @@ import { z } from "zod";
 import { router, viewerProcedure, operatorProcedure } from "../trpc/init";
 import { listEvents } from "../events/events";
 import { WORKFLOW_PHASES } from "../../lib/workflow-status";
-import { WorkflowName } from "../../lib/workflow-spec";
+import { StepName, WorkflowName } from "../../lib/workflow-spec";
+import { listStepTargets, retryWorkflowTarget, skipWorkflowTarget } from "./targets";
 import { cancelWorkflow, createWorkflow, deleteWorkflow, getWorkflow, listWorkflows, parseWorkflowInput, rerunWorkflow, updateWorkflow } from "./workflows";
 
 const ByName = z.object({ name: WorkflowName });
+/** A target is the device name the step targeted: checked for length only, so a name the step was given that is no device can still be skipped. */
+const TargetMove = ByName.extend({ step: StepName, target: z.string().min(1).max(253), reason: z.string().trim().min(1).max(500) });
 
 export const workflowsRouter = router({
   list: viewerProcedure
@@ -37,4 +40,10 @@ export const workflowsRouter = router({
   cancel: operatorProcedure
     .input(ByName.extend({ reason: z.string().trim().min(1).max(500).optional() }))
     .mutation(({ ctx, input }) => cancelWorkflow(ctx.server, input.name, ctx.actor, input.reason)),
+  /** A job step's current attempt: its targets with their phase and the moves an operator may make (issue 21). */
+  targets: viewerProcedure.input(ByName.extend({ step: StepName })).query(({ ctx, input }) => listStepTargets(ctx.server, input.name, input.step)),
+  /** Move on without one target, with a reason: it counts as finished, not failed; its unfinished action is cancelled. */
+  skipTarget: operatorProcedure.input(TargetMove).mutation(({ ctx, input }) => skipWorkflowTarget(ctx.server, input.name, input.step, input.target, ctx.actor, input.reason)),
+  /** Run a failed target again, with a reason: a new action made as the step made the first; its step runs again if it failed for it. */
+  retryTarget: operatorProcedure.input(TargetMove).mutation(({ ctx, input }) => retryWorkflowTarget(ctx.server, input.name, input.step, input.target, ctx.actor, input.reason)),
 });

@@ -264,8 +264,8 @@ export interface WorkflowStepView {
   maxAttempts: number;
   /** The current run's actions for this step, every attempt, oldest first. */
   actions: string[];
-  /** The current attempt's targets (a job). */
-  targets: { total: number; done: number; failed: number } | null;
+  /** The current attempt's targets (a job); skipped: by an operator, neither done nor failed. Optional for clients of an older server. */
+  targets: { total: number; done: number; failed: number; skipped?: number } | null;
   /** A reference: the workflow and the run of it this step follows. */
   workflow: { name: string; run: number | null } | null;
   /** Dependencies not ended yet (Pending steps). */
@@ -350,8 +350,9 @@ export async function getWorkflow(ctx: ServerContext, name: string): Promise<Wor
       targets: s.jobTemplate
         ? {
             total: current.length,
-            done: current.filter((l) => l.actionId && states.get(l.actionId) === "DONE").length,
-            failed: current.filter((l) => l.error || (l.actionId && FINAL.has(states.get(l.actionId) ?? "DONE") && states.get(l.actionId) !== "DONE") || (l.actionId && !states.has(l.actionId))).length,
+            done: current.filter((l) => !l.skippedAt && l.actionId && states.get(l.actionId) === "DONE").length,
+            failed: current.filter((l) => !l.skippedAt && (l.error || (l.actionId && FINAL.has(states.get(l.actionId) ?? "DONE") && states.get(l.actionId) !== "DONE") || (l.actionId && !states.has(l.actionId)))).length,
+            skipped: current.filter((l) => l.skippedAt).length,
           }
         : null,
       workflow: s.externalRef ? { name: s.externalRef.name, run: row?.refRun ?? null } : null,
