@@ -120,6 +120,14 @@ test("a crash-looping version pauses its canary live; resumed, the rollout finis
     await expect(page.getByTestId("state-diagram-rollout")).toHaveCount(0);
     await expect(page.getByTestId("condition-CanaryPaused")).toHaveAttribute("data-status", "True");
     await expect(page.getByTestId("stage-canary-total")).toHaveText("1");
+    // Updated is not the whole truth: the canary device restarts, and the operator sees how close
+    // auto-fail (which keeps watching while paused) is, on the stage table and in the banner.
+    await expect(page.getByTestId("stage-canary-restarting")).toHaveText("(1 restarting)");
+    await expect(page.getByTestId(`canary-restarts-${names[0]}`)).toContainText("of 11 that fail it");
+    await expect(page.getByTestId(`canary-outlook-${names[0]}`)).toContainText(/\d+ more restarts? fails? it and reverts? the fleet/);
+    await expect(page.getByTestId("canary-watch-rules")).toContainText("fails and reverts the fleet above 10, paused or not");
+    await expect(page.getByTestId("canary-paused-outlook")).toContainText(`Auto-fail keeps watching while paused: ${names[0]} has restarted`);
+    await expect(page.getByTestId("canary-paused-outlook")).toContainText("revert the fleet to version 1");
     // Nothing else got the new version.
     for (const n of names.slice(1)) await expect(page.getByTestId(`member-updated-${n}`)).toHaveText("OutOfDate");
     await expect(page.getByTestId(`member-reason-${names[1]}`)).toContainText("template version 2");

@@ -384,6 +384,61 @@ describe("canary timeout", () => {
   });
 });
 
+describe("the canary's watch: what its automatic checks see, for the console", () => {
+  const watchOf = (f: Fleet) => f.last.progress.find((p) => p.kind === "canary")?.watch;
+
+  it("each canary device's restarts on the new version, most first, against both thresholds; still watched while paused", () => {
+    const f = new Fleet(policy({ canary: { replicas: 3, autoFail: { canaryTimeout: "1h" } } })).addMany("a", 5);
+    f.tick(0);
+    f.apply(["a01", "a02", "a03"]).restarts("a02", 2);
+    f.tick(MIN);
+    expect(watchOf(f)).toEqual({
+      devices: [
+        { name: "a02", restarts: 2, status: "successful" },
+        { name: "a01", restarts: 0, status: "successful" },
+        { name: "a03", restarts: 0, status: "successful" },
+      ],
+      total: 3,
+      restarting: 1,
+      pauseAbove: 2,
+      failAbove: 5,
+      timeoutAt: at(H).toISOString(),
+      endsAt: at(10 * MIN).toISOString(),
+    });
+    f.restarts("a02", 4);
+    f.tick(2 * MIN);
+    expect(f.phase()).toBe("CanaryPaused");
+    // Paused, and auto-fail still counts: 2 more restarts of a02 fail it.
+    expect(watchOf(f)).toMatchObject({ restarting: 1, failAbove: 5, devices: [{ name: "a02", restarts: 4 }, {}, {}] });
+    // The restart moved the auto end: noRestartsDuration (5m) from the last restart.
+    expect(watchOf(f)?.endsAt).toBe(at(10 * MIN).toISOString());
+    f.restarts("a02", 6);
+    f.tick(3 * MIN);
+    expect(f.phase()).toBe("CanaryFailed");
+    // The stage the rollout ended in keeps its watch: the devices that failed it, and by how much.
+    expect(f.last.progress[0]).toMatchObject({ kind: "canary", status: "failed", watch: { devices: [{ name: "a02", restarts: 6 }, {}, {}] } });
+  });
+
+  it("an operator's resume switches auto-pause off: no pause threshold left; auto-fail off: none either", () => {
+    const f = canaryRunning();
+    f.restarts("a01", 3);
+    f.tick(MIN);
+    f.tick(2 * MIN, [f.request("resume", "bob")]);
+    expect(watchOf(f)).toMatchObject({ pauseAbove: null, failAbove: 5 });
+    const g = canaryRunning(policy({ canary: { autoFail: { enabled: false }, autoPause: { enabled: false } } }));
+    g.tick(MIN);
+    expect(watchOf(g)).toMatchObject({ pauseAbove: null, failAbove: null, timeoutAt: null });
+  });
+
+  it("gone once the canary ended and the batches run", () => {
+    const f = canaryRunning();
+    f.tick(MIN, [f.request("promote", "alice")]);
+    expect(f.phase()).toBe("RollingOut");
+    expect(f.last.progress[0]).toMatchObject({ kind: "canary", status: "done" });
+    expect(f.last.progress[0]).not.toHaveProperty("watch");
+  });
+});
+
 describe("resume and pause during the canary", () => {
   it("a manual resume overrides auto-pause for the rest of the canary; auto-fail still applies", () => {
     const f = canaryRunning();
@@ -919,7 +974,7 @@ describe("state, conditions, events, progress", () => {
     f.apply("d01").updating("d02");
     const d = f.tick(MIN);
     expect(d.progress).toEqual([
-      { kind: "canary", name: "canary", status: "active", total: 2, waiting: 0, updating: 1, successful: 1, failed: 0, timedOut: 0 },
+      { kind: "canary", name: "canary", status: "active", total: 2, waiting: 0, updating: 1, successful: 1, failed: 0, timedOut: 0, watch: expect.objectContaining({ total: 2, restarting: 0 }) },
       { kind: "batch", name: "batch 1", status: "pending", total: null, waiting: 0, updating: 0, successful: 0, failed: 0, timedOut: 0 },
       { kind: "batch", name: "final implicit batch", status: "pending", total: null, waiting: 0, updating: 0, successful: 0, failed: 0, timedOut: 0 },
     ]);

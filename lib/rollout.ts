@@ -246,6 +246,38 @@ export interface RolloutMove {
 /** What each device of a stage is doing, from the rollout's point of view. */
 export type DeviceRolloutStatus = "waiting" | "updating" | "successful" | "failed" | "timedOut";
 
+/** One canary device as ExtendedDaemonSet's checks see it. */
+export interface CanaryDeviceWatch {
+  name: string;
+  /** Restarts that count: reported while running the new version (restartsOnTarget). */
+  restarts: number;
+  status: DeviceRolloutStatus;
+}
+
+/**
+ * What the canary's automatic checks watch, for the operator to see them coming: each canary
+ * device's restarts against the thresholds, and the times that end or fail the canary. A paused
+ * canary is still watched for auto-fail (as ExtendedDaemonSet does): a pause holds the rollout
+ * back, it does not make a crash-looping version safe to keep.
+ */
+export interface CanaryWatch {
+  /** The devices with the most restarts first (then by name), at most CANARY_WATCH_DEVICES of them. */
+  devices: CanaryDeviceWatch[];
+  /** Canary devices in all, and how many have restarted on the new version. */
+  total: number;
+  restarting: number;
+  /** More restarts than this on one device pause the canary; null when auto-pause is off or an operator's resume overrode it. */
+  pauseAbove: number | null;
+  /** More than this fail it and revert the fleet; null when auto-fail is off. */
+  failAbove: number | null;
+  /** When autoFail.canaryTimeout fails the canary, if set. */
+  timeoutAt: string | null;
+  /** When an auto-mode canary may end by itself, if nothing restarts again (null: manual mode). */
+  endsAt: string | null;
+}
+
+export const CANARY_WATCH_DEVICES = 20;
+
 export interface StageProgress {
   kind: "canary" | "batch";
   name: string;
@@ -258,6 +290,8 @@ export interface StageProgress {
   successful: number;
   failed: number;
   timedOut: number;
+  /** The canary stage while it runs: what its automatic checks watch. */
+  watch?: CanaryWatch;
 }
 
 export interface RolloutDecision {
@@ -918,6 +952,25 @@ function liveProgress(t: Tick, kind: StageProgress["kind"], name: string, status
   };
 }
 
+function canaryWatch(t: Tick, c: CanaryState): CanaryWatch {
+  const policy = t.policy?.canary;
+  const devices = presentMembers(t, c.devices)
+    // As last seen on the new version (trackRestarts): once the canary has ended, the counts that ended it.
+    .map((m) => ({ name: m.name, restarts: c.restarts[m.name]?.count ?? restartsOnTarget(m, target(t)), status: statusOf(t, m) }))
+    .sort((a, b) => b.restarts - a.restarts || byName(a.name, b.name));
+  const durations = policy ? canaryDurations(policy) : null;
+  const endsAt = policy ? canaryEndsAt(policy, c) : null;
+  return {
+    devices: devices.slice(0, CANARY_WATCH_DEVICES),
+    total: devices.length,
+    restarting: devices.filter((d) => d.restarts > 0).length,
+    pauseAbove: policy?.autoPause.enabled && c.autoPauseOverride === null ? policy.autoPause.maxRestarts : null,
+    failAbove: policy?.autoFail.enabled ? policy.autoFail.maxRestarts : null,
+    timeoutAt: durations?.timeoutMs != null ? new Date(Date.parse(c.startedAt) + durations.timeoutMs).toISOString() : null,
+    endsAt: endsAt ? endsAt.toISOString() : null,
+  };
+}
+
 function progress(t: Tick): StageProgress[] {
   const s = t.state;
   const out: StageProgress[] = [];
@@ -926,7 +979,8 @@ function progress(t: Tick): StageProgress[] {
   const endedIn = endedStageStatus(s.phase);
   if (s.canary) {
     const canaryStatus = canaryActive ? "active" : isTerminalRolloutPhase(s.phase) && s.batch === null ? endedIn : "done";
-    out.push(liveProgress(t, "canary", "canary", canaryStatus, s.canary.devices));
+    const stage = liveProgress(t, "canary", "canary", canaryStatus, s.canary.devices);
+    out.push(canaryActive || (isTerminalRolloutPhase(s.phase) && s.batch === null) ? { ...stage, watch: canaryWatch(t, s.canary) } : stage);
   }
   for (const r of s.batchReports) out.push({ kind: "batch", name: r.batchName, status: "done", total: r.total, waiting: 0, updating: 0, successful: r.successful, failed: r.failed, timedOut: r.timedOut });
   const b = s.batch;

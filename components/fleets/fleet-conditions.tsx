@@ -3,6 +3,7 @@ import { Card, CardHeader } from "../ui/card";
 import { ConditionList } from "../ui/condition-list";
 import { RelativeTime } from "../ui/time";
 import { conditionTone } from "./tones";
+import { pausedOutlook } from "./canary-watch";
 import { conditionOf, type FleetCondition, type RolloutView } from "./types";
 
 function DeviceLinks({ names }: { names: string[] }) {
@@ -25,6 +26,7 @@ export function CanaryBanner({ conditions, rollout }: { conditions: readonly Fle
   if (!c) return null;
   const isFailed = c === failed;
   const devices = (isFailed ? rollout?.failure?.devices : rollout?.pause?.devices) ?? [];
+  const watch = rollout?.progress?.find((s) => s.kind === "canary")?.watch;
   return (
     <div
       role="alert"
@@ -50,6 +52,17 @@ export function CanaryBanner({ conditions, rollout }: { conditions: readonly Fle
         </p>
       )}
       {isFailed && <p className="mt-1 text-xs">The fleet reverts to its previous template version; the canary devices get the previous spec back.</p>}
+      {!isFailed && watch && (
+        <p className="mt-1.5 text-xs font-medium" data-testid="canary-paused-outlook">
+          {pausedOutlook(watch, rollout?.previousVersion ?? null)}
+          {watch.failAbove !== null && watch.timeoutAt && (
+            <>
+              {" "}
+              Its timeout fails it <RelativeTime value={watch.timeoutAt} />, paused or not.
+            </>
+          )}
+        </p>
+      )}
     </div>
   );
 }

@@ -1,4 +1,8 @@
-import type { StageProgress } from "@/lib/rollout";
+import type { ReactNode } from "react";
+import type { CanaryWatch, StageProgress } from "@/lib/rollout";
+import { Link } from "@/components/ui/link";
+import { RelativeTime } from "../ui/time";
+import { deviceOutlook } from "./canary-watch";
 import { endedStageStatus, isTerminalRolloutPhase } from "@/lib/rollout-status";
 import { Badge, type Tone } from "../ui/badge";
 import { TableHeader } from "../ui/table-header";
@@ -60,8 +64,14 @@ export function RolloutProgress({ rollout }: { rollout: RolloutView }) {
                 <td className="px-3 py-2 text-slate-700" data-testid={`stage-${slug(s.name)}-total`}>
                   {s.total ?? <span className="text-slate-300">—</span>}
                 </td>
-                <td className="px-3 py-2 text-emerald-700" data-testid={`stage-${slug(s.name)}-successful`}>
-                  {n(s.successful)}
+                <td className="px-3 py-2 text-emerald-700">
+                  <span data-testid={`stage-${slug(s.name)}-successful`}>{n(s.successful)}</span>
+                  {/* Updated is not healthy: a crash-looping canary device has updated too. */}
+                  {s.watch && s.watch.restarting > 0 && (
+                    <span className="ml-1 text-xs font-medium whitespace-nowrap text-amber-700" data-testid={`stage-${slug(s.name)}-restarting`}>
+                      ({s.watch.restarting} restarting)
+                    </span>
+                  )}
                 </td>
                 <td className="px-3 py-2 text-sky-700">{n(s.updating)}</td>
                 <td className={s.failed > 0 ? "px-3 py-2 font-medium text-red-700" : "px-3 py-2 text-slate-500"}>{n(s.failed)}</td>
@@ -73,6 +83,73 @@ export function RolloutProgress({ rollout }: { rollout: RolloutView }) {
           })}
         </tbody>
       </table>
+      {stages.map((s) => s.watch && <CanaryWatchTable key="watch" watch={s.watch} paused={rollout.phase === "CanaryPaused"} ended={s.status !== "active"} />)}
+    </div>
+  );
+}
+
+/**
+ * The canary's automatic checks, for the operator to see them coming: the thresholds and times
+ * that pause, fail or end it, and each canary device's restarts against them (most first).
+ */
+function CanaryWatchTable({ watch, paused, ended }: { watch: CanaryWatch; paused: boolean; ended: boolean }) {
+  const rules: ReactNode[] = [];
+  if (watch.pauseAbove !== null) rules.push(<>pauses when a device restarts more than {watch.pauseAbove} times</>);
+  else rules.push(<>does not pause by itself</>);
+  rules.push(watch.failAbove !== null ? <>fails and reverts the fleet above {watch.failAbove}{paused ? ", paused or not" : ""}</> : <>does not fail by itself</>);
+  if (watch.timeoutAt) rules.push(<>fails at its timeout, <RelativeTime value={watch.timeoutAt} /></>);
+  if (watch.endsAt && !ended) rules.push(<>ends by itself <RelativeTime value={watch.endsAt} /> if every device has updated and nothing restarts again</>);
+  const over = (restarts: number, above: number | null) => above !== null && restarts > above;
+  return (
+    <div className="border-t border-slate-100 px-4 py-3" data-testid="canary-watch">
+      <h3 className="text-xs font-semibold text-slate-700">{ended ? "Canary health when it ended" : "Canary health"}</h3>
+      <p className="mt-0.5 text-xs text-slate-600" data-testid="canary-watch-rules">
+        The canary{" "}
+        {rules.map((r, i) => (
+          <span key={i}>
+            {i > 0 && (i === rules.length - 1 ? " and " : ", ")}
+            {r}
+          </span>
+        ))}
+        .
+      </p>
+      <table className="mt-2 w-full max-w-3xl text-left text-xs">
+        <thead>
+          <tr className="text-slate-500">
+            <th className="py-1 pr-3 font-medium">Device</th>
+            <th className="px-3 py-1 font-medium">Restarts on the new version</th>
+            {!ended && <th className="px-3 py-1 font-medium">What comes next</th>}
+          </tr>
+        </thead>
+        <tbody>
+          {watch.devices.map((d) => (
+            <tr key={d.name} className="border-t border-slate-100" data-testid={`canary-device-${d.name}`}>
+              <td className="py-1 pr-3">
+                <Link href={`/devices/${encodeURIComponent(d.name)}`} className="font-mono text-brand-700 hover:underline">
+                  {d.name}
+                </Link>
+              </td>
+              <td
+                className={over(d.restarts, watch.failAbove) ? "px-3 py-1 font-semibold text-red-700 tabular-nums" : over(d.restarts, watch.pauseAbove) || d.restarts > 0 ? "px-3 py-1 font-medium text-amber-800 tabular-nums" : "px-3 py-1 text-slate-600 tabular-nums"}
+                data-testid={`canary-restarts-${d.name}`}
+              >
+                {d.restarts}
+                {watch.failAbove !== null && <span className="font-normal text-slate-500"> of {watch.failAbove + 1} that fail it</span>}
+              </td>
+              {!ended && (
+                <td className="px-3 py-1 text-slate-600" data-testid={`canary-outlook-${d.name}`}>
+                  {deviceOutlook(d, watch, paused)}
+                </td>
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {watch.total > watch.devices.length && (
+        <p className="mt-1 text-xs text-slate-500">
+          The {watch.devices.length} with the most restarts of {watch.total} canary devices; {watch.restarting} have restarted.
+        </p>
+      )}
     </div>
   );
 }

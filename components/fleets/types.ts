@@ -5,7 +5,7 @@
  * newer server may leave fields out.
  */
 import type { Condition } from "@/lib/fleet-spec";
-import type { BatchReport, PauseState, StageProgress } from "@/lib/rollout";
+import type { BatchReport, CanaryWatch, PauseState, StageProgress } from "@/lib/rollout";
 import { ROLLOUT_PHASES, STAGE_STATUSES, type RolloutPhase } from "@/lib/rollout-status";
 import type { RouterOutputs } from "../trpc";
 
@@ -52,6 +52,24 @@ function readStage(v: unknown): StageProgress | null {
     successful: num(v.successful),
     failed: num(v.failed),
     timedOut: num(v.timedOut),
+    ...(isObject(v.watch) ? { watch: readWatch(v.watch) } : {}),
+  };
+}
+
+function readWatch(w: Record<string, unknown>): CanaryWatch {
+  const limit = (x: unknown) => (typeof x === "number" ? x : null);
+  return {
+    devices: (Array.isArray(w.devices) ? w.devices : []).filter(isObject).map((d) => ({
+      name: str(d.name) ?? "",
+      restarts: num(d.restarts),
+      status: (["waiting", "updating", "successful", "failed", "timedOut"] as const).find((x) => x === d.status) ?? "waiting",
+    })),
+    total: num(w.total),
+    restarting: num(w.restarting),
+    pauseAbove: limit(w.pauseAbove),
+    failAbove: limit(w.failAbove),
+    timeoutAt: str(w.timeoutAt) ?? null,
+    endsAt: str(w.endsAt) ?? null,
   };
 }
 
