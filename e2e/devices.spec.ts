@@ -63,6 +63,10 @@ test("decommission asks for confirmation, then the agent completes it live", asy
 
     await expect(page.getByTestId("device-lifecycle")).toHaveText(/Decommissioned/, { timeout: 15_000 });
     await expect(page.getByTestId("decommission-button")).toHaveCount(0);
+    // A record now: nothing to edit or nudge, and its last report is said to be that.
+    await expect(page.getByTestId("device-decommissioned")).toBeVisible();
+    await expect(page.getByTestId("nudge-device")).toHaveCount(0);
+    await expect(page.getByTestId("edit-device-button")).toHaveCount(0);
     // Offline at once (its credential is revoked), not after the disconnection timeout.
     await expect(page.getByTestId("device-summary")).toHaveText(/Offline/, { timeout: 3_000 });
     const device = await api<{ lifecycle: string; decommissioning: string; credentialRevokedAt: string | null }>("GET", `/devices/${name}`, admin);

@@ -10,6 +10,7 @@ import { startTestServer, type TestServer } from "./helpers/server";
 import { eventually, expectError } from "./helpers/devices";
 import { enrollAs, getAction, onlineDevice, postActions, reportAll, setHealth, sleep, timed, tokenFor, work, type ActionView } from "./helpers/actions";
 import { insertDevices } from "./helpers/fleets";
+import { actionCounts } from "../server/actions/actions";
 
 let s: TestServer;
 let viewer = "";
@@ -110,6 +111,15 @@ describe("a create over a selector is one request", () => {
 
     const events = await s.api<{ items: { type: string; actor: string; message: string }[] }>("GET", `/events?kind=ActionRequest&name=${requestId}`);
     expect(events.body.items.map((e) => [e.type, e.actor])).toEqual([["RequestCreated", "user:admin"]]);
+  });
+
+  it("what waits for an operator is counted in decisions: a request of 4 is one, as the console's Approvals badge shows it", async () => {
+    const before = await actionCounts(s.ctx);
+    const { selector } = await onlineGroup(4);
+    await createOn(selector);
+    const after = await actionCounts(s.ctx);
+    expect(after.pendingApprovals - before.pendingApprovals).toBe(4);
+    expect(after.pendingDecisions - before.pendingDecisions).toBe(1);
   });
 
   it("a single device's create is a request of one", async () => {

@@ -76,6 +76,18 @@ describe("bucketing (pure)", () => {
     expect(h.plansRunning.slice(0, 3)).toEqual([1, 0, null]);
     expect(h.heartbeatsPerMinute.every((v) => v === null || v === 0)).toBe(true);
   });
+
+  it("a rollout that failed, was aborted or superseded stops where it ended: the fleet's counts after it are another version's", () => {
+    const rollout = (phase: string, updated: number) => ({ id: "r1", fleet: "web", version: "3", phase, updated, total: 4 });
+    const samples: StoredSample[] = [
+      { at: 3_660, seconds: 60, values: values({ rollouts: [rollout("CanaryPaused", 1)] }) },
+      // Reverted to version 2: every member is up to date again, on version 2.
+      { at: 3_720, seconds: 60, values: values({ rollouts: [rollout("CanaryFailed", 4)] }) },
+    ];
+    const h = bucketHistory(samples, { range: "1h", nowSeconds: 7_200, sampleSeconds: 60 });
+    expect(h.rollouts[0]!.phase).toBe("CanaryFailed");
+    expect(h.rollouts[0]!.percent.slice(0, 2)).toEqual([25, null]);
+  });
 });
 
 describe("sampling against a real server", () => {

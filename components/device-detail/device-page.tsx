@@ -77,8 +77,9 @@ export function DevicePage({ name }: { name: string }) {
             <YamlButton object={d} what={`device ${d.name}`} />
             {canOperate && (
             <>
-              <EditDeviceButton name={d.name} alias={d.alias} labels={d.labels} />
-              <NudgeButton kind="Device" name={d.name} testId="nudge-device" />
+              {/* A decommissioned device is a record: nothing left to edit or wake. */}
+              {d.lifecycle !== "Decommissioned" && <EditDeviceButton name={d.name} alias={d.alias} labels={d.labels} />}
+              {d.lifecycle !== "Decommissioned" && <NudgeButton kind="Device" name={d.name} testId="nudge-device" />}
               {d.lifecycle === "Enrolled" && <CreateActionButton device={d.name} />}
               {d.summary === "ConflictPaused" && <ResumeButton name={d.name} />}
               {d.lifecycle === "Enrolled" && <DecommissionButton name={d.name} />}
@@ -90,6 +91,11 @@ export function DevicePage({ name }: { name: string }) {
       {d.summary === "ConflictPaused" && (
         <div className="mb-4 rounded-md bg-orange-50 px-4 py-3 text-sm text-orange-800 ring-1 ring-orange-600/20 ring-inset" role="status">
           This device reported a rendered version the server does not know. It is paused until an operator resumes it; nothing was overwritten.
+        </div>
+      )}
+      {d.lifecycle === "Decommissioned" && (
+        <div className="mb-4 rounded-md bg-slate-50 px-4 py-3 text-sm text-slate-700 ring-1 ring-slate-600/20 ring-inset" role="status" data-testid="device-decommissioned">
+          This device was decommissioned and its credential revoked: it no longer reports. Its statuses, applications and usage below are its last report, kept for the record.
         </div>
       )}
       <div className="grid gap-4 lg:grid-cols-2">

@@ -160,7 +160,7 @@ export function ReportedStatus({ device }: { device: DeviceDetail }) {
   const reported = device.reported;
   return (
     <Card>
-      <CardHeader title="Reported status" description="As the agent last reported it." />
+      <CardHeader title="Reported status" description={device.lifecycle === "Decommissioned" ? "Its last report, before it was decommissioned." : "As the agent last reported it."} />
       {!reported ? (
         <EmptyState title="No report yet">The agent has not sent a status report since enrolling.</EmptyState>
       ) : (

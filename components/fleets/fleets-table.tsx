@@ -60,6 +60,11 @@ export function FleetsTable({ items, empty }: { items: FleetListItem[] | undefin
                         {rollout.text}
                       </Badge>
                     )}
+                    {rollout.ended && (
+                      <div className="mt-1 text-[11px] text-slate-500" data-testid={`fleet-rollout-ended-${name}`}>
+                        {rollout.ended}
+                      </div>
+                    )}
                   </td>
                 </LinkRow>
               );

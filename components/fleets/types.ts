@@ -6,7 +6,7 @@
  */
 import type { Condition } from "@/lib/fleet-spec";
 import type { BatchReport, CanaryWatch, PauseState, StageProgress } from "@/lib/rollout";
-import { ROLLOUT_PHASES, STAGE_STATUSES, type RolloutPhase } from "@/lib/rollout-status";
+import { isTerminalRolloutPhase, ROLLOUT_PHASES, STAGE_STATUSES, type RolloutPhase } from "@/lib/rollout-status";
 import type { RouterOutputs } from "../trpc";
 
 export type Fleet = RouterOutputs["fleets"]["get"];
@@ -119,9 +119,24 @@ export function conditionOf(conditions: readonly FleetCondition[], type: string)
   return conditions.find((c) => c.type === type);
 }
 
-/** The one-line rollout state of a fleet for the list: the phase, else the DevicesUpToDate reason. */
-export function rolloutSummary(fleet: Pick<Fleet, "status">): { text: string; phase: RolloutPhase | null; title: string } {
+/**
+ * The one-line rollout state of a fleet for the list: the phase while a rollout runs or after it
+ * completed, else the DevicesUpToDate reason. A rollout that failed, was aborted or superseded no
+ * longer says what the fleet does (it went back, or moved on): the members' state leads, and the
+ * rollout's end is a note under it (`ended`).
+ */
+export function rolloutSummary(fleet: Pick<Fleet, "status">): { text: string; phase: RolloutPhase | null; title: string; ended?: string } {
   const rollout = readRollout(fleet.status.rollout);
+  if (rollout?.phase && isTerminalRolloutPhase(rollout.phase) && rollout.phase !== "Completed") {
+    const upToDate = conditionOf(fleet.status.conditions, "DevicesUpToDate");
+    const back = rollout.phase === "Superseded" ? "a newer version replaced it" : rollout.previousVersion ? `the fleet went back to version ${rollout.previousVersion}` : "the fleet went back";
+    return {
+      text: upToDate?.reason ?? "—",
+      phase: null,
+      title: upToDate?.message ?? "",
+      ended: `v${rollout.templateVersion} ${rollout.phase}: ${back}`,
+    };
+  }
   if (rollout) {
     const inProgress = conditionOf(fleet.status.conditions, "RolloutInProgress");
     return { text: rollout.phaseText || "Rollout", phase: rollout.phase, title: inProgress?.message ?? `rollout of version ${rollout.templateVersion}` };

@@ -7,6 +7,7 @@
  * after each sample is due, so new points appear without a reload.
  */
 import { useQuery } from "@tanstack/react-query";
+import { isTerminalRolloutPhase, type RolloutPhase } from "@/lib/rollout-status";
 import { useMemo, useState, useSyncExternalStore, type ReactNode } from "react";
 import { useTRPC } from "../trpc";
 import { Card, CardHeader } from "../ui/card";
@@ -125,7 +126,8 @@ export function HistoryCharts() {
       devices: cutAll(deviceSeries(h.devices[axis], axis)),
       heartbeats: [{ label: "heartbeats", values: cut(h.heartbeatsPerMinute), color: "var(--color-sky-500)" }],
       actions: cutAll(actionSeries(h.actions)),
-      rollouts: progress(h.rollouts.map((r) => ({ label: `${r.fleet} v${r.version}`, percent: r.percent }))),
+      // How each ended is in its name: a failed or aborted rollout's line stops where it ended.
+      rollouts: progress(h.rollouts.map((r) => ({ label: `${r.fleet} v${r.version}${isTerminalRolloutPhase(r.phase as RolloutPhase) ? ` (${r.phase})` : ""}`, percent: r.percent }))),
       plans: progress(h.plans.map((p) => ({ label: p.name ? `${p.name} (${p.id.slice(0, 13)})` : p.id, percent: p.percent }))),
       running: [
         { label: "plans running", values: cut(h.plansRunning), color: "var(--color-violet-500)" },

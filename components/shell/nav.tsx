@@ -28,7 +28,9 @@ export function Nav() {
   const counts = useQuery(trpc.devices.counts.queryOptions());
   const actionCounts = useQuery(trpc.actions.counts.queryOptions());
   const pending = counts.data?.pendingEnrollments ?? 0;
-  const approvals = actionCounts.data?.pendingApprovals ?? 0;
+  // Decisions, not actions: an exec over 51 devices is one request, decided at once.
+  const decisions = actionCounts.data?.pendingDecisions ?? 0;
+  const waitingActions = actionCounts.data?.pendingApprovals ?? 0;
 
   const items: NavItem[] = [
     { href: "/", label: "Overview", icon: <OverviewIcon /> },
@@ -46,7 +48,11 @@ export function Nav() {
       href: "/approvals",
       label: "Approvals",
       icon: <ApprovalsIcon />,
-      badge: { count: approvals, testId: "nav-pending-approvals", title: plural(approvals, "action") + " waiting for approval" },
+      badge: {
+        count: decisions,
+        testId: "nav-pending-approvals",
+        title: `${plural(decisions, "decision")} waiting${waitingActions !== decisions ? ` (${plural(waitingActions, "action")})` : ""}`,
+      },
     },
     { href: "/actions", label: "Actions", icon: <ActionsIcon /> },
     { href: "/events", label: "Events", icon: <EventsIcon /> },

@@ -469,8 +469,17 @@ export async function listActions(ctx: ServerContext, filter: ActionFilter, page
   return { items, total, nextCursor: rows.length > page.limit ? (items[items.length - 1]?.id ?? null) : null };
 }
 
+/**
+ * Actions per state, and what waits for an operator: `pendingApprovals` actions, which are
+ * `pendingDecisions` decisions (a request over many devices is decided at once, so it counts
+ * once; an action made alone counts by itself).
+ */
 export async function actionCounts(ctx: ServerContext) {
-  const groups = await ctx.db.action.groupBy({ by: ["state"], _count: { _all: true } });
+  const [groups, waiting] = await Promise.all([
+    ctx.db.action.groupBy({ by: ["state"], _count: { _all: true } }),
+    ctx.db.action.groupBy({ by: ["requestId"], where: { state: "PENDING_APPROVE" }, _count: { _all: true } }),
+  ]);
   const byState = Object.fromEntries(groups.map((g) => [g.state, g._count._all])) as Partial<Record<ActionState, number>>;
-  return { byState, pendingApprovals: byState.PENDING_APPROVE ?? 0 };
+  const pendingDecisions = waiting.reduce((n, g) => n + (g.requestId === null ? g._count._all : 1), 0);
+  return { byState, pendingApprovals: byState.PENDING_APPROVE ?? 0, pendingDecisions };
 }

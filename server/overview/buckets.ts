@@ -4,6 +4,7 @@
  * range is present (null where nothing was sampled, e.g. while the server was down), so the
  * console's charts draw gaps rather than joining across them.
  */
+import { isTerminalRolloutPhase, type RolloutPhase } from "@/lib/rollout-status";
 
 export const HISTORY_RANGES = ["1h", "24h", "7d"] as const;
 export type HistoryRange = (typeof HISTORY_RANGES)[number];
@@ -154,6 +155,9 @@ export function bucketHistory(samples: StoredSample[], opts: { range: HistoryRan
       if (!row) rolloutSeries.set(r.id, (row = { id: r.id, fleet: r.fleet, version: r.version, phase: r.phase, percent: empty(), updated: empty(), total: empty(), lastAt: s.at }));
       row.phase = r.phase;
       row.lastAt = s.at;
+      // Ended other than Completed, the fleet's "up to date" counts the version it went back to
+      // (or the one that replaced it), not this rollout's: its line stops where it ended.
+      if (isTerminalRolloutPhase(r.phase as RolloutPhase) && r.phase !== "Completed") continue;
       row.updated[i] = r.updated;
       row.total[i] = r.total;
       row.percent[i] = r.total > 0 ? round((r.updated / r.total) * 100) : null;
