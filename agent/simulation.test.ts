@@ -76,12 +76,22 @@ describe("startSimulation against a fake server", () => {
   });
 
   it("runs a few hundred agents: ramp-up, enrollment, concurrent long-polls, heartbeats, knobs", async () => {
+    // Only the first heartbeat matters here, and it goes out as soon as an agent polls. At the
+    // suite's 1 s interval, 300 agents send 300 reports a second for as long as the test
+    // runs: 0.24 CPU-s every second in this process (measured: 242 ms/s against 1.4 at 30 s),
+    // most of what a loaded full run leaves it, so the last agents' first reports and the
+    // spec below queued behind the others' periodic ones (this test's flake, issue 21).
+    server.heartbeatSeconds = 60;
     simulation = startSimulation({
       server: server.url,
       agents: 300,
       rate: 3_000,
       degraded: 0.1,
       error: 0.02,
+      // No silent share (its own test is below): the default 1 % goes quiet 30-120 s after
+      // start for 6 minutes (seed 42: sim-00111 at 36.8 s), which a loaded run reaches, and
+      // a silent agent neither reports nor takes the spec.
+      silent: 0,
       seed: 42,
       timing: { pollWaitSeconds: 20 },
     });
@@ -89,11 +99,10 @@ describe("startSimulation against a fake server", () => {
     await eventually(() => simulation?.stats().polling === 300 && server.devices.size === 300, 20_000, "all polling");
     await eventually(() => [...server.devices.values()].every((d) => d.reports.length > 0), 10_000, "a heartbeat from each");
 
-    // Every agent holds a poll at the same time: a spec for all of them lands at once.
-    const started = Date.now();
+    // Every agent holds a poll at the same time, so a spec for all of them lands at once.
+    await eventually(() => server.heldPolls === 300, 10_000, "300 polls held at once");
     for (const name of server.devices.keys()) server.setSpec(name, 2);
     await eventually(() => simulation?.stats().specsApplied === 300, 10_000, "all applied");
-    expect(Date.now() - started).toBeLessThan(5_000);
 
     const latest = [...server.devices.values()].map((d) => d.reports.at(-1));
     const degraded = latest.filter((r) => r && Object.values(r.resources).includes("Degraded")).length;
@@ -107,7 +116,9 @@ describe("startSimulation against a fake server", () => {
     const stopped = Date.now();
     const final = await simulation.stop();
     simulation = null;
-    expect(Date.now() - stopped).toBeLessThan(2_000);
+    // Stopping aborts the 300 held polls rather than waiting out their 20 s: well under that.
+    // Not a tighter bound: it is CPU-bound, 2.6 s for 300 agents in a loaded run (was < 2 s here).
+    expect(Date.now() - stopped).toBeLessThan(10_000);
     expect(final.polling).toBe(0);
   });
 

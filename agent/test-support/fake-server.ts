@@ -98,6 +98,7 @@ export class FakeServer {
   private failures: Failure[] = [];
   /** Parked long-polls, by device name. */
   private waiters = new Map<string, Set<() => void>>();
+  private workHeld = 0;
   private byToken = new Map<string, FakeDevice>();
 
   private constructor(
@@ -208,6 +209,11 @@ export class FakeServer {
   revoke(name: string): void {
     this.device(name).revoked = true;
     this.notify(name);
+  }
+
+  /** Work long-polls held open right now, across devices. */
+  get heldPolls(): number {
+    return this.workHeld;
   }
 
   count(method: string, path: RegExp): number {
@@ -360,7 +366,12 @@ export class FakeServer {
         }
         return any ? answer : null;
       };
-      await this.hold(device.name, wait, () => work() !== null || device.revoked, res);
+      this.workHeld++;
+      try {
+        await this.hold(device.name, wait, () => work() !== null || device.revoked, res);
+      } finally {
+        this.workHeld--;
+      }
       if (device.revoked) return error(401, "credential revoked");
       return send(200, work() ?? { actions: [] });
     }

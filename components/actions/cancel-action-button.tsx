@@ -54,7 +54,6 @@ export function CancelActionButton({ id, state, kind, device }: { id: string; st
         cancelLabel="Keep it"
         confirmLabel={mutation.isPending ? "Cancelling…" : "Cancel action"}
         rows={2}
-        focusRing="red"
         testIds={{ dialog: "cancel-action-dialog", confirm: "confirm-cancel-action", reason: "cancel-reason" }}
       >
         <p>

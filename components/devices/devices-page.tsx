@@ -18,6 +18,7 @@ import { toggled } from "../ui/selection";
 import { Button } from "../ui/button";
 import { BulkBar, type BulkTarget } from "./bulk-bar";
 import { AddDevicesLink } from "../enrollment-tokens/add-devices-link";
+import { Link } from "@/components/ui/link";
 import type { DeviceParams } from "./params";
 
 /** The list's filter as devices.list and the bulk operations take it. */
@@ -149,8 +150,16 @@ export function DevicesPage() {
                     <EmptyState title="No devices match these filters">Loosen the label selector or status filters.</EmptyState>
                   ) : (
                     <EmptyState title="No devices yet">
-                      Devices appear here once their enrollment request is approved. Start an agent with <code className="rounded bg-slate-100 px-1">drover-agent</code> or
-                      approve pending requests on the Enrollments page.
+                      Devices appear here once their enrollment request is approved. On{" "}
+                      <Link href="/enrollment-tokens" className="font-medium text-brand-700 hover:underline" data-testid="empty-add-devices">
+                        Add devices
+                      </Link>
+                      , make a token and copy the command that installs <code className="rounded bg-slate-100 px-1">drover-agent</code> with it; or approve pending requests on
+                      the{" "}
+                      <Link href="/enrollments" className="font-medium text-brand-700 hover:underline">
+                        Enrollments
+                      </Link>{" "}
+                      page.
                     </EmptyState>
                   )}
                 </ListEmptyState>

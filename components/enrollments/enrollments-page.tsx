@@ -237,7 +237,7 @@ export function EnrollmentsPage() {
               </Button>
               <Button
                 size="sm"
-                variant="danger"
+                variant="danger-outline"
                 data-testid="deny-all-pending"
                 disabled={busy || !denyAllCount}
                 title={address ? `Deny every pending request from ${address}` : "Deny every pending request, e.g. to clear a flood"}

@@ -26,8 +26,12 @@ export function EventsTable({ events, showObject = true, empty, loadingRows = 8 
                   </div>
                 </td>
                 {showObject && (
-                  <td className="max-w-64 px-3 py-2">
-                    <ObjectLink kind={e.objectKind} name={e.objectName} />
+                  <td className="px-3 py-2">
+                    {/* A block of bounded width: the inline link alone grows to its whole name
+                        (an action's or a plan's id) and runs into the next column. */}
+                    <div className="flex max-w-64" title={e.objectName}>
+                      <ObjectLink kind={e.objectKind} name={e.objectName} />
+                    </div>
                   </td>
                 )}
                 <td className="px-3 py-2 font-medium whitespace-nowrap text-slate-800">{e.type}</td>

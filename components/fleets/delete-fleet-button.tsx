@@ -69,7 +69,7 @@ export function DeleteFleetButton({ name, members }: { name: string; members: nu
               value={typed}
               onChange={(e) => setTyped(e.target.value)}
               spellCheck={false}
-              className="block w-full rounded-md border-0 px-3 py-2 text-sm text-slate-900 ring-1 ring-slate-300 ring-inset focus:ring-2 focus:ring-red-500 focus:outline-none"
+              className="block w-full rounded-md border-0 px-3 py-2 text-sm text-slate-900 ring-1 ring-slate-300 ring-inset focus:ring-2 focus:ring-brand-500 focus:outline-none"
             />
           </label>
         </div>

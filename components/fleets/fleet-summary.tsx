@@ -64,8 +64,12 @@ export function FleetSummary({ fleet }: { fleet: Fleet }) {
             <span className="text-slate-500">none: all at once</span>
           )}
         </Field>
-        <Field label="Changed">
-          <AbsoluteTime value={fleet.metadata.updatedAt} /> <span className="text-xs text-slate-500">by</span> <Actor actor={fleet.metadata.updatedBy} />
+        <Field label="Changed" wrap>
+          <AbsoluteTime value={fleet.metadata.updatedAt} />{" "}
+          {/* Its own line when the time leaves too little room, cut only when wider than the column. */}
+          <span className="inline-block max-w-full truncate align-bottom" data-testid="fleet-changed-by">
+            <span className="text-xs text-slate-500">by</span> <Actor actor={fleet.metadata.updatedBy} />
+          </span>
         </Field>
       </dl>
       {Object.keys(fleet.metadata.labels).length > 0 && (

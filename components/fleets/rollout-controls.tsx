@@ -103,7 +103,6 @@ export function RolloutControls({ fleet, phase }: { fleet: Fleet; phase: Rollout
         cancelLabel="Keep it going"
         confirmLabel={abort.isPending ? "Aborting…" : "Abort and revert"}
         rows={2}
-        focusRing="red"
         testIds={{ dialog: "abort-dialog", confirm: "confirm-abort", reason: "abort-reason" }}
       >
         <p>

@@ -97,7 +97,6 @@ export function PlanControls({ plan }: { plan: PlanView }) {
         cancelLabel="Keep it running"
         confirmLabel={cancel.isPending ? "Cancelling…" : "Cancel plan"}
         rows={2}
-        focusRing="red"
         testIds={{ dialog: "cancel-plan-dialog", confirm: "confirm-cancel-plan", reason: "cancel-plan-reason" }}
       >
         <p>Nothing more is signalled and the nodes&apos; unfinished actions are cancelled. Nodes already updated keep their update. The plan ends Cancelled; you can retry it later as a new plan.</p>

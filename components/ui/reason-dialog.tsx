@@ -4,7 +4,6 @@ import { useState, type ReactNode } from "react";
 import { Dialog } from "./dialog";
 import { Button } from "./button";
 import { InlineError } from "./states";
-import { cx } from "./cx";
 
 /**
  * A confirmation with an optional free-text reason: the body (children) explains what
@@ -24,7 +23,6 @@ export function ReasonDialog({
   confirmDisabled = false,
   placeholder,
   rows = 3,
-  focusRing = "brand",
   keyboard = false,
   required = false,
   children,
@@ -43,7 +41,6 @@ export function ReasonDialog({
   confirmDisabled?: boolean;
   placeholder?: string;
   rows?: number;
-  focusRing?: "brand" | "red";
   /** Focus the reason box, and let Ctrl/Cmd+Enter (and a form submit) confirm. */
   keyboard?: boolean;
   /** The reason must be given: confirm stays disabled until it is. */
@@ -79,10 +76,9 @@ export function ReasonDialog({
               : undefined
           }
           placeholder={placeholder}
-          className={cx(
-            "block w-full rounded-md border-0 px-3 py-2 text-sm text-slate-900 ring-1 ring-slate-300 ring-inset focus:ring-2 focus:outline-none",
-            focusRing === "red" ? "focus:ring-red-500" : "focus:ring-brand-500",
-          )}
+          // The brand ring even in a destructive dialog: a red one around an optional, empty
+          // field reads as an error where nothing is wrong (issue 21).
+          className="block w-full rounded-md border-0 px-3 py-2 text-sm text-slate-900 ring-1 ring-slate-300 ring-inset focus:ring-2 focus:ring-brand-500 focus:outline-none"
         />
       </label>
     </>

@@ -103,7 +103,6 @@ export function WorkflowControls({ workflow }: { workflow: WorkflowObject }) {
         cancelLabel="Keep it running"
         confirmLabel={cancel.isPending ? "Cancelling…" : "Cancel run"}
         rows={2}
-        focusRing="red"
         testIds={{ dialog: "cancel-workflow-dialog", confirm: "confirm-cancel-workflow", reason: "cancel-workflow-reason" }}
       >
         <p>No new step starts and the steps&apos; unfinished actions are cancelled. The run ends Failed (Cancelled); the workflow is kept and can be rerun.</p>
