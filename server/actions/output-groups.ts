@@ -14,13 +14,10 @@ import { z } from "zod";
 import type { ServerContext } from "../context";
 import { queryRaw, dialectOfDb } from "../lib/dialect-sql";
 import type { ActionState } from "../../lib/action-status";
+import { GROUP_ERROR_SHOWN, GROUP_OUTPUT_SHOWN } from "../../lib/output-groups";
 
 /** Characters trimmed from the end of an output or error before grouping. */
 const TRAILING = " \t\r\n";
-/** An output longer than this is shown as its first and last halves (the stored one is up to 64 KiB). */
-export const GROUP_OUTPUT_SHOWN = 8 * 1024;
-/** An error longer than this is cut the same way. */
-export const GROUP_ERROR_SHOWN = 2 * 1024;
 
 /** Which actions to group: a request's, or the ones a workflow step attempt's targets hold now. */
 export type OutputSource =
