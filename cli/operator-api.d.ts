@@ -811,6 +811,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/requests/{id}/outputs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The request's actions grouped by identical (state, error, output) after trimming trailing whitespace (no output counts as empty), largest group first, a page at a time (?limit= groups, at most 200, 50 by default; ?offset= the previous page's nextOffset). Each group: its state, output (past 8 KiB, the first and last 4 KiB), error, count, and its first ?devices= (20) device names with their action ids. ?search= keeps only the actions whose output, error or device name contains it (case-insensitive) before grouping */
+        get: operations["requests.outputsOne"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/requests/{id}/reject": {
         parameters: {
             query?: never;
@@ -944,6 +961,23 @@ export interface paths {
         put?: never;
         /** Start a draft (Pending, saved with ?start=false) or a finished workflow from its saved spec: a new run, its first steps started in this request. 409 while it runs */
         post: operations["workflows.startOne"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{name}/steps/{step}/outputs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The actions a job step's targets hold in its current attempt (a retried target's newest) grouped by identical (state, error, output) after trimming trailing whitespace (no output counts as empty), largest group first, a page at a time (?limit= groups, at most 200, 50 by default; ?offset= the previous page's nextOffset). Each group: its state, output (past 8 KiB, the first and last 4 KiB), error, count, and its first ?devices= (20) device names with their action ids. ?search= keeps only the actions whose output, error or device name contains it (case-insensitive) before grouping. 400 for a step that references another workflow */
+        get: operations["workflows.targetOutputsOne"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -13567,6 +13601,148 @@ export interface operations {
             };
         };
     };
+    "requests.outputsOne": {
+        parameters: {
+            query?: {
+                devices?: number;
+                limit?: number;
+                offset?: number;
+                search?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Actions grouped (those matching ?search=) */
+                        actions: number;
+                        /** @description Groups in all; items is one page of them, largest first */
+                        groups: number;
+                        items: {
+                            /** @description Their actions: actionIds[i] is devices[i]'s */
+                            actionIds: string[];
+                            /** @description Actions in the group */
+                            count: number;
+                            /** @description The first ?devices= (20) device names, by name */
+                            devices: string[];
+                            /** @description The error shared by the group, trimmed the same way (cut past 2 KiB) */
+                            error: string | null;
+                            /** @description The output shared by the group, trailing whitespace trimmed ("" for none); past 8 KiB its first and last 4 KiB around a marker */
+                            output: string;
+                            /** @description The trimmed output's whole length in characters */
+                            outputChars: number;
+                            /** @enum {string} */
+                            state: "PENDING_APPROVE" | "PENDING_SCHEDULE" | "NEW" | "RUNNING" | "DONE" | "FAILED" | "CANCELLED" | "LOST";
+                        }[];
+                        /** @description ?offset= of the next page; null on the last */
+                        nextOffset: number | null;
+                        offset: number;
+                        request: string;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: malformed or fails validation; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description CONFLICT: a transition the state machine does not allow */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
     "requests.rejectOne": {
         parameters: {
             query?: never;
@@ -16230,6 +16406,152 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: a body that is not application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "workflows.targetOutputsOne": {
+        parameters: {
+            query?: {
+                devices?: number;
+                limit?: number;
+                offset?: number;
+                search?: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+                step: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Actions grouped (those matching ?search=) */
+                        actions: number;
+                        attempt: number;
+                        /** @description Groups in all; items is one page of them, largest first */
+                        groups: number;
+                        items: {
+                            /** @description Their actions: actionIds[i] is devices[i]'s */
+                            actionIds: string[];
+                            /** @description Actions in the group */
+                            count: number;
+                            /** @description The first ?devices= (20) device names, by name */
+                            devices: string[];
+                            /** @description The error shared by the group, trimmed the same way (cut past 2 KiB) */
+                            error: string | null;
+                            /** @description The output shared by the group, trailing whitespace trimmed ("" for none); past 8 KiB its first and last 4 KiB around a marker */
+                            output: string;
+                            /** @description The trimmed output's whole length in characters */
+                            outputChars: number;
+                            /** @enum {string} */
+                            state: "PENDING_APPROVE" | "PENDING_SCHEDULE" | "NEW" | "RUNNING" | "DONE" | "FAILED" | "CANCELLED" | "LOST";
+                        }[];
+                        /** @description ?offset= of the next page; null on the last */
+                        nextOffset: number | null;
+                        offset: number;
+                        run: number;
+                        step: string;
+                        workflow: string;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: malformed or fails validation; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description CONFLICT: a transition the state machine does not allow */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -143,6 +143,7 @@ describe("the operator OpenAPI document", () => {
     const held = (await call<{ items: [{ requestId: string }] }>("POST", "/actions", { labelSelector: `suite=${suite}`, kind: "noop", requireApproval: true })).items;
     await call("GET", "/requests?pendingApproval=true&limit=5");
     await call("GET", `/requests/${held[0].requestId}?limit=1`);
+    await call("GET", `/requests/${held[0].requestId}/outputs?limit=5&devices=1`);
     await call("POST", `/requests/${held[0].requestId}/approve`, { reason: "all of them" });
     const held2 = (await call<{ items: [{ requestId: string }] }>("POST", "/actions", { device: b!.name, kind: "noop", requireApproval: true })).items;
     await call("POST", `/requests/${held2[0].requestId}/reject`);
@@ -166,6 +167,7 @@ describe("the operator OpenAPI document", () => {
     await call("POST", "/workflows", { metadata: { name: `${wf}-t` }, spec: { failFast: false, steps: { first: job(b!.name), other: job(a!.name) } } });
     const listed = await call<{ items: [{ actionId: string }] }>("GET", `/workflows/${wf}-t/steps/first/targets`);
     await call("POST", `/actions/${listed.items[0].actionId}/cancel`, { reason: "to retry it" });
+    await call("GET", `/workflows/${wf}-t/steps/first/outputs?search=${b!.name}`);
     await call("POST", `/workflows/${wf}-t/steps/first/targets/${b!.name}/retry`, { reason: "again" });
     await call("POST", `/workflows/${wf}-t/steps/other/targets/${a!.name}/skip`, { reason: "not this one" });
     await call("DELETE", `/workflows/${wf}-t`);

@@ -78,11 +78,11 @@ export function LiveUpdates({ children }: { children: ReactNode }) {
         case "workflows.list":
           return [trpc.workflows.list.pathFilter()];
         case "workflow":
-          return [trpc.workflows.get.queryFilter({ name: t.name }), trpc.workflows.events.queryFilter({ name: t.name }), trpc.workflows.targets.pathFilter()];
+          return [trpc.workflows.get.queryFilter({ name: t.name }), trpc.workflows.events.queryFilter({ name: t.name }), trpc.workflows.targets.pathFilter(), trpc.workflows.targetOutputs.pathFilter()];
         case "workflows.actions":
-          return [trpc.workflows.get.pathFilter(), trpc.workflows.targets.pathFilter()];
+          return [trpc.workflows.get.pathFilter(), trpc.workflows.targets.pathFilter(), trpc.workflows.targetOutputs.pathFilter()];
         case "requests":
-          return [trpc.requests.list.pathFilter(), trpc.requests.get.pathFilter()];
+          return [trpc.requests.list.pathFilter(), trpc.requests.get.pathFilter(), trpc.requests.outputs.pathFilter()];
       }
     },
     [trpc],

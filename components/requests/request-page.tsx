@@ -18,6 +18,7 @@ import { EventLogLink } from "../events/object-events-card";
 import { ActionsTable } from "../actions/actions-table";
 import { actionsHref } from "../actions/params";
 import { actorName, argsSummary, shortId } from "../actions/format";
+import { OutputGroups } from "../actions/output-groups";
 import { RequestProgress } from "./request-progress";
 import { useRequestDecision } from "./use-request-decision";
 import { isSettled } from "./format";
@@ -152,6 +153,11 @@ export function RequestPage({ id }: { id: string }) {
           </dl>
         </Card>
       </div>
+
+      <Card className="mt-4" data-testid="request-outputs">
+        <CardHeader title="Outputs" description="The actions grouped by identical result (state, error, output; trailing whitespace ignored), largest group first, live." />
+        <OutputGroups source={{ request: r.id }} />
+      </Card>
 
       <Card className="mt-4">
         <CardHeader

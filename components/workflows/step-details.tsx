@@ -7,6 +7,7 @@ import { RelativeTime } from "../ui/time";
 import { Button } from "../ui/button";
 import { stepPhaseTone, stepProgress } from "./run-graph";
 import { StepTargets } from "./step-targets";
+import { OutputGroups } from "../actions/output-groups";
 
 function Row({ label, children, testId }: { label: string; children: React.ReactNode; testId?: string }) {
   return (
@@ -70,6 +71,11 @@ export function StepDetails({ workflow, step, canOperate, onClose }: { workflow:
         {spec.jobTemplate && view && view.attempts > 0 && (
           <Row label="Targets">
             <StepTargets workflow={workflow.metadata.name} step={step} canOperate={canOperate} />
+          </Row>
+        )}
+        {spec.jobTemplate && view && view.attempts > 0 && (
+          <Row label="Outputs" testId="step-outputs">
+            <OutputGroups source={{ workflow: workflow.metadata.name, step }} compact />
           </Row>
         )}
         {view && view.actions.length > 0 && (

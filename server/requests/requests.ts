@@ -18,6 +18,7 @@ import type { NewRequestRow } from "../devices/fast-path";
 import { sqlDate } from "../lib/dialect-sql";
 import { inChunks } from "../lib/chunks";
 import { waitsOf } from "../actions/waits";
+import { outputGroups, type OutputGroupsPage, type OutputGroupsView } from "../actions/output-groups";
 
 export const REQUEST_ORIGINS = ["user", "plan", "workflow", "rollout"] as const;
 export type RequestOrigin = (typeof REQUEST_ORIGINS)[number];
@@ -229,6 +230,13 @@ export async function getRequest(ctx: ServerContext, id: string): Promise<Reques
   if (!row) throw notFound(`request "${id}"`);
   const [counts, waitingBy] = await Promise.all([countsOf(ctx, [id]), waitingByReason(ctx, id)]);
   return present(row, { ...progressOf(counts.get(id) ?? {}), waitingBy });
+}
+
+/** The request's actions grouped by identical (state, error, output), largest group first (server/actions/output-groups.ts). */
+export async function requestOutputs(ctx: ServerContext, id: string, page: OutputGroupsPage): Promise<OutputGroupsView & { request: string }> {
+  const row = await ctx.db.actionRequest.findUnique({ where: { id }, select: { id: true } });
+  if (!row) throw notFound(`request "${id}"`);
+  return { request: id, ...(await outputGroups(ctx, { requestId: id }, page)) };
 }
 
 // ---------------------------------------------------------------------------------------

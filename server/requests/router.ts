@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { router, viewerProcedure, operatorProcedure } from "../trpc/init";
 import { listActions } from "../actions/actions";
-import { decideRequest, getRequest, listRequests, REQUEST_ORIGINS } from "./requests";
+import { decideRequest, getRequest, listRequests, requestOutputs, REQUEST_ORIGINS } from "./requests";
+import { OutputGroupsInput } from "../actions/output-groups";
 
 /** `?pendingApproval=true` in a query string, or a boolean from tRPC. */
 const Flag = z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean()).optional();
@@ -28,6 +29,13 @@ export const requestsRouter = router({
       const request = await getRequest(ctx.server, input.id);
       const actions = await listActions(ctx.server, { request: input.id }, { limit: input.limit });
       return { ...request, actions };
+    }),
+  /** Its actions grouped by identical output (issue 21): a page of groups, largest first, each naming its first devices. */
+  outputs: viewerProcedure
+    .input(OutputGroupsInput.extend({ id: z.string().min(1).max(64) }))
+    .query(({ ctx, input }) => {
+      const { id, ...page } = input;
+      return requestOutputs(ctx.server, id, page);
     }),
   approve: operatorProcedure.input(Decide).mutation(({ ctx, input }) => decideRequest(ctx.server, input.id, "Approved", ctx.actor, input.reason)),
   reject: operatorProcedure.input(Decide).mutation(({ ctx, input }) => decideRequest(ctx.server, input.id, "Rejected", ctx.actor, input.reason)),

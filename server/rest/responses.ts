@@ -257,6 +257,27 @@ export const RequestPage = z.strictObject({ items: z.array(RequestView), total: 
 export const RequestDetail = z.strictObject({ ...RequestView.shape, actions: ActionPage.describe("The first page of its actions (?limit=)") });
 export const RequestDecided = z.strictObject({ request: RequestView, moved: z.number().int().describe("Actions this decision moved") });
 
+/** A page of actions grouped by identical (state, error, output): server/actions/output-groups.ts. */
+const OutputGroups = {
+  actions: z.number().int().describe("Actions grouped (those matching ?search=)"),
+  groups: z.number().int().describe("Groups in all; items is one page of them, largest first"),
+  offset: z.number().int(),
+  items: z.array(
+    z.strictObject({
+      state: enumOf(ACTION_STATES),
+      output: z.string().describe("The output shared by the group, trailing whitespace trimmed (\"\" for none); past 8 KiB its first and last 4 KiB around a marker"),
+      outputChars: z.number().int().describe("The trimmed output's whole length in characters"),
+      error: z.string().nullable().describe("The error shared by the group, trimmed the same way (cut past 2 KiB)"),
+      count: z.number().int().describe("Actions in the group"),
+      devices: z.array(z.string()).describe("The first ?devices= (20) device names, by name"),
+      actionIds: z.array(z.string()).describe("Their actions: actionIds[i] is devices[i]'s"),
+    }),
+  ),
+  nextOffset: z.number().int().nullable().describe("?offset= of the next page; null on the last"),
+};
+export const RequestOutputs = z.strictObject({ request: z.string(), ...OutputGroups });
+export const WorkflowStepOutputs = z.strictObject({ workflow: z.string(), step: z.string(), run: z.number().int(), attempt: z.number().int(), ...OutputGroups });
+
 // ---------------------------------------------------------------------------------------
 // fleets
 

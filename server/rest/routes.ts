@@ -31,12 +31,14 @@ import {
   PlanPage,
   RequestDecided,
   RequestDetail,
+  RequestOutputs,
   RequestPage,
   TemplateVersionView,
   TokenCreatedResponse,
   WorkflowDeleted,
   WorkflowObject,
   WorkflowPage,
+  WorkflowStepOutputs,
   WorkflowTargets,
 } from "./responses";
 
@@ -403,6 +405,14 @@ export const restRoutes: RestRoute[] = [
     input: ({ params, query }) => ({ ...query, id: params.id }),
   },
   {
+    method: "GET",
+    path: "/requests/{id}/outputs",
+    procedure: "requests.outputs",
+    response: RequestOutputs,
+    summary: "The request's actions grouped by identical (state, error, output) after trimming trailing whitespace (no output counts as empty), largest group first, a page at a time (?limit= groups, at most 200, 50 by default; ?offset= the previous page's nextOffset). Each group: its state, output (past 8 KiB, the first and last 4 KiB), error, count, and its first ?devices= (20) device names with their action ids. ?search= keeps only the actions whose output, error or device name contains it (case-insensitive) before grouping" ,
+    input: ({ params, query }) => ({ ...query, id: params.id }),
+  },
+  {
     method: "POST",
     path: "/requests/{id}/approve",
     procedure: "requests.approve",
@@ -634,6 +644,14 @@ export const restRoutes: RestRoute[] = [
     summary:
       "A job step's targets in its current attempt (the first 500; total counts all): each device with its phase (Waiting, Running, Done, Failed from its action; Skipped by an operator), action id and state, error, who skipped it and why, and the moves an operator may make now (skip, retry). 400 for a step that references another workflow",
     input: ({ params }) => params,
+  },
+  {
+    method: "GET",
+    path: "/workflows/{name}/steps/{step}/outputs",
+    procedure: "workflows.targetOutputs",
+    response: WorkflowStepOutputs,
+    summary: "The actions a job step's targets hold in its current attempt (a retried target's newest) grouped by identical (state, error, output) after trimming trailing whitespace (no output counts as empty), largest group first, a page at a time (?limit= groups, at most 200, 50 by default; ?offset= the previous page's nextOffset). Each group: its state, output (past 8 KiB, the first and last 4 KiB), error, count, and its first ?devices= (20) device names with their action ids. ?search= keeps only the actions whose output, error or device name contains it (case-insensitive) before grouping. 400 for a step that references another workflow" ,
+    input: ({ params, query }) => ({ ...query, name: params.name, step: params.step }),
   },
   {
     method: "POST",

@@ -3,7 +3,8 @@ import { router, viewerProcedure, operatorProcedure } from "../trpc/init";
 import { listEvents } from "../events/events";
 import { WORKFLOW_PHASES } from "../../lib/workflow-status";
 import { StepName, WorkflowName } from "../../lib/workflow-spec";
-import { listStepTargets, retryWorkflowTarget, skipWorkflowTarget } from "./targets";
+import { listStepTargets, retryWorkflowTarget, skipWorkflowTarget, stepOutputs } from "./targets";
+import { OutputGroupsInput } from "../actions/output-groups";
 import { cancelWorkflow, createWorkflow, deleteWorkflow, getWorkflow, listWorkflows, parseWorkflowInput, rerunWorkflow, updateWorkflow } from "./workflows";
 
 const ByName = z.object({ name: WorkflowName });
@@ -42,6 +43,11 @@ export const workflowsRouter = router({
     .mutation(({ ctx, input }) => cancelWorkflow(ctx.server, input.name, ctx.actor, input.reason)),
   /** A job step's current attempt: its targets with their phase and the moves an operator may make (issue 21). */
   targets: viewerProcedure.input(ByName.extend({ step: StepName })).query(({ ctx, input }) => listStepTargets(ctx.server, input.name, input.step)),
+  /** The current attempt's targets' actions grouped by identical output (issue 21), as `requests.outputs`. */
+  targetOutputs: viewerProcedure.input(OutputGroupsInput.extend({ name: WorkflowName, step: StepName })).query(({ ctx, input }) => {
+    const { name, step, ...page } = input;
+    return stepOutputs(ctx.server, name, step, page);
+  }),
   /** Move on without one target, with a reason: it counts as finished, not failed; its unfinished action is cancelled. */
   skipTarget: operatorProcedure.input(TargetMove).mutation(({ ctx, input }) => skipWorkflowTarget(ctx.server, input.name, input.step, input.target, ctx.actor, input.reason)),
   /** Run a failed target again, with a reason: a new action made as the step made the first; its step runs again if it failed for it. */

@@ -14,6 +14,7 @@ import { conflict, invalid, notFound } from "../errors";
 import { recordEvents, type NewEvent } from "../events/events";
 import { cancelActionInTx, createActionInTx, type CancelOutcome } from "../actions/actions";
 import { inChunks } from "../lib/chunks";
+import { outputGroups, type OutputGroupsPage, type OutputGroupsView } from "../actions/output-groups";
 import { WorkflowSpec } from "../../lib/workflow-spec";
 import { reopenStep } from "../../lib/workflow";
 import { targetMoves, targetPhase, TARGET_MOVE_TO, type StepPhase, type TargetMove, type TargetPhase, type WorkflowPhase } from "../../lib/workflow-status";
@@ -51,12 +52,7 @@ export interface WorkflowTargetsView {
 
 /** The current attempt's targets of a job step, in the order they were made (the first TARGETS_SHOWN), each with its phase and moves. */
 export async function listStepTargets(ctx: ServerContext, name: string, step: string, limit = TARGETS_SHOWN): Promise<WorkflowTargetsView> {
-  const wf = await ctx.db.workflow.findUnique({ where: { name }, select: { phase: true, run: true, spec: true } });
-  if (!wf) throw notFound(`workflow "${name}"`);
-  jobStep(name, wf.spec, step);
-  const row = await ctx.db.workflowStepStatus.findUnique({ where: { workflowName_step: { workflowName: name, step } }, select: { phase: true, attempts: true } });
-  const stepPhase = (row?.phase ?? "Pending") as StepPhase;
-  const attempt = row?.attempts ?? 0;
+  const { wf, stepPhase, attempt } = await currentAttempt(ctx, name, step);
   const where = { workflowName: name, run: wf.run, step, attempt };
   const [links, total] = await Promise.all([ctx.db.workflowStepAction.findMany({ where, orderBy: { id: "asc" }, take: limit }), ctx.db.workflowStepAction.count({ where })]);
   const ids = links.flatMap((l) => (l.actionId ? [l.actionId] : []));
@@ -78,6 +74,22 @@ export async function listStepTargets(ctx: ServerContext, name: string, step: st
     };
   });
   return { workflow: name, step, run: wf.run, attempt, stepPhase, total, items };
+}
+
+/** A job step's current run and attempt (404 for no such workflow or step, 400 for a step that references another workflow). */
+async function currentAttempt(ctx: ServerContext, name: string, step: string) {
+  const wf = await ctx.db.workflow.findUnique({ where: { name }, select: { phase: true, run: true, spec: true } });
+  if (!wf) throw notFound(`workflow "${name}"`);
+  jobStep(name, wf.spec, step);
+  const row = await ctx.db.workflowStepStatus.findUnique({ where: { workflowName_step: { workflowName: name, step } }, select: { phase: true, attempts: true } });
+  return { wf, stepPhase: (row?.phase ?? "Pending") as StepPhase, attempt: row?.attempts ?? 0 };
+}
+
+/** The actions the current attempt's targets hold now (a retried target's newest) grouped by identical output (server/actions/output-groups.ts). */
+export async function stepOutputs(ctx: ServerContext, name: string, step: string, page: OutputGroupsPage): Promise<OutputGroupsView & { workflow: string; step: string; run: number; attempt: number }> {
+  const { wf, attempt } = await currentAttempt(ctx, name, step);
+  const groups = await outputGroups(ctx, { workflow: name, run: wf.run, step, attempt }, page);
+  return { workflow: name, step, run: wf.run, attempt, ...groups };
 }
 
 function jobStep(name: string, specText: string, step: string) {
