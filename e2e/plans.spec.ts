@@ -64,7 +64,8 @@ test("a plan imported in the console waits for approval, then every node complet
     await expect(page).toHaveURL(/\/plans\/plan-[0-9a-f]+$/);
     const id = decodeURIComponent(new URL(page.url()).pathname.split("/").at(-1)!);
     await expect(page.getByTestId("plan-title")).toHaveText(prefix);
-    await expect(page.getByTestId("plan-awaits-approval")).toBeVisible();
+    // In words, not SchedulableWait (which it also is once approved and running).
+    await expect(page.getByTestId("plan-state")).toHaveText("Waiting for approval");
     await expect(page.getByTestId("plan-approval")).toContainText("required, not given yet");
     for (const n of [controller, ...workers]) await expect(page.getByTestId(`node-state-0-${n}`)).toHaveText("SignalPending");
     await expect(page.getByTestId("command-progress-0")).toHaveAttribute("data-total", "4");
@@ -72,11 +73,12 @@ test("a plan imported in the console waits for approval, then every node complet
     // From here on the page is never reloaded: a marker on the window would not survive one.
     await page.evaluate(() => ((window as unknown as { __planMarker: string }).__planMarker = "same page"));
     await page.getByTestId("plan-approve").click();
-    await expect(page.getByTestId("plan-awaits-approval")).toHaveCount(0);
+    await expect(page.getByTestId("plan-state")).not.toHaveText("Waiting for approval");
     await expect(page.getByTestId("plan-approval")).toContainText("approved by");
 
     // The controller is signalled alone first: while it updates, no worker is signalled.
     await expect(page.getByTestId(`node-state-0-${controller}`)).toHaveText("SignalSent", { timeout: 15_000 });
+    await expect(page.getByTestId("plan-state")).toHaveText("Running on 1 node");
     for (const n of workers) await expect(page.getByTestId(`node-state-0-${n}`)).toHaveText("SignalPending");
     await expect(page.getByTestId(`node-action-0-${controller}`)).toHaveText(/NEW|RUNNING|PENDING_SCHEDULE/);
 
@@ -143,7 +145,7 @@ test("a plan cancelled from its page with a reason is retried as a new plan that
     await expect(page).not.toHaveURL(new RegExp(`/plans/${id}$`));
     await expect(page.getByTestId("plan-retry-of")).toHaveText(id);
     const retryId = decodeURIComponent(new URL(page.url()).pathname.split("/").at(-1)!);
-    await expect(page.getByTestId("plan-awaits-approval")).toBeVisible();
+    await expect(page.getByTestId("plan-state")).toHaveText("Waiting for approval");
     await page.getByTestId("plan-retry-of").click();
     await expect(page.getByTestId(`plan-retried-by-${retryId}`)).toBeVisible();
   } finally {

@@ -41,7 +41,8 @@ test("a diamond workflow's run view turns every step Succeeded live, in dependen
     await expect(page.getByTestId("workflow-phase")).toHaveText("Running");
     for (const s of ["A", "B", "C", "D"]) await expect(page.getByTestId(`step-node-${s}`)).toBeVisible();
     await expect(page.getByTestId("step-node-A")).toHaveAttribute("data-phase", "Running");
-    await expect(page.getByTestId("step-node-progress-A")).toHaveText("0/1 targets");
+    // Says why it waits (it read "0/1 targets" like any running step).
+    await expect(page.getByTestId("step-node-progress-A")).toHaveText("0/1 targets, 1 waiting for approval");
     for (const s of ["B", "C", "D"]) await expect(page.getByTestId(`step-node-${s}`)).toHaveAttribute("data-phase", "Pending");
     await expect(page.getByTestId("step-node-progress-D")).toHaveText("waits for B, C");
     await expect(page.getByTestId("step-table").locator("tbody tr")).toHaveCount(4);

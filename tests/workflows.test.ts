@@ -148,7 +148,15 @@ describe("the diamond (A; then B and C; D after both)", () => {
     expect(cancelled.body.status).toMatchObject({ phase: "Failed", reason: "Cancelled" });
     expect(phases(cancelled.body)).toEqual({ A: "Failed", B: "Omitted", C: "Omitted", D: "Omitted" });
     expect((await getAction(s, cancelled.body.status.statuses.A!.actions[0]!)).state).toBe("CANCELLED");
+    // Counted as cancelled, not failed: the console says "0/1 targets, 1 cancelled" (it said "1 failed").
+    expect(cancelled.body.status.statuses.A!.targets).toMatchObject({ total: 1, failed: 0, cancelled: 1 });
     expect(await offered(a!)).toHaveLength(0);
+  });
+
+  it("a step whose action waits for an operator says so in its target counts", async () => {
+    await enroll("wait-1");
+    const wf = await create({ metadata: { name: "waits-approval" }, spec: { steps: { A: { jobTemplate: { kind: "noop", targets: { devices: ["wait-1"] }, requireApproval: true } } } } });
+    expect(wf.status.statuses.A).toMatchObject({ phase: "Running", targets: { total: 1, done: 0, failed: 0, waitingApproval: 1 } });
   });
 });
 
@@ -180,7 +188,7 @@ describe("failure", () => {
     await create({ metadata: { name: "ghosts" }, spec: { steps: { A: { jobTemplate: { kind: "noop", targets: { devices } } } } } });
     await expect.poll(async () => (await s.api<WorkflowObject>("GET", "/workflows/ghosts")).body.status.phase, { timeout: 5_000 }).toBe("Failed");
     const a = (await s.api<WorkflowObject>("GET", "/workflows/ghosts")).body.status.statuses.A!;
-    expect(a.targets).toEqual({ total: 7, done: 0, failed: 7, skipped: 0 });
+    expect(a.targets).toEqual({ total: 7, done: 0, failed: 7, skipped: 0, waitingApproval: 0, cancelled: 0 });
     expect(a.message).toMatch(/^failed: ghost-1: .*; ghost-5: [^;]*; and 2 more$/);
   });
 });

@@ -8,11 +8,9 @@ import { useTRPC } from "../trpc";
 import { useMe } from "../hooks/use-me";
 import { PageHeader } from "../ui/page-header";
 import { YamlButton } from "../ui/yaml-view";
-import { Badge } from "../ui/badge";
 import { Skeleton } from "../ui/skeleton";
 import { DetailError, DetailLoading } from "../ui/detail-page";
 import { RelativeTime } from "../ui/time";
-import { StatusBadge } from "../status/status-badge";
 import { ObjectEventsCard } from "../events/object-events-card";
 import { Actor } from "../events/object-link";
 import { CommandCard } from "./command-card";
@@ -21,7 +19,8 @@ import { DiagramButton } from "../state-diagram/diagram-button";
 import { toneOf } from "../status/tones";
 import { planDiagramSpec } from "./plan-diagrams";
 import { PlanSummary } from "./plan-summary";
-import { awaitsApproval, commandNotRun, defaultCommand, focusNode, nodeRows, planTitle, specIdOf } from "./plan-view";
+import { PlanStateChip } from "./plan-state-chip";
+import { commandNotRun, defaultCommand, focusNode, nodeRows, planTitle, specIdOf } from "./plan-view";
 import { planStateTone } from "./tones";
 
 const breadcrumb = (
@@ -55,7 +54,7 @@ function PlanBody({ plan, canOperate }: { plan: PlanView; canOperate: boolean })
         title={
           <span className="flex flex-wrap items-center gap-3">
             <span data-testid="plan-title">{title}</span>
-            <StatusBadge table={planStateTone} state={s.state} data-testid="plan-state" />
+            <PlanStateChip status={s} testId="plan-state" />
             <DiagramButton
               spec={planDiagramSpec}
               current={s.state}
@@ -65,11 +64,6 @@ function PlanBody({ plan, canOperate }: { plan: PlanView; canOperate: boolean })
               legend={{ notYetSupported: false }}
               testId="state-diagram-plan"
             />
-            {awaitsApproval(s.state, s.approval) && (
-              <Badge tone="amber" data-testid="plan-awaits-approval">
-                Approval needed
-              </Badge>
-            )}
           </span>
         }
         description={

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { PLAN_STATES, type PlanCommandStatusView, type PlanCounts, type PlanNodeState, type PlanNodeView, type PlanView } from "@/lib/plan-status";
-import { awaitsApproval, canCancel, canRetry, commandNotRun, commandTitle, countSegments, defaultCommand, focusNode, nodeRows, planTitle, visibleRows } from "@/components/plans/plan-view";
+import { awaitsApproval, canCancel, planActivity, canRetry, commandNotRun, commandTitle, countSegments, defaultCommand, focusNode, nodeRows, planTitle, visibleRows } from "@/components/plans/plan-view";
 import { PLAN_ACTIONS_SETTLE_MS, settleDelayMs, targetId, targetsFor } from "@/components/live/invalidation";
 
 const node = (name: string, state: PlanNodeState, role = "worker"): PlanNodeView => ({
@@ -104,6 +104,23 @@ describe("plan controls follow the state table", () => {
     expect(planTitle({ name: null, specId: null, id: "p1" })).toBe("p1");
     expect(commandTitle({ kind: "action", actionKind: "exec", version: null })).toBe("action exec");
     expect(commandTitle({ kind: "airgapupdate", actionKind: "airgapupdate", version: "v1" })).toBe("airgapupdate v1");
+  });
+});
+
+describe("what a plan is doing, in words (SchedulableWait read the same before approval and while running)", () => {
+  type Approval = PlanView["status"]["approval"];
+  const waiting: Approval = { required: true, approvedBy: null, approvedAt: null };
+  const approved: Approval = { required: true, approvedBy: "user:admin", approvedAt: "2026-11-28T00:00:00Z" };
+  const rows: [what: string, state: PlanView["status"]["state"], approval: Approval, c: Partial<PlanCounts>, text: string][] = [
+    ["before approval", "SchedulableWait", waiting, { SignalPending: 53, total: 53 }, "Waiting for approval"],
+    ["approved, nodes running", "SchedulableWait", approved, { SignalPending: 50, SignalSent: 3, total: 53 }, "Running on 3 nodes"],
+    ["approved, none can be signalled yet", "SchedulableWait", approved, { SignalPending: 1, SignalCompleted: 52, total: 53 }, "Waiting to signal 1 node"],
+    ["just created", "NewPlan", approved, {}, "Discovering nodes"],
+    ["ended: the state says it", "ApplyFailed", approved, { SignalApplyFailed: 1, total: 1 }, "ApplyFailed"],
+    ["cancelled before approval: ended, not waiting", "Cancelled", waiting, { SignalPending: 2, total: 2 }, "Cancelled"],
+  ];
+  it.each(rows)("%s: %s", (_what, state, approval, c, text) => {
+    expect(planActivity(state, approval, counts(c)).text).toBe(text);
   });
 });
 

@@ -27,6 +27,21 @@ export function awaitsApproval(state: PlanState, approval: Approval): boolean {
   return approval.required && approval.approvedBy === null && !isTerminalPlanState(state);
 }
 
+/**
+ * What a plan is doing, in an operator's words, from its state, approval and node counts: the
+ * state name alone (SchedulableWait) read the same before approval and while nodes ran. Ended
+ * plans keep their state's name (Completed, ApplyFailed, Cancelled …), which already says it.
+ */
+export function planActivity(state: PlanState, approval: Approval, counts: PlanCounts): { text: string; tone: "amber" | "blue" | "gray" | null } {
+  if (isTerminalPlanState(state)) return { text: state, tone: null };
+  if (awaitsApproval(state, approval)) return { text: "Waiting for approval", tone: "amber" };
+  if (state === "NewPlan") return { text: "Discovering nodes", tone: "gray" };
+  const plural = (n: number) => `${n} node${n === 1 ? "" : "s"}`;
+  if (counts.SignalSent > 0) return { text: `Running on ${plural(counts.SignalSent)}`, tone: "blue" };
+  if (counts.SignalPending > 0) return { text: `Waiting to signal ${plural(counts.SignalPending)}`, tone: "amber" };
+  return { text: "Finishing", tone: "blue" };
+}
+
 /** Cancel is a move the table lists from the plan's state (an operator's). */
 export function canCancel(state: PlanState): boolean {
   return planMachine.transitions.some((t) => t.from === state && t.to === "Cancelled");

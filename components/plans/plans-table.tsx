@@ -12,6 +12,7 @@ import { Actor } from "../events/object-link";
 import { CountsBar } from "../fleets/counts-bar";
 import { cx } from "../ui/cx";
 import { awaitsApproval, commandNotRun, countSegments, planTitle } from "./plan-view";
+import { PlanStateChip } from "./plan-state-chip";
 import { planStateTone } from "./tones";
 import { LinkRow } from "../ui/link-row";
 
@@ -36,7 +37,7 @@ export function PlansTable({ items, empty, loading = false }: { items: PlanSumma
                   className="align-top"
                 >
                   <td className="py-2.5 pr-3 pl-4">
-                    <StatusBadge table={planStateTone} state={p.state} data-testid={`plan-row-state-${p.id}`} title={p.message} />
+                    <PlanStateChip status={{ state: p.state, approval: p.approval, counts: p.counts }} testId={`plan-row-state-${p.id}`} title={p.message} />
                   </td>
                   <td className="max-w-72 px-3 py-2.5">
                     <Link prefetch={false} href={href} title={planTitle(p)} className="block truncate font-medium text-slate-900 hover:text-brand-700 hover:underline">

@@ -78,6 +78,9 @@ describe("run graph nodes", () => {
     expect(stepProgress(view({ phase: "Failed", attempts: 2, maxAttempts: 2, targets: { total: 1, done: 0, failed: 1 } }))).toBe("0/1 targets, 1 failed · attempt 2 of 2");
     expect(stepProgress(view({ phase: "Succeeded", attempts: 1, maxAttempts: 1, targets: { total: 3, done: 2, failed: 0, skipped: 1 } }))).toBe("2/3 targets, 1 skipped");
     expect(stepProgress(view({ phase: "Omitted" }))).toBe("");
+    // Why it waits, in words: a step whose action waits for an operator, a run cancelled under a step.
+    expect(stepProgress(view({ phase: "Running", attempts: 1, maxAttempts: 1, targets: { total: 1, done: 0, failed: 0, waitingApproval: 1 } }))).toBe("0/1 targets, 1 waiting for approval");
+    expect(stepProgress(view({ phase: "Failed", attempts: 1, maxAttempts: 1, targets: { total: 7, done: 0, failed: 0, cancelled: 7 } }))).toBe("0/7 targets, 7 cancelled");
     expect(stepsDone({ Succeeded: 2, Skipped: 1, Running: 1 })).toBe(3);
   });
 });

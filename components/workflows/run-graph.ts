@@ -87,7 +87,16 @@ export function stepProgress(view: WorkflowStepView | undefined): string {
     if (view.waitingFor.length) parts.push(`waits for ${view.waitingFor.join(", ")}`);
     return parts.join(" · ");
   }
-  if (view.targets && view.targets.total > 0) parts.push(`${view.targets.done}/${view.targets.total} targets${view.targets.failed ? `, ${view.targets.failed} failed` : ""}${view.targets.skipped ? `, ${view.targets.skipped} skipped` : ""}`);
+  const t = view.targets;
+  if (t && t.total > 0) {
+    const more = [
+      t.waitingApproval ? `${t.waitingApproval} waiting for approval` : "",
+      t.failed ? `${t.failed} failed` : "",
+      t.cancelled ? `${t.cancelled} cancelled` : "",
+      t.skipped ? `${t.skipped} skipped` : "",
+    ].filter(Boolean);
+    parts.push(`${t.done}/${t.total} targets${more.length ? `, ${more.join(", ")}` : ""}`);
+  }
   if (view.workflow && view.phase !== "Skipped" && view.phase !== "Omitted") parts.push(`${view.workflow.name}${view.workflow.run ? ` run ${view.workflow.run}` : ""}`);
   if (view.maxAttempts > 1 && view.attempts > 0) parts.push(`attempt ${view.attempts} of ${view.maxAttempts}`);
   return parts.join(" · ");

@@ -265,7 +265,8 @@ export interface WorkflowStepView {
   /** The current run's actions for this step, every attempt, oldest first. */
   actions: string[];
   /** The current attempt's targets (a job); skipped: by an operator, neither done nor failed. Optional for clients of an older server. */
-  targets: { total: number; done: number; failed: number; skipped?: number } | null;
+  /** The current attempt's targets: done, failed (cancelled ones apart), skipped by an operator, waiting for approval, cancelled. */
+  targets: { total: number; done: number; failed: number; skipped?: number; waitingApproval?: number; cancelled?: number } | null;
   /** A reference: the workflow and the run of it this step follows. */
   workflow: { name: string; run: number | null } | null;
   /** Dependencies not ended yet (Pending steps). */
@@ -351,8 +352,15 @@ export async function getWorkflow(ctx: ServerContext, name: string): Promise<Wor
         ? {
             total: current.length,
             done: current.filter((l) => !l.skippedAt && l.actionId && states.get(l.actionId) === "DONE").length,
-            failed: current.filter((l) => !l.skippedAt && (l.error || (l.actionId && FINAL.has(states.get(l.actionId) ?? "DONE") && states.get(l.actionId) !== "DONE") || (l.actionId && !states.has(l.actionId)))).length,
+            failed: current.filter(
+              (l) =>
+                !l.skippedAt &&
+                (l.error || (l.actionId && FINAL.has(states.get(l.actionId) ?? "DONE") && states.get(l.actionId) !== "DONE" && states.get(l.actionId) !== "CANCELLED") || (l.actionId && !states.has(l.actionId))),
+            ).length,
             skipped: current.filter((l) => l.skippedAt).length,
+            // Said apart from failures: what waits for an operator, and what a cancel stopped.
+            waitingApproval: current.filter((l) => !l.skippedAt && l.actionId && states.get(l.actionId) === "PENDING_APPROVE").length,
+            cancelled: current.filter((l) => !l.skippedAt && !l.error && l.actionId && states.get(l.actionId) === "CANCELLED").length,
           }
         : null,
       workflow: s.externalRef ? { name: s.externalRef.name, run: row?.refRun ?? null } : null,
