@@ -14647,11 +14647,16 @@ export interface operations {
                                     phase: "Pending" | "Running" | "Retrying" | "Succeeded" | "Failed" | "Skipped" | "Omitted";
                                     startedAt: string | null;
                                     targets: {
+                                        /** @description Their action was cancelled (the run was cancelled, or an operator cancelled it) */
+                                        cancelled?: number;
                                         done: number;
+                                        /** @description Ended otherwise than DONE, not counting those cancelled */
                                         failed: number;
                                         /** @description Skipped by an operator: neither done nor failed */
                                         skipped?: number;
                                         total: number;
+                                        /** @description Their action waits for an operator's approval */
+                                        waitingApproval?: number;
                                     } | null;
                                     waitingFor: string[];
                                     workflow: {
@@ -14923,11 +14928,16 @@ export interface operations {
                                     phase: "Pending" | "Running" | "Retrying" | "Succeeded" | "Failed" | "Skipped" | "Omitted";
                                     startedAt: string | null;
                                     targets: {
+                                        /** @description Their action was cancelled (the run was cancelled, or an operator cancelled it) */
+                                        cancelled?: number;
                                         done: number;
+                                        /** @description Ended otherwise than DONE, not counting those cancelled */
                                         failed: number;
                                         /** @description Skipped by an operator: neither done nor failed */
                                         skipped?: number;
                                         total: number;
+                                        /** @description Their action waits for an operator's approval */
+                                        waitingApproval?: number;
                                     } | null;
                                     waitingFor: string[];
                                     workflow: {
@@ -15318,11 +15328,16 @@ export interface operations {
                                     phase: "Pending" | "Running" | "Retrying" | "Succeeded" | "Failed" | "Skipped" | "Omitted";
                                     startedAt: string | null;
                                     targets: {
+                                        /** @description Their action was cancelled (the run was cancelled, or an operator cancelled it) */
+                                        cancelled?: number;
                                         done: number;
+                                        /** @description Ended otherwise than DONE, not counting those cancelled */
                                         failed: number;
                                         /** @description Skipped by an operator: neither done nor failed */
                                         skipped?: number;
                                         total: number;
+                                        /** @description Their action waits for an operator's approval */
+                                        waitingApproval?: number;
                                     } | null;
                                     waitingFor: string[];
                                     workflow: {
@@ -15745,11 +15760,16 @@ export interface operations {
                                     phase: "Pending" | "Running" | "Retrying" | "Succeeded" | "Failed" | "Skipped" | "Omitted";
                                     startedAt: string | null;
                                     targets: {
+                                        /** @description Their action was cancelled (the run was cancelled, or an operator cancelled it) */
+                                        cancelled?: number;
                                         done: number;
+                                        /** @description Ended otherwise than DONE, not counting those cancelled */
                                         failed: number;
                                         /** @description Skipped by an operator: neither done nor failed */
                                         skipped?: number;
                                         total: number;
+                                        /** @description Their action waits for an operator's approval */
+                                        waitingApproval?: number;
                                     } | null;
                                     waitingFor: string[];
                                     workflow: {
@@ -16021,11 +16041,16 @@ export interface operations {
                                     phase: "Pending" | "Running" | "Retrying" | "Succeeded" | "Failed" | "Skipped" | "Omitted";
                                     startedAt: string | null;
                                     targets: {
+                                        /** @description Their action was cancelled (the run was cancelled, or an operator cancelled it) */
+                                        cancelled?: number;
                                         done: number;
+                                        /** @description Ended otherwise than DONE, not counting those cancelled */
                                         failed: number;
                                         /** @description Skipped by an operator: neither done nor failed */
                                         skipped?: number;
                                         total: number;
+                                        /** @description Their action waits for an operator's approval */
+                                        waitingApproval?: number;
                                     } | null;
                                     waitingFor: string[];
                                     workflow: {
@@ -16297,11 +16322,16 @@ export interface operations {
                                     phase: "Pending" | "Running" | "Retrying" | "Succeeded" | "Failed" | "Skipped" | "Omitted";
                                     startedAt: string | null;
                                     targets: {
+                                        /** @description Their action was cancelled (the run was cancelled, or an operator cancelled it) */
+                                        cancelled?: number;
                                         done: number;
+                                        /** @description Ended otherwise than DONE, not counting those cancelled */
                                         failed: number;
                                         /** @description Skipped by an operator: neither done nor failed */
                                         skipped?: number;
                                         total: number;
+                                        /** @description Their action waits for an operator's approval */
+                                        waitingApproval?: number;
                                     } | null;
                                     waitingFor: string[];
                                     workflow: {
@@ -16867,11 +16897,16 @@ export interface operations {
                                     phase: "Pending" | "Running" | "Retrying" | "Succeeded" | "Failed" | "Skipped" | "Omitted";
                                     startedAt: string | null;
                                     targets: {
+                                        /** @description Their action was cancelled (the run was cancelled, or an operator cancelled it) */
+                                        cancelled?: number;
                                         done: number;
+                                        /** @description Ended otherwise than DONE, not counting those cancelled */
                                         failed: number;
                                         /** @description Skipped by an operator: neither done nor failed */
                                         skipped?: number;
                                         total: number;
+                                        /** @description Their action waits for an operator's approval */
+                                        waitingApproval?: number;
                                     } | null;
                                     waitingFor: string[];
                                     workflow: {
@@ -17151,11 +17186,16 @@ export interface operations {
                                     phase: "Pending" | "Running" | "Retrying" | "Succeeded" | "Failed" | "Skipped" | "Omitted";
                                     startedAt: string | null;
                                     targets: {
+                                        /** @description Their action was cancelled (the run was cancelled, or an operator cancelled it) */
+                                        cancelled?: number;
                                         done: number;
+                                        /** @description Ended otherwise than DONE, not counting those cancelled */
                                         failed: number;
                                         /** @description Skipped by an operator: neither done nor failed */
                                         skipped?: number;
                                         total: number;
+                                        /** @description Their action waits for an operator's approval */
+                                        waitingApproval?: number;
                                     } | null;
                                     waitingFor: string[];
                                     workflow: {

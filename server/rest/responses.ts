@@ -449,7 +449,14 @@ export const WorkflowObject = z.strictObject({
         maxAttempts: z.number().int(),
         actions: z.array(z.string()),
         targets: z
-          .strictObject({ total: z.number().int(), done: z.number().int(), failed: z.number().int(), skipped: z.number().int().optional().describe("Skipped by an operator: neither done nor failed") })
+          .strictObject({
+            total: z.number().int(),
+            done: z.number().int(),
+            failed: z.number().int().describe("Ended otherwise than DONE, not counting those cancelled"),
+            skipped: z.number().int().optional().describe("Skipped by an operator: neither done nor failed"),
+            waitingApproval: z.number().int().optional().describe("Their action waits for an operator's approval"),
+            cancelled: z.number().int().optional().describe("Their action was cancelled (the run was cancelled, or an operator cancelled it)"),
+          })
           .nullable(),
         workflow: z.strictObject({ name: z.string(), run: z.number().int().nullable() }).nullable(),
         waitingFor: z.array(z.string()),
