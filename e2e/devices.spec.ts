@@ -26,8 +26,15 @@ test("simulated agents enroll, are approved in the browser, go Online, then Offl
     await page.goto(`/devices/${names[0]}`);
     await expect(page.getByTestId("device-summary")).toHaveText(/Online/, { timeout: 15_000 });
     await expect(page.getByTestId("device-lifecycle")).toHaveText(/Enrolled/);
-    // The derived status, from the same table the server derives with.
+    // The derived status, from the same table the server derives with; a state's badge says what it means.
     await expect(page.getByTestId("device-status-summary")).toHaveText(/Online/);
+    await expect(page.getByTestId("device-summary")).toHaveAttribute("title", /\w+ \w+ \w+/);
+    // The escape hatch says what it does, and does it.
+    const check = page.getByTestId("nudge-device");
+    await expect(check).toHaveText("Check now");
+    await expect(check).toHaveAttribute("title", /re-check this device's status now/);
+    await check.click();
+    await expect(page.getByTestId("nudge-device-done")).toHaveText("Checked");
 
     // The agents stop; the sweep marks the device Offline after the 6 s disconnection timeout.
     await sim.stop();

@@ -6,8 +6,9 @@ import { errorMessage, useTRPC } from "../trpc";
 import { Button } from "../ui/button";
 
 /**
- * Seed 004's escape hatch: reconcile one object now. Harmless, so no confirmation; the
- * result shows next to the button for a moment.
+ * The escape hatch: reconcile one object now instead of at the next sweep (the API calls it a
+ * nudge). Harmless, so no confirmation; the button says what it does, its tooltip how, and the
+ * result shows next to it for a moment.
  */
 export function NudgeButton({ kind, name, testId, size = "md" }: { kind: "Device" | "Action"; name: string; testId: string; size?: "sm" | "md" }) {
   const trpc = useTRPC();
@@ -24,7 +25,7 @@ export function NudgeButton({ kind, name, testId, size = "md" }: { kind: "Device
     <span className="inline-flex items-center gap-2">
       {shown && nudge.isSuccess && (
         <span className="text-xs text-emerald-700" role="status" data-testid={`${testId}-done`}>
-          Nudged
+          Checked
         </span>
       )}
       {shown && nudge.isError && (
@@ -36,10 +37,14 @@ export function NudgeButton({ kind, name, testId, size = "md" }: { kind: "Device
         size={size}
         data-testid={testId}
         disabled={nudge.isPending}
-        title={kind === "Device" ? "Reconcile this device now: offer its pending actions and re-check its status" : "Reconcile this action now: wake its device's long-poll"}
+        title={
+          kind === "Device"
+            ? "Don't wait for the next sweep: re-check this device's status now and offer it its pending actions (a nudge)"
+            : "Don't wait for the next sweep: re-check this action now and wake its device's long-poll so it is offered at once (a nudge)"
+        }
         onClick={() => nudge.mutate({ kind, name }, { onSettled: () => setShown(true) })}
       >
-        {nudge.isPending ? "Nudging…" : "Nudge"}
+        {nudge.isPending ? "Checking…" : "Check now"}
       </Button>
     </span>
   );

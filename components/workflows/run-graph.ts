@@ -8,7 +8,7 @@
  * without laying 10,000 steps out again.
  */
 import { Position, type Edge, type Node, type NodeHandle } from "@xyflow/react";
-import type { StepPhase, TargetPhase } from "@/lib/workflow-status";
+import type { StepPhase } from "@/lib/workflow-status";
 import type { WorkflowSpec } from "@/lib/workflow-spec";
 import type { WorkflowStepView } from "@/server/workflows/workflows";
 import type { Tone } from "../ui/badge";
@@ -18,25 +18,8 @@ import type { CriticalPath } from "./critical-path";
 
 export { STEP_NODE_HEIGHT, STEP_NODE_WIDTH, type GraphLayout };
 
-/** The run view's colours: Pending grey, Running blue, Retrying amber, Succeeded green, Failed red, Skipped and Omitted muted. */
-export const stepPhaseTone: Record<StepPhase, Tone> = {
-  Pending: "gray",
-  Running: "blue",
-  Retrying: "amber",
-  Succeeded: "green",
-  Failed: "red",
-  Skipped: "slate",
-  Omitted: "slate",
-};
-
-/** A step target's phase (lib/workflow-status targetMachine, issue 21). */
-export const targetPhaseTone: Record<TargetPhase, Tone> = {
-  Waiting: "gray",
-  Running: "blue",
-  Done: "green",
-  Failed: "red",
-  Skipped: "slate",
-};
+export { stepPhaseTone, targetPhaseTone } from "./tones";
+import { stepPhaseTone } from "./tones";
 
 /** Node fill, border and minimap colour per phase (Tailwind classes and a hex for the minimap's SVG). */
 export const stepPhaseStyle: Record<StepPhase, { node: string; color: string; muted: boolean }> = {
