@@ -58,7 +58,13 @@ const controllers = spawn(
   { env: process.env, stdio: "inherit" },
 );
 
-/** The demo plan: a k0s update of the controllers one at a time, then the workers ten at a time, waiting for an operator's approval. */
+/**
+ * The demo plan: a k0s update of the controllers one at a time, then the workers ten at a time,
+ * waiting for an operator's approval. It goes to devices in Error too (`healthPolicy: Error`):
+ * the simulator keeps 4 % of its agents in Error for good, and an update is often what repairs
+ * such a node; with the default policy (Online and Degraded) the plan would wait on them until
+ * an operator skipped them (issue 21: it finishes by itself).
+ */
 const DEMO_PLAN = `apiVersion: autopilot.k0sproject.io/v1beta2
 kind: Plan
 metadata: {name: autopilot}
@@ -66,7 +72,8 @@ spec:
   id: demo-k0s-1.31
   timestamp: now
   commands:
-  - k0supdate:
+  - healthPolicy: Error
+    k0supdate:
       version: v1.31.1+k0s.0
       platforms:
         linux-amd64: {url: "https://github.com/k0sproject/k0s/releases/download/v1.31.1+k0s.0/k0s-v1.31.1+k0s.0-amd64"}
