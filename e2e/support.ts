@@ -45,7 +45,10 @@ const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core
  * check against 0.1–0.4 s (the console has no frames, which is what that machinery is for;
  * issue 20).
  */
-export async function axeViolations(page: Page, selector?: string): Promise<AxeFinding[]> {
+/** The axe rules whose findings depend on colours: all a switch of colour scheme can change. */
+export const COLOUR_RULES = ["color-contrast", "link-in-text-block"];
+
+export async function axeViolations(page: Page, selector?: string, rules?: readonly string[]): Promise<AxeFinding[]> {
   if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(AXE_SOURCE);
   // Colours read mid-transition are the old ones: a scheme switched a moment ago still shows the
   // last scheme's text for a frame (even at reduced motion's 0.01 ms), so let transitions end.
@@ -54,12 +57,13 @@ export async function axeViolations(page: Page, selector?: string): Promise<AxeF
     await Promise.race([Promise.allSettled(document.getAnimations().map((a) => a.finished)), new Promise((r) => setTimeout(r, 2_000))]);
   });
   return page.evaluate(
-    async ([tags, within]) => {
+    async ([tags, within, only]) => {
       const axe = (window as unknown as { axe: { run(context: unknown, options: unknown): Promise<AxeResults> } }).axe;
-      const result = await axe.run(within ?? document, { runOnly: { type: "tag", values: tags }, resultTypes: ["violations"] });
+      const runOnly = only ? { type: "rule", values: only } : { type: "tag", values: tags };
+      const result = await axe.run(within ?? document, { runOnly, resultTypes: ["violations"] });
       return result.violations;
     },
-    [WCAG_21_AA, selector] as const,
+    [WCAG_21_AA, selector, rules] as const,
   );
 }
 
