@@ -58,7 +58,7 @@ export function Shell({ children }: { children: ReactNode }) {
           <Nav />
         </aside>
         <div className="flex min-w-0 flex-1 flex-col lg:pl-56">
-          <header className="sticky top-0 z-10 flex h-14 items-center justify-between gap-3 border-b border-slate-200 bg-white/90 px-4 backdrop-blur lg:px-6">
+          <header className="sticky top-0 z-10 flex h-14 items-center justify-between gap-2 sm:gap-3 border-b border-slate-200 bg-white/90 px-4 backdrop-blur lg:px-6">
             <div className="flex items-center gap-3">
               <button
                 ref={menuButton}
@@ -76,7 +76,7 @@ export function Shell({ children }: { children: ReactNode }) {
               </button>
               <ConnectionIndicator />
             </div>
-            <div className="flex items-center gap-3">
+            <div className="flex min-w-0 items-center gap-2 sm:gap-3">
               <ThemeToggle />
               <UserMenu />
             </div>
