@@ -369,8 +369,33 @@ test.describe("at 390 px", () => {
   // Issue 21: a phone (iPhone 12–15). One pass over every page above, in one browser page.
   test("no page scrolls sideways; Sign out, Decommission and the dialogs fit the screen", async ({ page }) => {
     test.setTimeout(120_000);
+    // Pages the axe pass does not visit, with something in them: an enrollment, a request over
+    // several devices, an enrollment token, a saved workflow in the editor with a step selected.
+    const admin = await tokenFor("admin", E2E_ADMIN_PASSWORD);
+    const denied = await api<{ items: { id: string; deviceName: string }[] }>("GET", "/enrollments?status=Denied", admin);
+    const enrollment = denied.body.items.find((e) => e.deviceName.startsWith(seeded.prefix));
+    expect(enrollment).toBeDefined();
+    const request = await api<{ items: { requestId: string }[] }>("POST", "/actions", admin, { labelSelector: `e2e=${seeded.prefix}`, kind: "noop", args: {} });
+    expect(request.status, JSON.stringify(request.body)).toBe(201);
+    const token = await api("POST", "/enrollment-tokens", admin, { name: `${seeded.prefix}-racks-in-the-north-building`, labels: { site: "north" } });
+    expect(token.status, JSON.stringify(token.body)).toBe(201);
+    const narrowOnly: ConsolePage[] = [
+      { name: "an enrollment", path: () => `/enrollments/${enrollment!.id}`, ready: visible("enrollment-status") },
+      { name: "a request", path: () => `/requests/${request.body.items[0]!.requestId}`, ready: visible("request-title") },
+      { name: "add devices", path: () => "/enrollment-tokens", ready: visible("enrollment-tokens-table") },
+      {
+        name: "a workflow in the editor, a step selected",
+        path: () => `/workflows/${seeded.workflow}/edit`,
+        ready: visible("editor-node-A"),
+        then: async (page) => {
+          await page.getByTestId("editor-node-A").click();
+          await expect(page.getByTestId("step-panel")).toBeVisible();
+        },
+      },
+    ];
+
     await signIn(page);
-    for (const p of PAGES) {
+    for (const p of [...narrowOnly, ...PAGES]) {
       if (p.signedOut) await page.context().clearCookies();
       await test.step(p.name, async () => {
         await page.goto(p.path());
@@ -383,10 +408,16 @@ test.describe("at 390 px", () => {
       });
     }
 
-    await test.step("a device: Decommission, and its confirmation", async () => {
+    await test.step("a device: the navigation, Decommission and its confirmation", async () => {
       await signIn(page);
       await page.goto(`/devices/${seeded.device}`);
       await expect(page.getByTestId("device-summary")).toBeVisible({ timeout: 15_000 });
+      // The navigation opens over the page and fits it.
+      await page.getByTestId("nav-toggle").click();
+      await expectReachable(page, "sidebar", "the navigation");
+      await expect(page.getByTestId("sidebar").getByRole("link", { name: "Devices" })).toBeFocused();
+      await page.keyboard.press("Escape");
+      await expect(page.getByTestId("sidebar")).toBeHidden();
       await expectReachable(page, "decommission-button", "a device");
       await page.getByTestId("decommission-button").click();
       await expect(page.getByTestId("decommission-dialog")).toBeVisible();
