@@ -408,8 +408,19 @@ test.describe("at 390 px", () => {
       });
     }
 
-    await test.step("a device: the navigation, Decommission and its confirmation", async () => {
+    await test.step("the header while live updates are down: its longest word does not push Sign out off", async () => {
       await signIn(page);
+      await page.route("**/api/trpc/events.live**", (route) => route.abort());
+      await page.goto("/plans");
+      await expect(page.getByTestId("plans-table")).toBeVisible({ timeout: 15_000 });
+      await expect(page.getByTestId("current-user")).toBeVisible();
+      await expect(page.getByTestId("live-indicator")).not.toHaveAttribute("data-state", "live");
+      await expectReachable(page, "sign-out", "the header, not live");
+      await expectFits(page, "the header, not live");
+      await page.unroute("**/api/trpc/events.live**");
+    });
+
+    await test.step("a device: the navigation, Decommission and its confirmation", async () => {
       await page.goto(`/devices/${seeded.device}`);
       await expect(page.getByTestId("device-summary")).toBeVisible({ timeout: 15_000 });
       // The navigation opens over the page and fits it.
