@@ -320,6 +320,129 @@ test.describe("at 768 px", () => {
   });
 });
 
+/**
+ * What sticks out past the viewport's right edge: each element that overflows while its parent
+ * does not (the one that broke out), unless something between it and the page clips or scrolls
+ * it (a table in its own scroller, the workflow canvas). For the failure's message.
+ */
+async function sideways(page: Page): Promise<{ scroll: number; inner: number; culprits: string[] }> {
+  return page.evaluate(() => {
+    const inner = window.innerWidth;
+    const over = (el: Element) => el.getBoundingClientRect().right > inner + 0.5;
+    const clipped = (el: Element) => {
+      for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) if (getComputedStyle(a).overflowX !== "visible") return true;
+      return false;
+    };
+    const culprits = [...document.body.querySelectorAll("*")]
+      .filter((el) => over(el) && !(el.parentElement && over(el.parentElement)) && !clipped(el))
+      .slice(0, 6)
+      .map((el) => {
+        const r = el.getBoundingClientRect();
+        const id = el.getAttribute("data-testid");
+        return `<${el.tagName.toLowerCase()}${id ? ` data-testid=${id}` : ""} class="${(el.getAttribute("class") ?? "").slice(0, 80)}"> ${Math.round(r.width)} px wide, right edge at ${Math.round(r.right)}`;
+      });
+    return { scroll: document.documentElement.scrollWidth, inner, culprits };
+  });
+}
+
+/** Wholly inside the viewport, and what a tap at its centre reaches is the element itself. */
+async function expectReachable(page: Page, testId: string, where: string) {
+  const target = page.getByTestId(testId).first();
+  await expect(target).toBeVisible();
+  const box = await target.evaluate((el) => {
+    const r = el.getBoundingClientRect();
+    const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    return { left: r.left, right: r.right, top: r.top, bottom: r.bottom, inner: window.innerWidth, innerHeight: window.innerHeight, hit: !!hit && el.contains(hit) };
+  });
+  expect.soft(box.left, `${where}: ${testId} starts left of the viewport`).toBeGreaterThanOrEqual(0);
+  expect.soft(box.right, `${where}: ${testId} ends past the viewport's right edge`).toBeLessThanOrEqual(box.inner);
+  expect.soft(box.bottom, `${where}: ${testId} ends below the viewport`).toBeLessThanOrEqual(box.innerHeight);
+  expect.soft(box.hit, `${where}: a tap on ${testId} reaches something else`).toBe(true);
+}
+
+async function expectFits(page: Page, where: string) {
+  const width = await sideways(page);
+  expect.soft(width.scroll, `${where} is ${width.scroll} px wide at ${width.inner}: ${width.culprits.join("; ")}`).toBeLessThanOrEqual(width.inner);
+}
+
+test.describe("at 390 px", () => {
+  test.use({ viewport: { width: 390, height: 844 } });
+
+  // Issue 21: a phone (iPhone 12–15). One pass over every page above, in one browser page.
+  test("no page scrolls sideways; Sign out, Decommission and the dialogs fit the screen", async ({ page }) => {
+    test.setTimeout(120_000);
+    // Pages the axe pass does not visit, with something in them: an enrollment, a request over
+    // several devices, an enrollment token, a saved workflow in the editor with a step selected.
+    const admin = await tokenFor("admin", E2E_ADMIN_PASSWORD);
+    const denied = await api<{ items: { id: string; deviceName: string }[] }>("GET", "/enrollments?status=Denied", admin);
+    const enrollment = denied.body.items.find((e) => e.deviceName.startsWith(seeded.prefix));
+    expect(enrollment).toBeDefined();
+    const request = await api<{ items: { requestId: string }[] }>("POST", "/actions", admin, { labelSelector: `e2e=${seeded.prefix}`, kind: "noop", args: {} });
+    expect(request.status, JSON.stringify(request.body)).toBe(201);
+    const token = await api("POST", "/enrollment-tokens", admin, { name: `${seeded.prefix}-racks-in-the-north-building`, labels: { site: "north" } });
+    expect(token.status, JSON.stringify(token.body)).toBe(201);
+    const narrowOnly: ConsolePage[] = [
+      { name: "an enrollment", path: () => `/enrollments/${enrollment!.id}`, ready: visible("enrollment-status") },
+      { name: "a request", path: () => `/requests/${request.body.items[0]!.requestId}`, ready: visible("request-title") },
+      { name: "add devices", path: () => "/enrollment-tokens", ready: visible("enrollment-tokens-table") },
+      {
+        name: "a workflow in the editor, a step selected",
+        path: () => `/workflows/${seeded.workflow}/edit`,
+        ready: visible("editor-node-A"),
+        then: async (page) => {
+          await page.getByTestId("editor-node-A").click();
+          await expect(page.getByTestId("step-panel")).toBeVisible();
+        },
+      },
+    ];
+
+    await signIn(page);
+    for (const p of [...narrowOnly, ...PAGES]) {
+      if (p.signedOut) await page.context().clearCookies();
+      await test.step(p.name, async () => {
+        await page.goto(p.path());
+        await p.ready(page);
+        if (!p.signedOut && !p.then) await expectReachable(page, "sign-out", p.name);
+        await p.then?.(page);
+        await expectFits(page, p.name);
+        const dialog = page.locator("dialog[open]");
+        if (await dialog.count()) await expectReachable(page, (await dialog.getAttribute("data-testid"))!, p.name);
+      });
+    }
+
+    await test.step("the header while live updates are down: its longest word does not push Sign out off", async () => {
+      await signIn(page);
+      await page.route("**/api/trpc/events.live**", (route) => route.abort());
+      await page.goto("/plans");
+      await expect(page.getByTestId("plans-table")).toBeVisible({ timeout: 15_000 });
+      await expect(page.getByTestId("current-user")).toBeVisible();
+      await expect(page.getByTestId("live-indicator")).not.toHaveAttribute("data-state", "live");
+      await expectReachable(page, "sign-out", "the header, not live");
+      await expectFits(page, "the header, not live");
+      await page.unroute("**/api/trpc/events.live**");
+    });
+
+    await test.step("a device: the navigation, Decommission and its confirmation", async () => {
+      await page.goto(`/devices/${seeded.device}`);
+      await expect(page.getByTestId("device-summary")).toBeVisible({ timeout: 15_000 });
+      // The navigation opens over the page and fits it.
+      await page.getByTestId("nav-toggle").click();
+      await expectReachable(page, "sidebar", "the navigation");
+      await expect(page.getByTestId("sidebar").getByRole("link", { name: "Devices" })).toBeFocused();
+      await page.keyboard.press("Escape");
+      await expect(page.getByTestId("sidebar")).toBeHidden();
+      await expectReachable(page, "decommission-button", "a device");
+      await page.getByTestId("decommission-button").click();
+      await expect(page.getByTestId("decommission-dialog")).toBeVisible();
+      await expectReachable(page, "decommission-dialog", "the decommission dialog");
+      await expectReachable(page, "confirm-input", "the decommission dialog");
+      await expectFits(page, "the decommission dialog");
+      await page.keyboard.press("Escape");
+      await expect(page.getByTestId("decommission-dialog")).toBeHidden();
+    });
+  });
+});
+
 test("status filters follow the arrow keys: enrollment tabs, and the options of a status filter", async ({ page }) => {
   await signIn(page);
   await page.goto("/enrollments");

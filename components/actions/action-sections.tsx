@@ -31,7 +31,7 @@ export function ActionInfo({ action, reruns }: { action: ActionDetail; reruns?: 
   return (
     <Card>
       <CardHeader title="Action" />
-      <dl className="grid grid-cols-2 gap-x-6 gap-y-3 px-4 py-3">
+      <dl className="grid grid-cols-1 gap-x-6 gap-y-3 sm:grid-cols-2 px-4 py-3">
         <div className="col-span-2 min-w-0">
           <dt className="text-xs text-slate-500">Id</dt>
           <dd className="mt-0.5 text-sm break-all text-slate-900">
@@ -146,7 +146,7 @@ export function ApprovalRecord({
             )}
           </div>
         ) : action.decision ? (
-          <dl className="grid grid-cols-2 gap-x-6 gap-y-3">
+          <dl className="grid grid-cols-1 gap-x-6 gap-y-3 sm:grid-cols-2">
             <Field label="Decision">
               <Badge tone={action.decision === "Approved" ? "green" : "red"} data-testid="approval-decision">
                 {action.decision}

@@ -254,32 +254,36 @@ export function TimeChart({ times, series, height = 180, stacked = false, unit, 
           })}
         </ul>
       )}
-      <table className="sr-only" data-chart-summary>
-        <caption>
-          {ariaLabel}
-          {hasData ? `, ${formatTime(times[0] ?? 0)} to ${formatTime(times[times.length - 1] ?? 0)}` : ": no data in this range"}
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Series</th>
-            <th scope="col">Latest</th>
-            <th scope="col">Lowest</th>
-            <th scope="col">Highest</th>
-            <th scope="col">Mean</th>
-          </tr>
-        </thead>
-        <tbody>
-          {summary.map((s) => (
-            <tr key={s.label}>
-              <th scope="row">{s.label}</th>
-              <td>{formatValue(s.latest, unit)}</td>
-              <td>{formatValue(s.min, unit)}</td>
-              <td>{formatValue(s.max, unit)}</td>
-              <td>{formatValue(s.mean, unit)}</td>
+      {/* A table is never narrower than its text, sr-only or not: clipped in a box of its own, or
+          it widens the page sideways on a phone (issue 21). */}
+      <div className="sr-only">
+        <table data-chart-summary>
+          <caption>
+            {ariaLabel}
+            {hasData ? `, ${formatTime(times[0] ?? 0)} to ${formatTime(times[times.length - 1] ?? 0)}` : ": no data in this range"}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Series</th>
+              <th scope="col">Latest</th>
+              <th scope="col">Lowest</th>
+              <th scope="col">Highest</th>
+              <th scope="col">Mean</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {summary.map((s) => (
+              <tr key={s.label}>
+                <th scope="row">{s.label}</th>
+                <td>{formatValue(s.latest, unit)}</td>
+                <td>{formatValue(s.min, unit)}</td>
+                <td>{formatValue(s.max, unit)}</td>
+                <td>{formatValue(s.mean, unit)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </figure>
   );
 }

@@ -31,7 +31,7 @@ export function DeviceInfo({ device }: { device: DeviceDetail }) {
   return (
     <Card>
       <CardHeader title="Device" />
-      <dl className="grid grid-cols-2 gap-x-6 gap-y-3 px-4 py-3">
+      <dl className="grid grid-cols-1 gap-x-6 gap-y-3 sm:grid-cols-2 px-4 py-3">
         <Field label="Platform">
           <code className="text-[13px]">{device.platform}</code>
         </Field>

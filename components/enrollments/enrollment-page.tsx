@@ -199,7 +199,7 @@ function RequestCard({ e }: { e: EnrollmentDetail }) {
   return (
     <Card data-testid="enrollment-request">
       <CardHeader title="Request" description={description} />
-      <dl className="grid grid-cols-2 gap-x-6 gap-y-3 px-4 py-3">
+      <dl className="grid grid-cols-1 gap-x-6 gap-y-3 sm:grid-cols-2 px-4 py-3">
         <Field label="Device name">{e.deviceName}</Field>
         <Field label="Platform">
           <code className="text-[13px]">{e.platform}</code>
@@ -255,7 +255,7 @@ function SeenCard({ e }: { e: EnrollmentDetail }) {
   return (
     <Card data-testid="enrollment-seen">
       <CardHeader title="Seen from" description="The address the request first came from, and the agent's latest contact about it." />
-      <dl className="grid grid-cols-2 gap-x-6 gap-y-3 px-4 py-3">
+      <dl className="grid grid-cols-1 gap-x-6 gap-y-3 sm:grid-cols-2 px-4 py-3">
         <Field label="First seen from">
           <span data-testid="enrollment-first-address">
             <AddressLink address={e.clientAddress} />
@@ -302,7 +302,7 @@ function HostCard({ e }: { e: EnrollmentDetail }) {
       {!s ? (
         <EmptyState title="No host facts">The agent sent none with its request (an agent from before host facts, or one that could not read them).</EmptyState>
       ) : (
-        <dl className="grid grid-cols-2 gap-x-6 gap-y-3 px-4 py-3 md:grid-cols-3 xl:grid-cols-4">
+        <dl className="grid grid-cols-1 gap-x-6 gap-y-3 sm:grid-cols-2 px-4 py-3 md:grid-cols-3 xl:grid-cols-4">
           <Fact label="Hostname" testId="hostname">
             {s.hostname}
           </Fact>

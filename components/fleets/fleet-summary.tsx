@@ -38,7 +38,7 @@ export function FleetSummary({ fleet }: { fleet: Fleet }) {
         <CountsBar segments={segments} total={d.total} className="h-2.5" />
         <CountsLegend segments={segments} />
       </div>
-      <dl className="grid grid-cols-2 gap-x-6 gap-y-3 border-t border-slate-100 px-4 py-3">
+      <dl className="grid grid-cols-1 gap-x-6 gap-y-3 sm:grid-cols-2 border-t border-slate-100 px-4 py-3">
         <Field label="Selector">
           <code className="text-[12.5px]" title={selectorText(fleet.spec.selector)}>
             {selectorText(fleet.spec.selector)}

@@ -58,8 +58,8 @@ export function Shell({ children }: { children: ReactNode }) {
           <Nav />
         </aside>
         <div className="flex min-w-0 flex-1 flex-col lg:pl-56">
-          <header className="sticky top-0 z-10 flex h-14 items-center justify-between gap-3 border-b border-slate-200 bg-white/90 px-4 backdrop-blur lg:px-6">
-            <div className="flex items-center gap-3">
+          <header className="sticky top-0 z-10 flex h-14 items-center justify-between gap-2 sm:gap-3 border-b border-slate-200 bg-white/90 px-4 backdrop-blur lg:px-6">
+            <div className="flex min-w-0 items-center gap-3">
               <button
                 ref={menuButton}
                 type="button"
@@ -68,7 +68,7 @@ export function Shell({ children }: { children: ReactNode }) {
                 aria-expanded={navOpen}
                 aria-controls="console-nav"
                 onClick={() => setNavOpen((o) => !o)}
-                className="-ml-1 flex size-9 items-center justify-center rounded-md text-slate-700 hover:bg-slate-100 focus-visible:ring-2 focus-visible:ring-brand-500 focus-visible:outline-none lg:hidden"
+                className="-ml-1 flex size-9 shrink-0 items-center justify-center rounded-md text-slate-700 hover:bg-slate-100 focus-visible:ring-2 focus-visible:ring-brand-500 focus-visible:outline-none lg:hidden"
               >
                 <svg viewBox="0 0 20 20" fill="none" stroke="currentColor" strokeWidth={1.8} strokeLinecap="round" className="size-5" aria-hidden>
                   <path d="M3 5.5h14M3 10h14M3 14.5h14" />
@@ -76,7 +76,7 @@ export function Shell({ children }: { children: ReactNode }) {
               </button>
               <ConnectionIndicator />
             </div>
-            <div className="flex items-center gap-3">
+            <div className="flex shrink-0 items-center gap-2 sm:gap-3">
               <ThemeToggle />
               <UserMenu />
             </div>

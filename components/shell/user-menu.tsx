@@ -21,14 +21,14 @@ export function UserMenu() {
   }
 
   return (
-    <div className="flex items-center gap-3">
+    <div className="flex shrink-0 items-center gap-2 sm:gap-3">
       {me ? (
         <span className="flex items-center gap-2 text-sm" data-testid="current-user">
-          <span className="flex size-7 items-center justify-center rounded-full bg-slate-200 text-xs font-semibold text-slate-700 uppercase">
+          <span aria-hidden title={`${me.username} (${me.role})`} className="flex size-7 items-center justify-center rounded-full bg-slate-200 text-xs font-semibold text-slate-700 uppercase">
             {me.username.slice(0, 2)}
           </span>
-          <span className="font-medium text-slate-800">{me.username}</span>
-          <Badge tone={me.role === "admin" ? "purple" : me.role === "operator" ? "blue" : "gray"} dot={false} data-testid="current-role">
+          <span className="sr-only font-medium text-slate-800 sm:not-sr-only">{me.username}</span>
+          <Badge tone={me.role === "admin" ? "purple" : me.role === "operator" ? "blue" : "gray"} dot={false} className="max-sm:sr-only" data-testid="current-role">
             {me.role}
           </Badge>
         </span>

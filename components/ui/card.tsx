@@ -3,7 +3,7 @@ import { cx } from "./cx";
 
 export function Card({ children, className, ...rest }: { children: ReactNode; className?: string; "data-testid"?: string }) {
   return (
-    <section className={cx("rounded-lg border border-slate-200 bg-white shadow-xs", className)} {...rest}>
+    <section className={cx("min-w-0 rounded-lg border border-slate-200 bg-white shadow-xs", className)} {...rest}>
       {children}
     </section>
   );

@@ -42,7 +42,7 @@ export function Dialog({
       onClick={(e) => {
         if (e.target === ref.current) onClose();
       }}
-      className={cx("m-auto w-full rounded-xl bg-white p-0 text-slate-900 shadow-2xl ring-1 ring-slate-900/10", size === "lg" ? "max-w-2xl" : "max-w-md")}
+      className={cx("m-auto w-full rounded-xl bg-white p-0 text-slate-900 shadow-2xl ring-1 ring-slate-900/10", size === "lg" ? "max-w-[min(42rem,calc(100%-1.5rem))]" : "max-w-[min(28rem,calc(100%-1.5rem))]")}
       {...rest}
     >
       {open && (
@@ -51,7 +51,7 @@ export function Dialog({
             <h2 className="text-base font-semibold">{title}</h2>
           </div>
           <div className="px-5 py-4 text-sm text-slate-600">{children}</div>
-          {footer && <div className="flex justify-end gap-2 rounded-b-xl bg-slate-50 px-5 py-3">{footer}</div>}
+          {footer && <div className="flex flex-wrap justify-end gap-2 rounded-b-xl bg-slate-50 px-5 py-3">{footer}</div>}
         </div>
       )}
     </dialog>

@@ -9,7 +9,7 @@ export function PageHeader({ title, description, actions, breadcrumb }: { title:
           <h1 className="truncate text-xl font-semibold tracking-tight text-slate-900">{title}</h1>
           {description && <p className="mt-1 text-sm text-slate-500">{description}</p>}
         </div>
-        {actions && <div className="flex items-center gap-2">{actions}</div>}
+        {actions && <div className="flex flex-wrap items-center gap-2">{actions}</div>}
       </div>
     </div>
   );

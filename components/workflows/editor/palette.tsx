@@ -48,7 +48,7 @@ export function Palette({ onAdd, self }: { onAdd: (what: NewStep) => void; self:
   const others = (workflows.data?.items ?? []).map((w) => w.name).filter((n) => n !== self);
 
   return (
-    <aside className="flex w-44 shrink-0 flex-col gap-3 overflow-y-auto border-r border-slate-100 p-3" data-testid="editor-palette" aria-label="Steps to add">
+    <aside className="flex max-h-48 shrink-0 flex-col gap-3 overflow-y-auto border-b border-slate-100 p-3 md:max-h-none md:w-44 md:border-r md:border-b-0" data-testid="editor-palette" aria-label="Steps to add">
       <div>
         <h3 className="mb-1.5 text-[11px] font-semibold tracking-wide text-slate-500 uppercase">Job</h3>
         <div className="space-y-1">

@@ -45,7 +45,7 @@ export function WorkflowPanel({ doc, creating, onChange }: { doc: EditorDoc; cre
   const [deadline, setDeadline] = useDraftText(doc.activeDeadlineSeconds === undefined ? "" : String(doc.activeDeadlineSeconds));
   const [deadlineError, setDeadlineError] = useState<string | null>(null);
   return (
-    <aside className="flex w-80 shrink-0 flex-col gap-3 overflow-y-auto border-l border-slate-100 p-3" data-testid="workflow-panel" aria-label="Workflow">
+    <aside className="flex shrink-0 flex-col gap-3 overflow-y-auto border-t border-slate-100 p-3 md:w-80 md:border-t-0 md:border-l" data-testid="workflow-panel" aria-label="Workflow">
       <h3 className="text-sm font-semibold text-slate-900">Workflow</h3>
       <Labelled label="Name" hint={creating ? "Lowercase letters, digits and '-'. Its id: fixed once saved." : "Its id: fixed once saved."}>
         <input

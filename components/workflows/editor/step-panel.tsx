@@ -120,7 +120,7 @@ export function StepPanel({
   };
 
   return (
-    <aside className="flex w-80 shrink-0 flex-col gap-3 overflow-y-auto border-l border-slate-100 p-3" data-testid="step-panel" data-step={name} aria-label={`Step ${name}`}>
+    <aside className="flex shrink-0 flex-col gap-3 overflow-y-auto border-t border-slate-100 p-3 md:w-80 md:border-t-0 md:border-l" data-testid="step-panel" data-step={name} aria-label={`Step ${name}`}>
       <div className="flex items-center justify-between">
         <h3 className="text-sm font-semibold text-slate-900">Step</h3>
         <Button size="sm" variant="ghost" onClick={onClose} aria-label="Close the step panel">

@@ -146,9 +146,9 @@ function EditorBody({ workflow }: { workflow: WorkflowObject | undefined }) {
             </button>
           </div>
         )}
-        <div className={tab === "canvas" ? "flex" : "hidden"} style={{ height: "max(420px, calc(100vh - 300px))" }}>
+        <div className={tab === "canvas" ? "flex flex-col md:h-[max(420px,calc(100vh-300px))] md:flex-row" : "hidden"}>
           <Palette onAdd={add} self={doc.name} />
-          <div className="relative min-w-0 flex-1" ref={canvasBox}>
+          <div className="relative h-[420px] min-w-0 md:h-auto md:flex-1" ref={canvasBox}>
             <EditorCanvas editor={editor} phases={phases} locked={locked} minimap={minimap} />
             {Object.keys(doc.steps).length === 0 && (
               <p className="pointer-events-none absolute inset-x-0 top-1/3 text-center text-sm text-slate-600">Add a step from the palette: click it, or drag it here.</p>
