@@ -701,7 +701,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve a plan that waits for approval: its nodes' actions are created approved by you. 409 when it does not wait or was approved */
+        /** Approve a plan that waits for approval {reason?}: its nodes' actions are created approved by you, the reason in their approval record. 409 when it does not wait or was approved; 403 under DROVER_FOUR_EYES=1 when you submitted it */
         post: operations["plans.approveOne"];
         delete?: never;
         options?: never;
@@ -11220,6 +11220,7 @@ export interface operations {
                             approval: {
                                 approvedAt: string | null;
                                 approvedBy: string | null;
+                                reason: string | null;
                                 required: boolean;
                             };
                             commands: {
@@ -11650,6 +11651,7 @@ export interface operations {
                             approval: {
                                 approvedAt: string | null;
                                 approvedBy: string | null;
+                                reason: string | null;
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
@@ -11886,6 +11888,7 @@ export interface operations {
                             approval: {
                                 approvedAt: string | null;
                                 approvedBy: string | null;
+                                reason: string | null;
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
@@ -12062,7 +12065,13 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    reason?: string;
+                };
+            };
+        };
         responses: {
             /** @description OK */
             200: {
@@ -12092,6 +12101,7 @@ export interface operations {
                             approval: {
                                 approvedAt: string | null;
                                 approvedBy: string | null;
+                                reason: string | null;
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
@@ -12334,6 +12344,7 @@ export interface operations {
                             approval: {
                                 approvedAt: string | null;
                                 approvedBy: string | null;
+                                reason: string | null;
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
@@ -12578,6 +12589,7 @@ export interface operations {
                             approval: {
                                 approvedAt: string | null;
                                 approvedBy: string | null;
+                                reason: string | null;
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
@@ -12814,6 +12826,7 @@ export interface operations {
                             approval: {
                                 approvedAt: string | null;
                                 approvedBy: string | null;
+                                reason: string | null;
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;

@@ -55,7 +55,7 @@ const plan = (state: PlanView["status"]["state"], commands: PlanCommandStatusVie
     state,
     message: "",
     activeCommand,
-    approval: { required: false, approvedBy: null, approvedAt: null },
+    approval: { required: false, approvedBy: null, approvedAt: null, reason: null },
     deadline: null,
     deadlineAt: null,
     cancelRequestedBy: null,
@@ -84,10 +84,10 @@ describe("plan controls follow the state table", () => {
   });
 
   it("approval is awaited while required, not given and the plan not ended", () => {
-    const required = { required: true, approvedBy: null, approvedAt: null };
+    const required = { required: true, approvedBy: null, approvedAt: null, reason: null };
     expect(awaitsApproval("NewPlan", required)).toBe(true);
     expect(awaitsApproval("Cancelled", required)).toBe(false);
-    expect(awaitsApproval("NewPlan", { ...required, approvedBy: "user:admin", approvedAt: "2025-01-01T00:00:00Z" })).toBe(false);
+    expect(awaitsApproval("NewPlan", { ...required, approvedBy: "user:admin", approvedAt: "2025-01-01T00:00:00Z", reason: null })).toBe(false);
     expect(awaitsApproval("NewPlan", { ...required, required: false })).toBe(false);
   });
 
