@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { PLAN_STATES, type PlanCommandStatusView, type PlanCounts, type PlanNodeState, type PlanNodeView, type PlanView } from "@/lib/plan-status";
-import { awaitsApproval, canCancel, canRetry, commandNotRun, commandTitle, countSegments, defaultCommand, focusNode, nodeRows, planTitle, visibleRows } from "@/components/plans/plan-view";
+import { awaitsApproval, planApprovalSubject, canCancel, canRetry, commandNotRun, commandTitle, countSegments, defaultCommand, focusNode, nodeRows, planTitle, visibleRows } from "@/components/plans/plan-view";
 import { PLAN_ACTIONS_SETTLE_MS, settleDelayMs, targetId, targetsFor } from "@/components/live/invalidation";
 
 const node = (name: string, state: PlanNodeState, role = "worker"): PlanNodeView => ({
@@ -89,6 +89,13 @@ describe("plan controls follow the state table", () => {
     expect(awaitsApproval("Cancelled", required)).toBe(false);
     expect(awaitsApproval("NewPlan", { ...required, approvedBy: "user:admin", approvedAt: "2025-01-01T00:00:00Z", reason: null })).toBe(false);
     expect(awaitsApproval("NewPlan", { ...required, required: false })).toBe(false);
+  });
+
+  it("the approval dialog names the plan's commands and counts each device once", () => {
+    const k0s = { kind: "k0supdate", actionKind: "k0supdate", version: "v1.30.0", nodes: { controllers: [node("c1", "SignalPending")], workers: [node("w1", "SignalPending"), node("w2", "SignalPending")] } };
+    const exec = { kind: "action", actionKind: "exec", version: null, nodes: { workers: [node("w2", "SignalPending"), node("w3", "SignalPending")] } };
+    const status = { commands: [k0s, exec] } as unknown as PlanView["status"];
+    expect(planApprovalSubject({ status })).toEqual({ kind: "plan", work: "k0supdate v1.30.0, action exec", devices: 4 });
   });
 
   it("a command left unfinished by a plan that ended reads as not run", () => {
