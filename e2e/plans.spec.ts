@@ -73,14 +73,14 @@ test("a plan imported in the console waits for approval, then every node complet
     await page.evaluate(() => ((window as unknown as { __planMarker: string }).__planMarker = "same page"));
     // One approval dialog (issue 21): what will run, on how many devices, and a reason it will not go without.
     await page.getByTestId("plan-approve").click();
-    const dialog = page.getByTestId("approve-plan-dialog");
-    await expect(dialog.getByTestId("approval-kind")).toHaveText("plan");
-    await expect(dialog.getByTestId("approval-work")).toHaveText(/^k0supdate /);
-    await expect(dialog.getByTestId("approval-devices")).toHaveText("4");
+    const approveDialog = page.getByTestId("approve-plan-dialog");
+    await expect(approveDialog.getByTestId("approval-kind")).toHaveText("plan");
+    await expect(approveDialog.getByTestId("approval-work")).toHaveText(/^k0supdate /);
+    await expect(approveDialog.getByTestId("approval-devices")).toHaveText("4");
     await expect(page.getByTestId("confirm-approve-plan")).toBeDisabled();
     await page.getByTestId("approve-plan-reason").fill("CHG-7: lab upgrade");
     await page.getByTestId("confirm-approve-plan").click();
-    await expect(dialog).toBeHidden();
+    await expect(approveDialog).toBeHidden();
     await expect(page.getByTestId("plan-awaits-approval")).toHaveCount(0);
     await expect(page.getByTestId("plan-approval")).toContainText("approved by");
     await expect(page.getByTestId("plan-approval-reason")).toHaveText("“CHG-7: lab upgrade”");
