@@ -701,7 +701,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve a plan that waits for approval: its nodes' actions are created approved by you. 409 when it does not wait or was approved */
+        /** Approve a plan that waits for approval {reason?}: its nodes' actions are created approved by you, the reason in their approval record. 409 when it does not wait or was approved; 403 under DROVER_FOUR_EYES=1 when you submitted it */
         post: operations["plans.approveOne"];
         delete?: never;
         options?: never;
@@ -11254,6 +11254,7 @@ export interface operations {
                             approval: {
                                 approvedAt: string | null;
                                 approvedBy: string | null;
+                                reason: string | null;
                                 required: boolean;
                             };
                             commands: {
@@ -11684,6 +11685,7 @@ export interface operations {
                             approval: {
                                 approvedAt: string | null;
                                 approvedBy: string | null;
+                                reason: string | null;
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
@@ -11920,6 +11922,7 @@ export interface operations {
                             approval: {
                                 approvedAt: string | null;
                                 approvedBy: string | null;
+                                reason: string | null;
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
@@ -12096,7 +12099,13 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    reason?: string;
+                };
+            };
+        };
         responses: {
             /** @description OK */
             200: {
@@ -12126,6 +12135,7 @@ export interface operations {
                             approval: {
                                 approvedAt: string | null;
                                 approvedBy: string | null;
+                                reason: string | null;
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
@@ -12368,6 +12378,7 @@ export interface operations {
                             approval: {
                                 approvedAt: string | null;
                                 approvedBy: string | null;
+                                reason: string | null;
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
@@ -12612,6 +12623,7 @@ export interface operations {
                             approval: {
                                 approvedAt: string | null;
                                 approvedBy: string | null;
+                                reason: string | null;
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
@@ -12848,6 +12860,7 @@ export interface operations {
                             approval: {
                                 approvedAt: string | null;
                                 approvedBy: string | null;
+                                reason: string | null;
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;

@@ -36,7 +36,7 @@ function plan(over: Partial<PlanView["status"]> = {}): PlanView {
       state: "SchedulableWait",
       message: "command 1 (k0supdate): signalling workers",
       activeCommand: 1,
-      approval: { required: false, approvedBy: null, approvedAt: null },
+      approval: { required: false, approvedBy: null, approvedAt: null, reason: null },
       deadline: null,
       deadlineAt: null,
       cancelRequestedBy: null,
@@ -83,7 +83,7 @@ function plan(over: Partial<PlanView["status"]> = {}): PlanView {
 describe("drover get plans", () => {
   it("ID NAME STATE COMMANDS PROGRESS APPROVAL CREATED-BY AGE; NAME is spec.id without metadata.name", () => {
     const a = summaryOf(plan());
-    const b = { ...summaryOf(plan({ state: "NewPlan", approval: { required: true, approvedBy: null, approvedAt: null }, counts: counts({ SignalPending: 2 }) })), id: "p-2", name: "autopilot" };
+    const b = { ...summaryOf(plan({ state: "NewPlan", approval: { required: true, approvedBy: null, approvedAt: null, reason: null }, counts: counts({ SignalPending: 2 }) })), id: "p-2", name: "autopilot" };
     expect(formatTable(planColumns, [a, b], now)).toBe(
       [
         "ID       NAME        STATE             COMMANDS                                           PROGRESS   APPROVAL   CREATED-BY   AGE",
@@ -95,7 +95,7 @@ describe("drover get plans", () => {
   });
 
   it("wide adds who approved, the apiVersion, what it retries and the message", () => {
-    const row = { ...summaryOf(plan({ approval: { required: true, approvedBy: "ops", approvedAt: ago(M) } })), retryOf: "p-1" };
+    const row = { ...summaryOf(plan({ approval: { required: true, approvedBy: "ops", approvedAt: ago(M), reason: null } })), retryOf: "p-1" };
     const lines = formatTable(planWideColumns, [row], now).split("\n");
     const columns = (line: string) => line.split(/ {3,}/);
     expect(columns(lines[0]!).slice(6)).toEqual(["CREATED-BY", "AGE", "APPROVED-BY", "API-VERSION", "RETRY-OF", "MESSAGE"]);
@@ -103,11 +103,11 @@ describe("drover get plans", () => {
   });
 
   it("approval: - when not required, Pending while it waits, NotApproved when it ended first", () => {
-    const required = { required: true, approvedBy: null, approvedAt: null };
-    expect(approvalCell({ state: "NewPlan", approval: { required: false, approvedBy: null, approvedAt: null } })).toBe("-");
+    const required = { required: true, approvedBy: null, approvedAt: null, reason: null };
+    expect(approvalCell({ state: "NewPlan", approval: { required: false, approvedBy: null, approvedAt: null, reason: null } })).toBe("-");
     expect(approvalCell({ state: "NewPlan", approval: required })).toBe("Pending");
     expect(approvalCell({ state: "Cancelled", approval: required })).toBe("NotApproved");
-    expect(approvalCell({ state: "Completed", approval: { required: true, approvedBy: "admin", approvedAt: ago(M) } })).toBe("Approved");
+    expect(approvalCell({ state: "Completed", approval: { required: true, approvedBy: "admin", approvedAt: ago(M), reason: null } })).toBe("Approved");
     expect(formatCommands([])).toBe("<none>");
   });
 
@@ -151,7 +151,7 @@ describe("drover describe plan", () => {
       state: "Cancelled",
       message: "cancelled by admin: wrong version",
       activeCommand: 1,
-      approval: { required: true, approvedBy: null, approvedAt: null },
+      approval: { required: true, approvedBy: null, approvedAt: null, reason: null },
       deadline: "30m",
       deadlineAt: ago(-25 * M),
       cancelRequestedBy: "admin",
@@ -171,9 +171,9 @@ describe("drover describe plan", () => {
     expect(text).toContain("Retry of:      p-1\nRetried by:    p-9\nNodes:         0 nodes\n");
     expect(text).toMatch(/\nCommand 0: action exec \(Cancelled\)\n {2}\(no nodes\)\n$/);
 
-    const waiting = plan({ state: "NewPlan", approval: { required: true, approvedBy: null, approvedAt: null } });
+    const waiting = plan({ state: "NewPlan", approval: { required: true, approvedBy: null, approvedAt: null, reason: null } });
     expect(describePlan(waiting, now)).toContain("Approval:     waiting for an operator (drover plan approve p-7f3a)\n");
-    const approved = plan({ approval: { required: true, approvedBy: "ops", approvedAt: ago(2 * M) } });
+    const approved = plan({ approval: { required: true, approvedBy: "ops", approvedAt: ago(2 * M), reason: null } });
     expect(describePlan(approved, now)).toContain("Approval:     approved by ops at 2025-06-01T11:58:00Z (2m ago)\n");
     expect(formatCounts(counts({ SignalApplyFailed: 1 }))).toBe("1 node: 1 SignalApplyFailed");
   });

@@ -40,7 +40,17 @@ test("a template changed in the form becomes a new version with its diff, and th
     await page.getByTestId("fleet-form-version").fill("1.1.0");
     await expect(page.getByTestId("fleet-yaml")).toHaveValue(/\n {6}version: 1\.1\.0\n/);
     await expect(page.getByTestId("fleet-yaml")).not.toHaveValue(/artifact/);
+    // Save shows the change and the rollout it starts first (issue 21); Keep editing writes nothing.
     await page.getByTestId("fleet-save").click();
+    const confirm = page.getByTestId("fleet-save-dialog");
+    await expect(confirm.getByTestId("fleet-save-rollout")).toHaveText("All 3 members get version 2 at once: this fleet has no rollout policy.");
+    await expect(confirm.getByTestId("fleet-save-diff").locator('[data-diff="del"]')).toHaveText(["-version: 1.0.0"]);
+    await expect(confirm.getByTestId("fleet-save-diff").locator('[data-diff="add"]')).toHaveText(["+version: 1.1.0"]);
+    await confirm.getByRole("button", { name: "Keep editing" }).click();
+    await expect(confirm).toBeHidden();
+    await expect(page.getByTestId("fleet-template-version")).toHaveText("template v1");
+    await page.getByTestId("fleet-save").click();
+    await page.getByTestId("fleet-save-confirm").click();
     await expect(page.getByTestId("fleet-save-result")).toHaveText(/template version 2/);
     await expect(page.getByTestId("fleet-template-version")).toHaveText("template v2");
     // The answer shows the members rendered the new version and not running it yet.
@@ -107,6 +117,9 @@ test("a crash-looping version pauses its canary live; resumed, the rollout finis
     await yaml.fill((await yaml.inputValue()).replace("version: 1.0.0", "version: 2.0.0"));
     await expect(page.getByTestId("fleet-form-version")).toHaveValue("2.0.0");
     await page.getByTestId("fleet-save").click();
+    await expect(page.getByTestId("fleet-save-rollout")).toContainText("Canary: 1 device first, watched for 8s (no restart for 1s).");
+    await expect(page.getByTestId("fleet-save-rollout")).toContainText("Then the rest of the 3 members.");
+    await page.getByTestId("fleet-save-confirm").click();
     await expect(page.getByTestId("fleet-save-result")).toHaveText(/template version 2/);
 
     // The canary (first by name) gets 2.0.0, its application restarts, and the rollout pauses itself.

@@ -72,9 +72,19 @@ test("a plan imported in the console waits for approval, then every node complet
 
     // From here on the page is never reloaded: a marker on the window would not survive one.
     await page.evaluate(() => ((window as unknown as { __planMarker: string }).__planMarker = "same page"));
+    // One approval dialog (issue 21): what will run, on how many devices, and a reason it will not go without.
     await page.getByTestId("plan-approve").click();
+    const approveDialog = page.getByTestId("approve-plan-dialog");
+    await expect(approveDialog.getByTestId("approval-kind")).toHaveText("plan");
+    await expect(approveDialog.getByTestId("approval-work")).toHaveText(/^k0supdate /);
+    await expect(approveDialog.getByTestId("approval-devices")).toHaveText("4");
+    await expect(page.getByTestId("confirm-approve-plan")).toBeDisabled();
+    await page.getByTestId("approve-plan-reason").fill("CHG-7: lab upgrade");
+    await page.getByTestId("confirm-approve-plan").click();
+    await expect(approveDialog).toBeHidden();
     await expect(page.getByTestId("plan-state")).not.toHaveText("Waiting for approval");
     await expect(page.getByTestId("plan-approval")).toContainText("approved by");
+    await expect(page.getByTestId("plan-approval-reason")).toHaveText("“CHG-7: lab upgrade”");
 
     // The controller is signalled alone first: while it updates, no worker is signalled.
     await expect(page.getByTestId(`node-state-0-${controller}`)).toHaveText("SignalSent", { timeout: 15_000 });

@@ -140,6 +140,8 @@ export interface PlanApprovalView {
   required: boolean;
   approvedBy: string | null;
   approvedAt: string | null;
+  /** Why it was approved, when the approver said (issue 21). */
+  reason: string | null;
 }
 
 export interface PlanView {

@@ -12,6 +12,7 @@
  * refuses first. Pure: no clock, no I/O; the layout function is passed in.
  */
 import YAML from "yaml";
+import { stableJson } from "./stable-json";
 import type { z } from "zod";
 import { parseYamlWith, type YamlProblem } from "./yaml-problems";
 import { findCycle, StepName, validateWorkflowGraph, WORKFLOW_API_VERSION, WorkflowInput, type WorkflowProblem, WorkflowSchedule, WorkflowStep } from "./workflow-spec";
@@ -469,10 +470,7 @@ export function draftProblems(doc: EditorDoc, context: { locked?: Locked; origin
   return { all: [...all.filter((p) => p.step === null), ...all.filter((p) => p.step !== null)], workflow: all.filter((p) => p.step === null), byStep };
 }
 
-/** JSON with sorted keys: two values are the same when this is. */
-export function stableJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v));
-}
+export { stableJson };
 
 /** The same step once the schema's defaults are in (as the server compares a started step before it refuses a change with 409). */
 export function sameStep(a: StepDraft | undefined, b: StepDraft | undefined): boolean {

@@ -58,6 +58,15 @@ const EnvSchema = z.object({
     .default("exec,reboot,update")
     .transform((v) => v.split(",").map((s) => s.trim()).filter(Boolean)),
   /**
+   * Four eyes (issue 21): nobody approves work they requested themselves (an action or request
+   * they created, a plan they submitted, a step of a workflow they wrote or started). Off by
+   * default: a fresh install has one admin, who could then approve nothing at all.
+   */
+  DROVER_FOUR_EYES: z
+    .enum(["0", "1", "true", "false", ""])
+    .default("0")
+    .transform((v) => v === "1" || v === "true"),
+  /**
    * Concurrency policies for actions: JSON `[{"selector": "drover/role=controller", "max": 1}]`.
    * At most `max` devices matching `selector` run actions at once. Selectors see the device's
    * labels plus `drover/role` (controller or worker).

@@ -473,7 +473,7 @@ describe("approval, cancel, deadline, two plans", () => {
     const w = await enroll(s, "ap-1");
     const viewer = await tokenFor(s, "viewer");
     const plan = await create(s, updatePlan({ workers: staticNodes("ap-1") }), "?requireApproval=true");
-    expect(plan.status.approval).toEqual({ required: true, approvedBy: null, approvedAt: null });
+    expect(plan.status.approval).toEqual({ required: true, approvedBy: null, approvedAt: null, reason: null });
     expect(plan.status.message).toBe("waiting for an operator to approve the plan");
     expect(node(plan, 0, "workers", "ap-1")).toMatchObject({ state: "SignalPending", message: "waiting for an operator to approve the plan" });
     await runPlans(s.ctx);

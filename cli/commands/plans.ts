@@ -145,8 +145,9 @@ Examples:
     .command("approve")
     .description("approve a plan created with approval required: its first nodes are signalled")
     .argument("<id>", "the plan id")
-    .action(async (id: string, _opts: unknown, cmd: Command) => {
-      const p = await apiFor(cmd).call("post", "/plans/{id}/approve", { path: { id } });
+    .option("--reason <text>", "why it may run (kept with your name in the approval record)")
+    .action(async (id: string, opts: { reason?: string }, cmd: Command) => {
+      const p = await apiFor(cmd).call("post", "/plans/{id}/approve", { path: { id }, body: opts.reason ? { reason: opts.reason } : {} });
       write(`plan/${p.metadata.id} approved (${p.status.state})\n`);
     });
 

@@ -15,6 +15,7 @@ import { DetailError, DetailLoading } from "../ui/detail-page";
 import { StatusBadge } from "../status/status-badge";
 import { actionStateTone } from "../status/tones";
 import { DecisionBanner, useDecisions } from "../approvals/use-decisions";
+import { useFourEyes } from "../approvals/use-four-eyes";
 import { EventLogLink } from "../events/object-events-card";
 import { DiagramButton } from "../state-diagram/diagram-button";
 import { actionDiagramSpec } from "./action-diagram";
@@ -23,7 +24,7 @@ import { ActionTimeline } from "./action-timeline";
 import { CancelActionButton } from "./cancel-action-button";
 import { NudgeButton } from "./nudge-button";
 import { RerunActionButton } from "./rerun-action-button";
-import { shortId } from "./format";
+import { argsSummary, shortId } from "./format";
 
 const breadcrumb = (
   <Link href="/actions" className="hover:text-slate-800 hover:underline">
@@ -57,6 +58,7 @@ export function ActionPage({ id }: { id: string }) {
   const events = useQuery(trpc.actions.events.queryOptions({ id }));
   const reruns = useQuery(trpc.actions.reruns.queryOptions({ id }));
   useLiveOutput(id, action.data?.state === "RUNNING");
+  const fourEyes = useFourEyes();
   const decisions = useDecisions({ afterConflict: "This page now shows the decision that was made." });
 
   if (action.isPending) return <DetailLoading title={<Skeleton className="h-6 w-40" />} breadcrumb={breadcrumb} />;
@@ -142,7 +144,12 @@ export function ActionPage({ id }: { id: string }) {
       <div className="mt-4 grid gap-4 lg:grid-cols-2">
         <ActionInfo action={a} reruns={reruns.data} />
         <div className="space-y-4">
-          <ApprovalRecord action={a} canOperate={canOperate} onDecide={(d) => decisions.start(d, [{ id: a.id, kind: a.kind, device: a.device, refusal: a.refusal }])} />
+          <ApprovalRecord
+            action={a}
+            canOperate={canOperate}
+            approveBlocked={fourEyes(a.createdBy, "this action")}
+            onDecide={(d) => decisions.start(d, [{ id: a.id, kind: a.kind, device: a.device, args: argsSummary(a.args, 200), refusal: a.refusal, blocked: fourEyes(a.createdBy, "this action") }])}
+          />
           <ArgsCard args={a.args} />
         </div>
       </div>

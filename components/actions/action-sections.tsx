@@ -115,10 +115,13 @@ export function ActionInfo({ action, reruns }: { action: ActionDetail; reruns?: 
 export function ApprovalRecord({
   action,
   canOperate,
+  approveBlocked = null,
   onDecide,
 }: {
   action: ActionDetail;
   canOperate: boolean;
+  /** Why the signed-in operator may not approve it (four eyes), or null. */
+  approveBlocked?: string | null;
   onDecide: (decision: "approve" | "reject") => void;
 }) {
   const waiting = action.state === "PENDING_APPROVE";
@@ -136,7 +139,7 @@ export function ApprovalRecord({
             </span>
             {canOperate && (
               <span className="flex gap-2">
-                <Button size="sm" variant="primary" data-testid="approve-action" onClick={() => onDecide("approve")}>
+                <Button size="sm" variant="primary" data-testid="approve-action" disabled={approveBlocked !== null} title={approveBlocked ?? undefined} onClick={() => onDecide("approve")}>
                   Approve…
                 </Button>
                 <Button size="sm" data-testid="reject-action" onClick={() => onDecide("reject")}>

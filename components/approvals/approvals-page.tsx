@@ -15,21 +15,24 @@ import { selectorError } from "../devices/text-filters";
 import { ActionFilters } from "../actions/action-filters";
 import { listInput } from "../actions/params";
 import { useActionParams } from "../actions/use-action-params";
+import { argsSummary } from "../actions/format";
 import { ApprovalsTable } from "./approvals-table";
 import { ShortcutLegend } from "./shortcut-legend";
 import { DecisionBanner, useDecisions } from "./use-decisions";
 import { useInboxKeys } from "./use-inbox-keys";
-import type { Decision } from "./decision-dialog";
+import type { Decision, DecisionTarget } from "./decision-dialog";
+import { useFourEyes } from "./use-four-eyes";
 import { PendingRequests } from "../requests/pending-requests";
 import { useRequestDecision } from "../requests/use-request-decision";
 
-const target = (a: ActionListItem) => ({ id: a.id, kind: a.kind, device: a.device, refusal: a.refusal });
 
 /** PENDING_APPROVE actions across the fleet: decide one, a selection, or a page at once. */
 export function ApprovalsPage() {
   const trpc = useTRPC();
   const router = useRouter();
   const { canOperate } = useMe();
+  const fourEyes = useFourEyes();
+  const target = (a: ActionListItem): DecisionTarget => ({ id: a.id, kind: a.kind, device: a.device, args: argsSummary(a.args, 200), refusal: a.refusal, blocked: fourEyes(a.createdBy, "this action") });
   const { params, update } = useActionParams();
   const selectorInvalid = selectorError(params.selector) !== null;
 
@@ -160,6 +163,7 @@ export function ApprovalsPage() {
                   return next;
                 })
               }
+              approveBlocked={(a) => fourEyes(a.createdBy, "this action")}
               onApprove={(a) => decisions.start("approve", [target(a)])}
               onReject={(a) => decisions.start("reject", [target(a)])}
               empty={

@@ -24,6 +24,7 @@ export function ApprovalsTable({
   onToggle,
   onToggleAll,
   onApprove,
+  approveBlocked = () => null,
   onReject,
   empty,
 }: {
@@ -38,6 +39,8 @@ export function ApprovalsTable({
   onToggle: (id: string) => void;
   onToggleAll: (ids: string[], select: boolean) => void;
   onApprove: (a: ActionListItem) => void;
+  /** Why the signed-in operator may not approve this row (four eyes), or null. */
+  approveBlocked?: (a: ActionListItem) => string | null;
   onReject: (a: ActionListItem) => void;
   empty: ReactNode;
 }) {
@@ -125,7 +128,14 @@ export function ApprovalsTable({
                   {canOperate && (
                     <td className="px-3 py-2 pr-4 text-right whitespace-nowrap">
                       <span className="inline-flex gap-1.5">
-                        <Button size="sm" variant="primary" data-testid={`approve-action-${a.id}`} disabled={busy} onClick={() => onApprove(a)}>
+                        <Button
+                          size="sm"
+                          variant="primary"
+                          data-testid={`approve-action-${a.id}`}
+                          disabled={busy || approveBlocked(a) !== null}
+                          title={approveBlocked(a) ?? undefined}
+                          onClick={() => onApprove(a)}
+                        >
                           Approve
                         </Button>
                         <Button size="sm" data-testid={`reject-action-${a.id}`} disabled={busy} onClick={() => onReject(a)}>

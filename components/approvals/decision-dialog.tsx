@@ -1,19 +1,23 @@
 "use client";
 
-import { ReasonDialog } from "../ui/reason-dialog";
 import { shortId } from "../actions/format";
+import { ApprovalDialog, type Decision } from "./approval-dialog";
 
-export type Decision = "approve" | "reject";
+export type { Decision } from "./approval-dialog";
 
 export interface DecisionTarget {
   id: string;
   kind: string;
   device: string;
+  /** Its arguments in one line (actions/format argsSummary), when known. */
+  args?: string;
   /** Why its device's agent will refuse it, when known (lib/action-capability.ts). */
   refusal?: string | null;
+  /** Why the signed-in operator may not approve it (four eyes), when so. */
+  blocked?: string | null;
 }
 
-/** Approving or rejecting one or many actions, with an optional reason kept in the approval record. */
+/** Approving or rejecting one or many actions, through the one approval dialog. */
 export function DecisionDialog({
   decision,
   targets,
@@ -35,28 +39,28 @@ export function DecisionDialog({
   const n = targets.length;
   const first = targets[0];
   const what = n === 1 && first ? `${first.kind} on ${first.device}` : `${n} actions`;
-  const verb = approve ? "Approve" : "Reject";
+  const kinds = [...new Set(targets.map((t) => t.kind))];
+  const work = n === 1 && first ? `${first.kind}${first.args ? `: ${first.args}` : ""}` : kinds.join(", ");
+  const blocked = targets.find((t) => t.blocked);
   return (
-    <ReasonDialog
+    <ApprovalDialog
+      decision={decision}
+      subject={{ kind: n === 1 ? "action" : `${n} actions`, work, devices: new Set(targets.map((t) => t.device)).size }}
+      title={`${approve ? "Approve" : "Reject"} ${what}?`}
+      consequence={
+        approve
+          ? `${n === 1 ? "It is" : "They are"} scheduled on ${n === 1 ? "its device" : "their devices"} next (PENDING_SCHEDULE), as soon as ${n === 1 ? "the device is" : "each device is"} Online.`
+          : `${n === 1 ? "It" : "They"} will not run (CANCELLED).`
+      }
+      blocked={blocked ? (n === 1 ? (blocked.blocked ?? null) : `Four eyes: you requested ${blocked.kind} on ${blocked.device}; leave your own actions out, another operator must approve them.`) : null}
       open={open}
       pending={pending}
       error={error}
-      title={`${verb} ${what}?`}
+      confirmLabel={`${approve ? "Approve" : "Reject"}${n === 1 ? "" : ` ${n}`}`}
       onCancel={onCancel}
       onConfirm={onConfirm}
-      confirmLabel={pending ? (approve ? "Approving…" : "Rejecting…") : `${verb}${n === 1 ? "" : ` ${n}`}`}
-      confirmVariant={approve ? "primary" : "danger"}
-      confirmDisabled={n === 0}
-      placeholder={approve ? "e.g. change ticket OPS-1234" : "e.g. not during business hours"}
-      keyboard
       testIds={{ dialog: "decision-dialog", confirm: "confirm-decision", reason: "decision-reason" }}
     >
-      <p>
-        {approve
-          ? `${n === 1 ? "It is" : "They are"} scheduled on ${n === 1 ? "its device" : "their devices"} next (PENDING_SCHEDULE), as soon as ${n === 1 ? "the device is" : "each device is"} Online.`
-          : `${n === 1 ? "It" : "They"} will not run (CANCELLED).`}{" "}
-        Your name and the reason are kept in the approval record.
-      </p>
       {approve && targets.some((t) => t.refusal) && (
         <p className="rounded-md bg-red-50 px-3 py-2 text-xs text-red-900 ring-1 ring-red-600/20 ring-inset" role="alert" data-testid="decision-refusal">
           {n === 1
@@ -73,6 +77,6 @@ export function DecisionDialog({
           ))}
         </ul>
       )}
-    </ReasonDialog>
+    </ApprovalDialog>
   );
 }

@@ -10,6 +10,8 @@ import { YamlProblems, YamlTextarea } from "../ui/yaml-input";
 import { FleetForm } from "./fleet-form";
 import { applyFormEdit, fleetToYaml, formFromValue, NEW_FLEET_YAML, parseFleetYaml, type FormEdit } from "./fleet-yaml";
 import type { Fleet } from "./types";
+import { savePreview, type SavePreview } from "./save-preview";
+import { SaveConfirmDialog } from "./save-confirm-dialog";
 
 type Outcome = { kind: "saved"; text: string } | null;
 
@@ -17,7 +19,8 @@ type Outcome = { kind: "saved"; text: string } | null;
  * The fleet editor: YAML (the source of truth) beside a form for the common fields, validated
  * with the server's own schema as you type; the server's answer to Save shows under it.
  * `fleet` set: edit that fleet (Save is a PUT; a changed template makes a new template
- * version). Unset: create one.
+ * version). Unset: create one. An edit's Save first shows what it will do (the template's diff
+ * and the rollout it starts, save-preview.ts); only confirming saves.
  */
 export function FleetEditor({ fleet, readOnly = false, onCancel }: { fleet?: Fleet; readOnly?: boolean; onCancel?: () => void }) {
   const trpc = useTRPC();
@@ -29,6 +32,7 @@ export function FleetEditor({ fleet, readOnly = false, onCancel }: { fleet?: Fle
   const [text, setText] = useState(serverYaml);
   const [base, setBase] = useState(serverYaml);
   const [outcome, setOutcome] = useState<Outcome>(null);
+  const [confirming, setConfirming] = useState<SavePreview | null>(null);
   // The fleet changed on the server (another operator, a revert): follow it unless there are edits.
   const [seen, setSeen] = useState(serverYaml);
   const [staleBase, setStaleBase] = useState(false);
@@ -68,6 +72,7 @@ export function FleetEditor({ fleet, readOnly = false, onCancel }: { fleet?: Fle
         setBase(fresh);
         setSeen(fresh);
         setStaleBase(false);
+        setConfirming(null);
         setOutcome({
           kind: "saved",
           text: !result.changed
@@ -93,10 +98,13 @@ export function FleetEditor({ fleet, readOnly = false, onCancel }: { fleet?: Fle
   const save = () => {
     if (!parsed.input) return;
     setOutcome(null);
-    // The YAML as written (not the parsed defaults): the server validates what the operator wrote.
-    if (fleet) update.mutate({ name: fleet.metadata.name, fleet: parsed.value });
-    else create.mutate(parsed.value);
+    if (fleet) {
+      update.reset();
+      setConfirming(savePreview(fleet, parsed.input));
+    } else create.mutate(parsed.value);
   };
+  // The YAML as written (not the parsed defaults): the server validates what the operator wrote.
+  const confirmSave = () => fleet && update.mutate({ name: fleet.metadata.name, fleet: parsed.value });
 
   return (
     <div className="space-y-3" data-testid="fleet-editor">
@@ -129,7 +137,18 @@ export function FleetEditor({ fleet, readOnly = false, onCancel }: { fleet?: Fle
         />
       </div>
       <YamlProblems problems={parsed.problems} validText="Valid Fleet object." testIdPrefix="fleet" />
-      {mutation.isError && <InlineError>{errorMessage(mutation.error)}</InlineError>}
+      {mutation.isError && confirming === null && <InlineError>{errorMessage(mutation.error)}</InlineError>}
+      {fleet && (
+        <SaveConfirmDialog
+          fleet={fleet.metadata.name}
+          preview={confirming}
+          open={confirming !== null}
+          pending={update.isPending}
+          error={update.isError ? errorMessage(update.error) : null}
+          onCancel={() => setConfirming(null)}
+          onConfirm={confirmSave}
+        />
+      )}
       {!readOnly && (
         <div className="flex flex-wrap items-center justify-end gap-2">
           {outcome && (
@@ -155,7 +174,7 @@ export function FleetEditor({ fleet, readOnly = false, onCancel }: { fleet?: Fle
             </Button>
           )}
           <Button variant="primary" onClick={save} disabled={!parsed.input || mutation.isPending || (!creating && !dirty)} data-testid="fleet-save">
-            {creating ? (create.isPending ? "Creating…" : "Create fleet") : update.isPending ? "Saving…" : "Save"}
+            {creating ? (create.isPending ? "Creating…" : "Create fleet") : update.isPending ? "Saving…" : "Save…"}
           </Button>
         </div>
       )}

@@ -8,10 +8,12 @@ import { errorMessage, useTRPC } from "../trpc";
 import { Button } from "../ui/button";
 import { InlineError } from "../ui/states";
 import { ReasonDialog } from "../ui/reason-dialog";
-import { awaitsApproval, canCancel, canRetry } from "./plan-view";
+import { ApprovalDialog } from "../approvals/approval-dialog";
+import { useFourEyes } from "../approvals/use-four-eyes";
+import { awaitsApproval, canCancel, canRetry, planApprovalSubject } from "./plan-view";
 
 /**
- * Approve (while the plan waits for it), Cancel (confirmed, with an optional reason; not once
+ * Approve (while the plan waits for it; through the one approval dialog, with a reason), Cancel (confirmed, with an optional reason; not once
  * the plan ended) and Retry (after an error end: a new plan that skips the nodes already
  * SignalCompleted, opened at once). Which buttons show follows lib/plan-status's table.
  */
@@ -22,6 +24,8 @@ export function PlanControls({ plan }: { plan: PlanView }) {
   const id = plan.metadata.id;
   const state = plan.status.state;
   const [cancelling, setCancelling] = useState(false);
+  const [approving, setApproving] = useState(false);
+  const fourEyes = useFourEyes();
   // A fresh reason each time the dialog opens.
   const [session, setSession] = useState(0);
 
@@ -30,7 +34,14 @@ export function PlanControls({ plan }: { plan: PlanView }) {
     void queryClient.invalidateQueries(trpc.plans.events.queryFilter({ id: next.metadata.id }));
     void queryClient.invalidateQueries(trpc.plans.list.pathFilter());
   };
-  const approve = useMutation(trpc.plans.approve.mutationOptions({ onSuccess: done }));
+  const approve = useMutation(
+    trpc.plans.approve.mutationOptions({
+      onSuccess: (next) => {
+        done(next);
+        setApproving(false);
+      },
+    }),
+  );
   const cancel = useMutation(
     trpc.plans.cancel.mutationOptions({
       onSuccess: (next) => {
@@ -56,13 +67,24 @@ export function PlanControls({ plan }: { plan: PlanView }) {
   const busy = approve.isPending || cancel.isPending || retry.isPending;
   if (!showApprove && !showCancel && !showRetry) return null;
 
-  const failed = approve.isError ? approve.error : retry.isError ? retry.error : null;
+  const failed = retry.isError ? retry.error : null;
+  const blocked = fourEyes(plan.metadata.createdBy, "this plan");
   return (
     <div className="flex flex-col items-end gap-2">
       <div className="flex flex-wrap items-center gap-2" data-testid="plan-controls">
         {showApprove && (
-          <Button variant="primary" onClick={() => approve.mutate({ id })} disabled={busy} data-testid="plan-approve">
-            {approve.isPending ? "Approving…" : "Approve"}
+          <Button
+            variant="primary"
+            onClick={() => {
+              setSession((n) => n + 1);
+              approve.reset();
+              setApproving(true);
+            }}
+            disabled={busy || blocked !== null}
+            title={blocked ?? undefined}
+            data-testid="plan-approve"
+          >
+            Approve…
           </Button>
         )}
         {showRetry && (
@@ -86,6 +108,20 @@ export function PlanControls({ plan }: { plan: PlanView }) {
         )}
       </div>
       {failed && <InlineError>{errorMessage(failed)}</InlineError>}
+      <ApprovalDialog
+        key={`approve-${session}`}
+        decision="approve"
+        subject={planApprovalSubject(plan)}
+        title="Approve this plan?"
+        consequence="Its nodes are signalled from now on, in the plan's order; their actions are created approved by you."
+        blocked={blocked}
+        open={approving}
+        pending={approve.isPending}
+        error={approve.isError ? errorMessage(approve.error) : null}
+        onCancel={() => setApproving(false)}
+        onConfirm={(reason) => approve.mutate({ id, ...(reason ? { reason } : {}) })}
+        testIds={{ dialog: "approve-plan-dialog", confirm: "confirm-approve-plan", reason: "approve-plan-reason" }}
+      />
       <ReasonDialog
         key={`cancel-${session}`}
         open={cancelling}

@@ -57,6 +57,7 @@ export function PlanSummary({ plan }: { plan: PlanView }) {
             ) : s.approval.approvedBy ? (
               <>
                 approved by <Actor actor={s.approval.approvedBy} /> <RelativeTime value={s.approval.approvedAt} />
+                {s.approval.reason && <span className="block text-xs text-slate-600" data-testid="plan-approval-reason">“{s.approval.reason}”</span>}
               </>
             ) : (
               <span className="font-medium text-amber-700">required, not given yet</span>

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { PLAN_STATES, type PlanCommandStatusView, type PlanCounts, type PlanNodeState, type PlanNodeView, type PlanView } from "@/lib/plan-status";
-import { awaitsApproval, canCancel, planActivity, canRetry, commandNotRun, commandTitle, countSegments, defaultCommand, focusNode, nodeRows, planTitle, visibleRows } from "@/components/plans/plan-view";
+import { awaitsApproval, planActivity, planApprovalSubject, canCancel, canRetry, commandNotRun, commandTitle, countSegments, defaultCommand, focusNode, nodeRows, planTitle, visibleRows } from "@/components/plans/plan-view";
 import { PLAN_ACTIONS_SETTLE_MS, settleDelayMs, targetId, targetsFor } from "@/components/live/invalidation";
 
 const node = (name: string, state: PlanNodeState, role = "worker"): PlanNodeView => ({
@@ -55,7 +55,7 @@ const plan = (state: PlanView["status"]["state"], commands: PlanCommandStatusVie
     state,
     message: "",
     activeCommand,
-    approval: { required: false, approvedBy: null, approvedAt: null },
+    approval: { required: false, approvedBy: null, approvedAt: null, reason: null },
     deadline: null,
     deadlineAt: null,
     cancelRequestedBy: null,
@@ -84,11 +84,18 @@ describe("plan controls follow the state table", () => {
   });
 
   it("approval is awaited while required, not given and the plan not ended", () => {
-    const required = { required: true, approvedBy: null, approvedAt: null };
+    const required = { required: true, approvedBy: null, approvedAt: null, reason: null };
     expect(awaitsApproval("NewPlan", required)).toBe(true);
     expect(awaitsApproval("Cancelled", required)).toBe(false);
-    expect(awaitsApproval("NewPlan", { ...required, approvedBy: "user:admin", approvedAt: "2025-01-01T00:00:00Z" })).toBe(false);
+    expect(awaitsApproval("NewPlan", { ...required, approvedBy: "user:admin", approvedAt: "2025-01-01T00:00:00Z", reason: null })).toBe(false);
     expect(awaitsApproval("NewPlan", { ...required, required: false })).toBe(false);
+  });
+
+  it("the approval dialog names the plan's commands and counts each device once", () => {
+    const k0s = { kind: "k0supdate", actionKind: "k0supdate", version: "v1.30.0", nodes: { controllers: [node("c1", "SignalPending")], workers: [node("w1", "SignalPending"), node("w2", "SignalPending")] } };
+    const exec = { kind: "action", actionKind: "exec", version: null, nodes: { workers: [node("w2", "SignalPending"), node("w3", "SignalPending")] } };
+    const status = { commands: [k0s, exec] } as unknown as PlanView["status"];
+    expect(planApprovalSubject({ status })).toEqual({ kind: "plan", work: "k0supdate v1.30.0, action exec", devices: 4 });
   });
 
   it("a command left unfinished by a plan that ended reads as not run", () => {
@@ -109,8 +116,8 @@ describe("plan controls follow the state table", () => {
 
 describe("what a plan is doing, in words (SchedulableWait read the same before approval and while running)", () => {
   type Approval = PlanView["status"]["approval"];
-  const waiting: Approval = { required: true, approvedBy: null, approvedAt: null };
-  const approved: Approval = { required: true, approvedBy: "user:admin", approvedAt: "2026-11-28T00:00:00Z" };
+  const waiting: Approval = { required: true, approvedBy: null, approvedAt: null, reason: null };
+  const approved: Approval = { required: true, approvedBy: "user:admin", approvedAt: "2026-11-28T00:00:00Z", reason: "CHG-1" };
   const rows: [what: string, state: PlanView["status"]["state"], approval: Approval, c: Partial<PlanCounts>, text: string][] = [
     ["before approval", "SchedulableWait", waiting, { SignalPending: 53, total: 53 }, "Waiting for approval"],
     ["approved, nodes running", "SchedulableWait", approved, { SignalPending: 50, SignalSent: 3, total: 53 }, "Running on 3 nodes"],

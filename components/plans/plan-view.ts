@@ -88,6 +88,16 @@ export function commandTitle(c: Pick<PlanCommandStatusView, "kind" | "actionKind
   return c.version ? `${c.kind} ${c.version}` : c.kind;
 }
 
+/**
+ * What approving a plan lets run, for the approval dialog: its commands ("k0supdate v1.30.0,
+ * action exec") and the devices they reach (a device in two commands counted once).
+ */
+export function planApprovalSubject(plan: Pick<PlanView, "status">): { kind: string; work: string; devices: number } {
+  const commands = plan.status.commands;
+  const devices = new Set(commands.flatMap((c) => nodeRows(c).map((r) => r.node.name)));
+  return { kind: "plan", work: commands.map(commandTitle).join(", "), devices: devices.size };
+}
+
 export interface NodeRow {
   group: PlanGroup;
   node: PlanNodeView;

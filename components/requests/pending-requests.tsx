@@ -9,7 +9,8 @@ import { Button } from "../ui/button";
 import { RelativeTime } from "../ui/time";
 import { StatusBadge } from "../status/status-badge";
 import { actionStateTone, summaryTone } from "../status/tones";
-import { actorName } from "../actions/format";
+import { actorName, argsSummary } from "../actions/format";
+import { useFourEyes } from "../approvals/use-four-eyes";
 import { actionsHref } from "../actions/params";
 import { RequestProgress } from "./request-progress";
 import type { RequestTarget } from "./use-request-decision";
@@ -52,7 +53,8 @@ export function PendingRequests({ canOperate, busy, onDecide }: { canOperate: bo
 function RequestRow({ r, canOperate, busy, onDecide }: { r: RequestListItem; canOperate: boolean; busy: boolean; onDecide: (verb: "approve" | "reject", target: RequestTarget) => void }) {
   const [open, setOpen] = useState(false);
   const n = r.progress.pendingApproval;
-  const target = { id: r.id, summary: r.summary, pendingApproval: n };
+  const target = { id: r.id, summary: r.summary, pendingApproval: n, kind: r.kind, args: argsSummary(r.args, 200), createdBy: r.createdBy };
+  const blocked = useFourEyes()(r.createdBy, "this request");
   const panelId = `request-actions-${r.id}`;
   return (
     <li className="px-4 py-3" data-testid={`request-row-${r.id}`} data-pending={n}>
@@ -74,7 +76,7 @@ function RequestRow({ r, canOperate, busy, onDecide }: { r: RequestListItem; can
           </Button>
           {canOperate && (
             <>
-              <Button size="sm" variant="primary" disabled={busy || n === 0} onClick={() => onDecide("approve", target)} data-testid={`approve-request-${r.id}`}>
+              <Button size="sm" variant="primary" disabled={busy || n === 0 || blocked !== null} title={blocked ?? undefined} onClick={() => onDecide("approve", target)} data-testid={`approve-request-${r.id}`}>
                 Approve all {n.toLocaleString("en-US")}
               </Button>
               <Button size="sm" disabled={busy || n === 0} onClick={() => onDecide("reject", target)} data-testid={`reject-request-${r.id}`}>

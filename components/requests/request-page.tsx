@@ -21,6 +21,7 @@ import { actorName, argsSummary, shortId } from "../actions/format";
 import { OutputGroups } from "../actions/output-groups";
 import { RequestProgress } from "./request-progress";
 import { useRequestDecision } from "./use-request-decision";
+import { useFourEyes } from "../approvals/use-four-eyes";
 import { isSettled } from "./format";
 
 const breadcrumb = (
@@ -37,6 +38,7 @@ export function RequestPage({ id }: { id: string }) {
   const { canOperate } = useMe();
   const request = useQuery(trpc.requests.get.queryOptions({ id, limit: 50 }));
   const decision = useRequestDecision();
+  const fourEyes = useFourEyes();
 
   if (request.isPending) return <DetailLoading title={<Skeleton className="h-6 w-64" />} breadcrumb={breadcrumb} />;
   if (request.isError) {
@@ -63,8 +65,9 @@ export function RequestPage({ id }: { id: string }) {
   const p = r.progress;
   const n = p.pendingApproval;
   const state = r.decision ?? (n > 0 ? "Pending" : null);
-  const target = { id: r.id, summary: r.summary, pendingApproval: n };
   const args = argsSummary(r.args, 120);
+  const target = { id: r.id, summary: r.summary, pendingApproval: n, kind: r.kind, args: argsSummary(r.args, 200), createdBy: r.createdBy };
+  const blocked = fourEyes(r.createdBy, "this request");
 
   return (
     <>
@@ -88,7 +91,7 @@ export function RequestPage({ id }: { id: string }) {
             {canOperate &&
           n > 0 && (
             <>
-              <Button variant="primary" disabled={decision.busy} onClick={() => decision.start("approve", target)} data-testid="approve-request">
+              <Button variant="primary" disabled={decision.busy || blocked !== null} title={blocked ?? undefined} onClick={() => decision.start("approve", target)} data-testid="approve-request">
                 Approve all {n.toLocaleString("en-US")}
               </Button>
               <Button disabled={decision.busy} onClick={() => decision.start("reject", target)} data-testid="reject-request">

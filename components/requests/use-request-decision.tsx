@@ -3,7 +3,8 @@
 import { useState } from "react";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { errorMessage, trpcErrorCode, useTRPC } from "../trpc";
-import { ReasonDialog } from "../ui/reason-dialog";
+import { ApprovalDialog } from "../approvals/approval-dialog";
+import { useFourEyes } from "../approvals/use-four-eyes";
 import type { DecisionOutcome } from "../approvals/use-decisions";
 
 export interface RequestTarget {
@@ -11,6 +12,10 @@ export interface RequestTarget {
   summary: string;
   /** Actions of the request still waiting for approval: what the decision moves. */
   pendingApproval: number;
+  kind: string;
+  /** Its arguments in one line (actions/format argsSummary). */
+  args: string;
+  createdBy: string;
 }
 
 type Verb = "approve" | "reject";
@@ -23,6 +28,7 @@ type Verb = "approve" | "reject";
 export function useRequestDecision() {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
+  const fourEyes = useFourEyes();
   const [asked, setAsked] = useState<{ verb: Verb; target: RequestTarget; session: number } | null>(null);
   const [outcome, setOutcome] = useState<DecisionOutcome | null>(null);
 
@@ -62,32 +68,34 @@ export function useRequestDecision() {
   const n = asked?.target.pendingApproval ?? 0;
   const count = `${n.toLocaleString("en-US")} action${n === 1 ? "" : "s"}`;
   const isApprove = asked?.verb !== "reject";
+  const t = asked?.target;
   const dialog = (
-    <ReasonDialog
+    <ApprovalDialog
       key={asked?.session ?? 0}
+      decision={isApprove ? "approve" : "reject"}
+      subject={{ kind: "request", work: t ? `${t.kind}${t.args ? `: ${t.args}` : ""}` : "", devices: n }}
+      title={`${isApprove ? "Approve" : "Reject"} ${t?.summary ?? "this request"}?`}
+      consequence={
+        <>
+          {isApprove
+            ? `The ${count} of this request still waiting for approval are scheduled on their devices (PENDING_SCHEDULE), each as soon as its device is Online.`
+            : `The ${count} of this request still waiting for approval will not run (CANCELLED).`}{" "}
+          Actions already decided one by one are left as they are.
+        </>
+      }
+      blocked={fourEyes(t?.createdBy, "this request")}
       open={asked !== null}
       pending={mutation.isPending}
       error={mutation.isError && trpcErrorCode(mutation.error) !== "CONFLICT" ? errorMessage(mutation.error) : null}
-      title={`${isApprove ? "Approve" : "Reject"} ${asked?.target.summary ?? "this request"}?`}
+      confirmLabel={`${isApprove ? "Approve" : "Reject"} all ${n.toLocaleString("en-US")}`}
       onCancel={() => setAsked(null)}
       onConfirm={(reason) => {
         if (!asked) return;
         setOutcome(null);
         mutation.mutate({ id: asked.target.id, ...(reason ? { reason } : {}) });
       }}
-      confirmLabel={mutation.isPending ? (isApprove ? "Approving…" : "Rejecting…") : `${isApprove ? "Approve" : "Reject"} all ${n.toLocaleString("en-US")}`}
-      confirmVariant={isApprove ? "primary" : "danger"}
-      placeholder={isApprove ? "e.g. change ticket OPS-1234" : "e.g. wrong selector"}
-      keyboard
       testIds={{ dialog: "request-decision-dialog", confirm: "confirm-request-decision", reason: "request-decision-reason" }}
-    >
-      <p>
-        {isApprove
-          ? `The ${count} of this request still waiting for approval are scheduled on their devices (PENDING_SCHEDULE), each as soon as its device is Online.`
-          : `The ${count} of this request still waiting for approval will not run (CANCELLED).`}{" "}
-        Actions already decided one by one are left as they are. Your name and the reason are kept in each action's approval record.
-      </p>
-    </ReasonDialog>
+    />
   );
 
   return { start, dialog, outcome, clearOutcome: () => setOutcome(null), busy };

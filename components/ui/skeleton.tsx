@@ -12,7 +12,8 @@ export function SkeletonRows({ rows = 8, columns }: { rows?: number; columns: nu
         <tr key={r} className="border-b border-slate-100" aria-hidden>
           {Array.from({ length: columns }, (_, c) => (
             <td key={c} className="px-3 py-3">
-              <Skeleton className={cx("h-3.5", c === 0 ? "w-32" : c % 2 ? "w-20" : "w-16")} />
+              {/* At most these widths, never more than the cell: placeholder rows must not make a narrow table scroll sideways. */}
+              <Skeleton className={cx("h-3.5 w-full", c === 0 ? "max-w-32" : c % 2 ? "max-w-20" : "max-w-16")} />
             </td>
           ))}
         </tr>

@@ -21,6 +21,7 @@ import type { NewActionRow, NewRequestRow } from "../devices/fast-path";
 import { newRequestRow, requestCreatedEvent } from "../requests/requests";
 import { checkAgentUpgradeArgs } from "../agent-dist/versions";
 import { DEFAULT_HEALTH_POLICY, type HealthPolicy } from "../../lib/health-policy";
+import { assertNotOwnApproval } from "../approvals/four-eyes";
 
 export const actionSelect = {
   id: true,
@@ -287,9 +288,10 @@ export async function decideActions(ctx: ServerContext, ids: string[], decision:
   const to: ActionState = decision === "Approved" ? "PENDING_SCHEDULE" : "CANCELLED";
   const now = ctx.now();
   const { events, deviceIds } = await ctx.db.$transaction(async (tx) => {
-    const found = await inChunks(unique, (chunk) => tx.action.findMany({ where: { id: { in: chunk } }, select: { id: true, state: true, deviceId: true, kind: true } }));
+    const found = await inChunks(unique, (chunk) => tx.action.findMany({ where: { id: { in: chunk } }, select: { id: true, state: true, deviceId: true, kind: true, createdBy: true } }));
     const missing = unique.filter((id) => !found.some((f) => f.id === id));
     if (missing.length) throw notFound(`action ${missing.join(", ")}`);
+    if (decision === "Approved") await assertNotOwnApproval(ctx, tx, actor, found.map((a) => ({ what: `action ${a.id}`, owner: a.createdBy })));
     const newEvents: NewEvent[] = [];
     for (const a of found) {
       const from = a.state as ActionState;

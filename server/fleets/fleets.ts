@@ -23,7 +23,8 @@ import type { Labels } from "../../lib/label-selector";
 import type { ServerContext } from "../context";
 import type { Db, Prisma, Tx } from "../db";
 import { conflict, invalid, notFound } from "../errors";
-import { unifiedDiff } from "./diff";
+import { unifiedDiff } from "../../lib/unified-diff";
+import { stableJson } from "../../lib/stable-json";
 import { dialectOfDb, executeRaw, inJsonList, queryRaw } from "../lib/dialect-sql";
 import { afterCommit, finishEffects, newEffects, renderDevices, type Effects, type FleetRef } from "./render";
 import { reconcileMembership } from "./membership";
@@ -64,12 +65,6 @@ export function parseFleetInput(value: unknown): FleetInput {
   return r.data;
 }
 
-/** JSON with sorted keys: two specs are the same when this is. */
-export function stableJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
-  );
-}
 
 const specYaml = (spec: unknown) => YAML.stringify(spec, { sortMapEntries: false });
 

@@ -251,7 +251,7 @@ export async function passInTx(tx: Tx, ctx: ServerContext, planId: string, now: 
           requireApproval: approvedBy !== null || needsApproval(ctx, kind, false),
         },
         now,
-        approvedBy ? { decision: "Approved", decidedBy: approvedBy, decidedAt: plan.approvedAt ?? now, decisionReason: `approved with plan ${plan.id}` } : undefined,
+        approvedBy ? { decision: "Approved", decidedBy: approvedBy, decidedAt: plan.approvedAt ?? now, decisionReason: `approved with plan ${plan.id}${plan.approvalReason ? `: ${plan.approvalReason}` : ""}` } : undefined,
       );
       requests.set(command, req);
       if (req.created) newEvents.push({ ...req.created, actor: PLAN_CONTROLLER });
@@ -299,7 +299,7 @@ export async function passInTx(tx: Tx, ctx: ServerContext, planId: string, now: 
         requireApproval: approval || inherited !== null || approvedBy !== null,
         healthPolicy: shape.healthPolicy,
         createdBy: `plan:${plan.id}`,
-        ...(approvedBy ? { decision: "Approved", decidedBy: approvedBy, decidedAt: plan.approvedAt ?? now, decisionReason: `approved with plan ${plan.id}` } : {}),
+        ...(approvedBy ? { decision: "Approved", decidedBy: approvedBy, decidedAt: plan.approvedAt ?? now, decisionReason: `approved with plan ${plan.id}${plan.approvalReason ? `: ${plan.approvalReason}` : ""}` } : {}),
         ...inherited?.data,
         requestId: request.id,
         // Distinct, ordered creation times keep "oldest createdAt first" well defined.

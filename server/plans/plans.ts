@@ -13,6 +13,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { checkAgentUpgradeArgs } from "../agent-dist/versions";
 import type { ServerContext } from "../context";
 import type { Prisma, Tx } from "../db";
+import { assertNotOwnApproval } from "../approvals/four-eyes";
 import { conflict, invalid, notFound } from "../errors";
 import { recordEvents, type NewEvent } from "../events/events";
 import { selectorWhere } from "../devices/queries";
@@ -229,10 +230,10 @@ export async function retryPlan(ctx: ServerContext, id: string, actor: string): 
 /** What an operator's ask wrote: its events, and the actions it cancelled (their events already recorded). */
 type Asked = NewEvent[] | { events: NewEvent[]; cancels: CancelOutcome[] };
 
-async function askAndPass(ctx: ServerContext, id: string, ask: (tx: Tx, plan: { state: PlanState; requireApproval: boolean; approvedBy: string | null; cancelRequestedAt: Date | null }, now: Date) => Promise<Asked>) {
+async function askAndPass(ctx: ServerContext, id: string, ask: (tx: Tx, plan: { state: PlanState; requireApproval: boolean; approvedBy: string | null; cancelRequestedAt: Date | null; createdBy: string }, now: Date) => Promise<Asked>) {
   const effects = await ctx.db.$transaction(async (tx) => {
     const now = ctx.now();
-    const plan = await tx.plan.findUnique({ where: { id }, select: { state: true, requireApproval: true, approvedBy: true, cancelRequestedAt: true } });
+    const plan = await tx.plan.findUnique({ where: { id }, select: { state: true, requireApproval: true, approvedBy: true, cancelRequestedAt: true, createdBy: true } });
     if (!plan) throw notFound(`plan "${id}"`);
     const asked = await ask(tx, { ...plan, state: plan.state as PlanState }, now);
     const { events: newEvents, cancels } = Array.isArray(asked) ? { events: asked, cancels: [] } : asked;
@@ -244,15 +245,20 @@ async function askAndPass(ctx: ServerContext, id: string, ask: (tx: Tx, plan: { 
   return getPlan(ctx, id);
 }
 
-/** One approval for the whole plan: its nodes' actions are created approved by this operator. */
-export function approvePlan(ctx: ServerContext, id: string, actor: string): Promise<PlanView> {
+/**
+ * One approval for the whole plan: its nodes' actions are created approved by this operator,
+ * with the reason (kept on the plan, in the PlanApproved event and in each action's approval
+ * record). Four eyes refuses the plan's own submitter (server/approvals/four-eyes.ts).
+ */
+export function approvePlan(ctx: ServerContext, id: string, actor: string, reason?: string): Promise<PlanView> {
   return askAndPass(ctx, id, async (tx, plan, now) => {
     if (isTerminalPlanState(plan.state)) throw conflict(`plan ${id} is ${plan.state}: nothing to approve`);
     if (!plan.requireApproval) throw conflict(`plan ${id} does not wait for approval`);
     if (plan.approvedBy) throw conflict(`plan ${id} was already approved by ${plan.approvedBy}`);
-    const { count } = await tx.plan.updateMany({ where: { id, approvedBy: null }, data: { approvedBy: actor, approvedAt: now } });
+    await assertNotOwnApproval(ctx, tx, actor, [{ what: `plan ${id}`, owner: plan.createdBy }]);
+    const { count } = await tx.plan.updateMany({ where: { id, approvedBy: null }, data: { approvedBy: actor, approvedAt: now, approvalReason: reason ?? null } });
     if (count !== 1) throw conflict(`plan ${id} was approved concurrently`);
-    return [{ objectKind: "Plan", objectName: id, type: "PlanApproved", reason: plan.state, message: "its nodes are signalled from now on", actor }];
+    return [{ objectKind: "Plan", objectName: id, type: "PlanApproved", reason: plan.state, message: `its nodes are signalled from now on${reason ? `: ${reason}` : ""}`, actor }];
   });
 }
 
@@ -387,7 +393,7 @@ export async function getPlan(ctx: ServerContext, id: string): Promise<PlanView>
       state,
       message: explainPlan(enginePlan, { total: activeCounts?.total ?? 0, done: activeCounts?.SignalCompleted ?? 0, sent: activeCounts?.SignalSent ?? 0 }),
       activeCommand: plan.activeCommand,
-      approval: { required: plan.requireApproval, approvedBy: plan.approvedBy, approvedAt: iso(plan.approvedAt) },
+      approval: { required: plan.requireApproval, approvedBy: plan.approvedBy, approvedAt: iso(plan.approvedAt), reason: plan.approvalReason },
       deadline: plan.deadline,
       deadlineAt: iso(plan.deadlineAt),
       cancelRequestedBy: plan.cancelRequestedBy,
@@ -432,7 +438,7 @@ export async function listPlans(ctx: ServerContext, filter: PlanFilter, page: { 
       message: explainPlan({ state, message: p.message, activeCommand: p.activeCommand, requireApproval: p.requireApproval, approvedBy: p.approvedBy }, { total: counts.total, done: counts.SignalCompleted, sent: counts.SignalSent }),
       commands: p.commands.map((c) => ({ kind: c.kind as PlanCommandKind, state: c.state as PlanState })),
       counts,
-      approval: { required: p.requireApproval, approvedBy: p.approvedBy, approvedAt: iso(p.approvedAt) },
+      approval: { required: p.requireApproval, approvedBy: p.approvedBy, approvedAt: iso(p.approvedAt), reason: p.approvalReason },
       createdBy: p.createdBy,
       createdAt: p.createdAt.toISOString(),
       endedAt: iso(p.endedAt),

@@ -32,7 +32,10 @@ export const plansRouter = router({
       const { plan, ...options } = input;
       return createPlan(ctx.server, { input: parsePlanInput(plan), options: parsePlanOptions(options), actor: ctx.actor });
     }),
-  approve: operatorProcedure.input(PlanId).mutation(({ ctx, input }) => approvePlan(ctx.server, input.id, ctx.actor)),
+  /** The reason is optional here (scripts keep working); the console asks for one. */
+  approve: operatorProcedure
+    .input(PlanId.extend({ reason: z.string().trim().min(1).max(500).optional() }))
+    .mutation(({ ctx, input }) => approvePlan(ctx.server, input.id, ctx.actor, input.reason)),
   cancel: operatorProcedure
     .input(PlanId.extend({ reason: z.string().trim().min(1).max(500).optional() }))
     .mutation(({ ctx, input }) => cancelPlan(ctx.server, input.id, ctx.actor, input.reason)),

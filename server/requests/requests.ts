@@ -17,6 +17,7 @@ import { topics } from "../bus";
 import type { NewRequestRow } from "../devices/fast-path";
 import { sqlDate } from "../lib/dialect-sql";
 import { inChunks } from "../lib/chunks";
+import { assertNotOwnApproval } from "../approvals/four-eyes";
 import { waitsOf } from "../actions/waits";
 import { outputGroups, type OutputGroupsPage, type OutputGroupsView } from "../actions/output-groups";
 
@@ -262,8 +263,10 @@ export async function decideRequest(ctx: ServerContext, id: string, decision: "A
   assertTransition(actionMachine, "PENDING_APPROVE", to);
   const now = ctx.now();
   const why = reason ?? null;
-  const req = await ctx.db.actionRequest.findUnique({ where: { id }, select: { kind: true } });
+  const req = await ctx.db.actionRequest.findUnique({ where: { id }, select: { kind: true, createdBy: true } });
   if (!req) throw notFound(`request "${id}"`);
+  // Before any write; who made a request never changes, so checking outside the commit is safe.
+  if (decision === "Approved") await assertNotOwnApproval(ctx, ctx.db, actor, [{ what: `request ${id}`, owner: req.createdBy }]);
   const actionEvent = (actionId: string): NewEvent => ({
     objectKind: "Action",
     objectName: actionId,

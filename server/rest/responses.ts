@@ -334,7 +334,7 @@ export const TemplateVersionView = z.strictObject({
 
 const PlanState = enumOf(PLAN_STATES);
 const PlanCounts = z.strictObject({ ...Object.fromEntries(PLAN_NODE_STATES.map((s) => [s, z.number().int()])), total: z.number().int() });
-const PlanApproval = z.strictObject({ required: z.boolean(), approvedBy: z.string().nullable(), approvedAt: Time.nullable() });
+const PlanApproval = z.strictObject({ required: z.boolean(), approvedBy: z.string().nullable(), approvedAt: Time.nullable(), reason: z.string().nullable() });
 const PlanNode = z.strictObject({
   name: z.string(),
   state: enumOf(PLAN_NODE_STATES),

@@ -533,8 +533,10 @@ export const restRoutes: RestRoute[] = [
     path: "/plans/{id}/approve",
     procedure: "plans.approve",
     response: PlanObject,
-    summary: "Approve a plan that waits for approval: its nodes' actions are created approved by you. 409 when it does not wait or was approved",
-    input: ({ params }) => params,
+    summary:
+      "Approve a plan that waits for approval {reason?}: its nodes' actions are created approved by you, the reason in their approval record. 409 when it does not wait or was approved; 403 under DROVER_FOUR_EYES=1 when you submitted it",
+    input: ({ params, body }) => ({ id: params.id, reason: body.reason }),
+    body: z.object({ reason: z.string().min(1).max(500).optional() }),
   },
   {
     method: "POST",

@@ -23,6 +23,8 @@ const systemRouter = router({
     autoApprove: ctx.server.env.DROVER_AUTO_APPROVE?.text ?? null,
     restoredAt: ctx.server.statusSettings.restoredAt,
     approvalKinds: ctx.server.env.DROVER_APPROVAL_KINDS,
+    /** DROVER_FOUR_EYES (issue 21): the console disables Approve on what you requested yourself. */
+    fourEyes: ctx.server.env.DROVER_FOUR_EYES,
     actionConcurrency: ctx.server.env.DROVER_ACTION_CONCURRENCY.map((p) => ({ selector: p.text, max: p.max })),
     /** The oldest agent this server supports (issue 12): older devices are flagged. */
     minAgentVersion: minAgentVersion(ctx.server),

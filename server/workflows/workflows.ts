@@ -12,6 +12,7 @@
  * cycle with its path, bad `when`), references to workflows that do not exist, and reference
  * cycles across the saved workflows (`findReferenceCycle`, the path).
  */
+import { stableJson } from "../../lib/stable-json";
 import type { ServerContext } from "../context";
 import { Prisma, type Tx } from "../db";
 import { conflict, invalid, notFound } from "../errors";
@@ -156,7 +157,6 @@ export async function cancelWorkflow(ctx: ServerContext, name: string, actor: st
   return getWorkflow(ctx, name);
 }
 
-const stableJson = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (x && typeof x === "object" && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b))) : x));
 
 /**
  * Replace the spec. While a run is in progress only steps that have not started may change:

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { unifiedDiff } from "./diff";
+import { unifiedDiff } from "./unified-diff";
 
 /** Applies a unified diff to `before` (the test's own reading of the format). */
 function patch(before: string, diff: string): string {

@@ -1,0 +1,126 @@
+/**
+ * Four eyes in the console (issue 21): on a server with DROVER_FOUR_EYES=1, what the admin
+ * requested (an exec action, a plan) shows Approve disabled with a tooltip saying why; another
+ * operator approves the plan through the one approval dialog (kind, work, devices, a reason).
+ *
+ * Its own server (E2E_PORT + 41): the setting is the server's, and the workers' servers run without it.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { test, expect, type Page } from "@playwright/test";
+import { E2E_ADMIN_PASSWORD, E2E_URL } from "../playwright.config";
+
+const root = path.resolve(import.meta.dirname, "..");
+const port = Number(new URL(E2E_URL).port) + 41;
+const base = `http://localhost:${port}`;
+let server: ChildProcess | null = null;
+
+async function call<T>(method: string, p: string, token: string | null, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${base}${p}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
+}
+
+async function token(username: string, password: string): Promise<string> {
+  const res = await call<{ token: string }>("POST", "/api/v1/auth/token", null, { username, password });
+  expect(res.status).toBe(201);
+  return res.body.token;
+}
+
+async function signIn(page: Page, username: string, password: string) {
+  const res = await page.request.post(`${base}/api/auth/sign-in/username`, { data: { username, password }, headers: { origin: base } });
+  expect(res.status(), await res.text()).toBe(200);
+}
+
+test.beforeAll(async () => {
+  test.setTimeout(120_000);
+  const dataDir = path.join(root, ".tmp", `e2e-four-eyes-${port}`);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+  server = spawn(process.execPath, [path.join(root, "dist", "server", "main.mjs")], {
+    cwd: root,
+    stdio: ["ignore", "ignore", "inherit"],
+    env: {
+      ...process.env,
+      NODE_ENV: "production",
+      PORT: String(port),
+      DATABASE_URL: `file:${path.join(dataDir, "drover.db")}`,
+      DROVER_ADMIN_PASSWORD: E2E_ADMIN_PASSWORD,
+      DROVER_FOUR_EYES: "1",
+      NEXT_TELEMETRY_DISABLED: "1",
+    },
+  });
+  await expect
+    .poll(async () => (await fetch(`${base}/healthz`).catch(() => null))?.status ?? 0, { timeout: 110_000, intervals: [250, 500, 1000] })
+    .toBe(200);
+});
+
+test.afterAll(async () => {
+  const child = server;
+  if (!child || child.exitCode !== null) return;
+  await new Promise<void>((resolve) => {
+    child.once("exit", () => resolve());
+    child.kill("SIGTERM");
+  });
+});
+
+test("what you requested cannot be approved by you; another operator approves the plan with a reason", async ({ page, browser }) => {
+  const admin = await token("admin", E2E_ADMIN_PASSWORD);
+  // One enrolled device, the target of an exec action and of a plan, both the admin's.
+  const enrolled = await call<{ enrollmentId: string }>("POST", "/api/agent/v1/enrollments", null, {
+    deviceName: "fe-1",
+    labels: {},
+    platform: "linux-amd64",
+    role: "worker",
+    agentVersion: "1.0.0",
+    secret: "s".repeat(43),
+  });
+  expect(enrolled.status, JSON.stringify(enrolled.body)).toBe(201);
+  expect((await call("POST", `/api/v1/enrollments/${enrolled.body.enrollmentId}/approve`, admin, {})).status).toBe(200);
+  const created = await call<{ items: { id: string }[] }>("POST", "/api/v1/actions", admin, { device: "fe-1", kind: "exec", args: { command: "uptime" } });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const actionId = created.body.items[0]!.id;
+  const plan = await call<{ metadata: { id: string } }>("POST", "/api/v1/plans?requireApproval=true", admin, {
+    apiVersion: "drover/v1",
+    kind: "Plan",
+    spec: { commands: [{ k0supdate: { version: "v1.30.0", platforms: { "linux-amd64": { url: "https://example.com/k0s" } }, targets: { workers: { discovery: { static: { nodes: ["fe-1"] } } } } } }] },
+  });
+  expect(plan.status, JSON.stringify(plan.body)).toBe(201);
+  const planId = plan.body.metadata.id;
+
+  await signIn(page, "admin", E2E_ADMIN_PASSWORD);
+  await page.goto(`${base}/approvals`);
+  const approve = page.getByTestId(`approve-action-${actionId}`);
+  await expect(approve).toBeDisabled();
+  await expect(approve).toHaveAttribute("title", "Four eyes: you requested this action, so another operator must approve it.");
+  await page.goto(`${base}/plans/${planId}`);
+  await expect(page.getByTestId("plan-approve")).toBeDisabled();
+  await expect(page.getByTestId("plan-approve")).toHaveAttribute("title", "Four eyes: you requested this plan, so another operator must approve it.");
+
+  // Another operator: Approve opens the one dialog, which waits for a reason.
+  const created2 = await fetch(`${base}/api/trpc/auth.createUser`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
+    body: JSON.stringify({ username: "otto", password: "otto-password-1", role: "operator" }),
+  });
+  expect(created2.ok, await created2.text()).toBe(true);
+  const context = await browser.newContext({ baseURL: base });
+  const otto = await context.newPage();
+  await signIn(otto, "otto", "otto-password-1");
+  await otto.goto(`${base}/plans/${planId}`);
+  await otto.getByTestId("plan-approve").click();
+  const dialog = otto.getByTestId("approve-plan-dialog");
+  await expect(dialog.getByTestId("approval-kind")).toHaveText("plan");
+  await expect(dialog.getByTestId("approval-work")).toHaveText("k0supdate v1.30.0");
+  await expect(dialog.getByTestId("approval-devices")).toHaveText("1");
+  await expect(otto.getByTestId("confirm-approve-plan")).toBeDisabled();
+  await otto.getByTestId("approve-plan-reason").fill("CHG-9");
+  await otto.getByTestId("confirm-approve-plan").click();
+  await expect(otto.getByTestId("plan-approval")).toContainText("approved by");
+  await expect(otto.getByTestId("plan-approval-reason")).toHaveText("“CHG-9”");
+  await context.close();
+});
