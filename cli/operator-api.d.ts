@@ -14275,6 +14275,8 @@ export interface operations {
                             schedule?: string | null;
                             startTime: string | null;
                             steps: number;
+                            /** @description Actions of its running run waiting for an operator's approval */
+                            waitingApproval?: number;
                         }[];
                         nextCursor: string | null;
                         total: number;

@@ -75,8 +75,9 @@ test("an action's id in the event log stays in its column, and its cancel dialog
   const reason = page.getByTestId("cancel-reason");
   await reason.focus();
   await expect(reason).toBeFocused();
+  // The ring appears through a (reduced-motion) transition: wait for it before reading its colour.
+  await expect.poll(async () => (await colours(reason, "boxShadow")).length).toBeGreaterThan(0);
   const ring = await colours(reason, "boxShadow");
-  expect(ring.length).toBeGreaterThan(0);
   expect(ring.filter(reddish), JSON.stringify(ring)).toEqual([]);
   // The confirming button stays red: that one is the destructive part.
   expect((await colours(page.getByTestId("confirm-cancel-action"), "backgroundColor")).every(reddish)).toBe(true);
@@ -104,12 +105,16 @@ test("the fleet summary says who changed it whole; a disabled danger button is g
   await page.getByTestId("delete-fleet").click();
   const confirm = page.getByTestId("confirm-delete-fleet");
   await expect(confirm).toBeDisabled();
-  const disabled = await colours(confirm, "backgroundColor");
-  expect(disabled.length === 1 && grey(disabled[0] as Rgb), JSON.stringify(disabled)).toBe(true);
+  // Polled: the button's colour follows its state through a (reduced-motion) transition, read a
+  // moment after the state changed it was still the old one in a CI run.
+  const fill = async (is: (c: Rgb) => boolean) => {
+    const c = await colours(confirm, "backgroundColor");
+    return c.length === 1 && is(c[0] as Rgb) ? "yes" : JSON.stringify(c);
+  };
+  await expect.poll(() => fill(grey)).toBe("yes");
   await page.getByTestId("delete-fleet-dialog").getByRole("textbox").fill(prefix);
   await expect(confirm).toBeEnabled();
-  const enabled = await colours(confirm, "backgroundColor");
-  expect(enabled.length === 1 && reddish(enabled[0] as Rgb), JSON.stringify(enabled)).toBe(true);
+  await expect.poll(() => fill(reddish)).toBe("yes");
 });
 
 test("on Enrollments, Deny all pending is outlined red beside the solid primary Approve, not a second solid button", async ({ page }) => {

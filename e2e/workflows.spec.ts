@@ -34,6 +34,8 @@ test("a diamond workflow's run view turns every step Succeeded live, in dependen
     await page.getByRole("link", { name: "Workflows" }).click();
     await expect(page.getByTestId(`workflow-row-phase-${prefix}`)).toHaveText("Running");
     await expect(page.getByTestId(`workflow-row-steps-${prefix}`)).toHaveText("0/4 done");
+    // What it waits for, in its row.
+    await expect(page.getByTestId(`workflow-row-waiting-${prefix}`)).toHaveText("1 action waiting for approval");
     await page.getByTestId(`workflow-row-${prefix}`).getByRole("link").click();
     await expect(page).toHaveURL(new RegExp(`/workflows/${prefix}$`));
 

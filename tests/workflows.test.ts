@@ -157,6 +157,9 @@ describe("the diamond (A; then B and C; D after both)", () => {
     await enroll("wait-1");
     const wf = await create({ metadata: { name: "waits-approval" }, spec: { steps: { A: { jobTemplate: { kind: "noop", targets: { devices: ["wait-1"] }, requireApproval: true } } } } });
     expect(wf.status.statuses.A).toMatchObject({ phase: "Running", targets: { total: 1, done: 0, failed: 0, waitingApproval: 1 } });
+    // And in the list, what the running workflow waits for.
+    const list = await s.api<{ items: { name: string; waitingApproval?: number }[] }>("GET", "/workflows?limit=200");
+    expect(list.body.items.find((w) => w.name === "waits-approval")).toMatchObject({ waitingApproval: 1 });
   });
 });
 

@@ -49,6 +49,11 @@ export function WorkflowsTable({ items, empty, loading = false }: { items: Workf
                       {w.name}
                     </Link>
                     {w.message && <div className="max-w-40 truncate text-[11px] xl:max-w-72 text-slate-500" title={w.message}>{w.message}</div>}
+                    {(w.waitingApproval ?? 0) > 0 && (
+                      <div className="text-[11px] font-medium text-amber-800" data-testid={`workflow-row-waiting-${w.name}`}>
+                        {w.waitingApproval} action{w.waitingApproval === 1 ? "" : "s"} waiting for approval
+                      </div>
+                    )}
                   </td>
                   <td className="w-32 px-3 py-2.5 xl:w-48">
                     <CountsBar segments={stepSegments(w.counts)} total={w.steps} testId={`workflow-row-bar-${w.name}`} />

@@ -510,6 +510,7 @@ export const WorkflowPage = z.strictObject({
       counts: z.partialRecord(enumOf(STEP_PHASES), z.number().int()).describe("Steps per phase"),
       schedule: z.string().nullable().optional(),
       nextRunTime: Time.nullable().optional(),
+      waitingApproval: z.number().int().optional().describe("Actions of its running run waiting for an operator's approval"),
       startTime: Time.nullable(),
       completionTime: Time.nullable(),
       createdBy: z.string(),

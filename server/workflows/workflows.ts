@@ -419,6 +419,8 @@ export interface WorkflowSummary {
   /** spec.schedule's cron (null: none) and when it next starts a run (null: none, or suspended). Optional for clients of an older server. */
   schedule?: string | null;
   nextRunTime?: string | null;
+  /** Actions of its run waiting for an operator's approval: what a running workflow waits for. Optional for clients of an older server. */
+  waitingApproval?: number;
 }
 
 /** Workflows by name, a page at a time (cursor: the last name of the previous page). */
@@ -429,9 +431,13 @@ export async function listWorkflows(ctx: ServerContext, filter: { phase?: Workfl
     ctx.db.workflow.count({ where }),
   ]);
   const pageRows = rows.slice(0, page.limit);
-  const groups = pageRows.length
-    ? await ctx.db.workflowStepStatus.groupBy({ by: ["workflowName", "phase"], where: { workflowName: { in: pageRows.map((r) => r.name) } }, _count: { _all: true } })
-    : [];
+  const running = pageRows.filter((r) => r.phase === "Running").map((r) => `workflow:${r.name}`);
+  const [groups, waiting] = await Promise.all([
+    pageRows.length ? ctx.db.workflowStepStatus.groupBy({ by: ["workflowName", "phase"], where: { workflowName: { in: pageRows.map((r) => r.name) } }, _count: { _all: true } }) : [],
+    // What a running workflow waits for, said in its row: its actions waiting for approval (few rows: by state first).
+    running.length ? ctx.db.action.groupBy({ by: ["createdBy"], where: { state: "PENDING_APPROVE", createdBy: { in: running } }, _count: { _all: true } }) : [],
+  ]);
+  const waitingBy = new Map(waiting.map((g) => [g.createdBy, g._count._all]));
   const items: WorkflowSummary[] = pageRows.map((w) => {
     const counts: Partial<Record<StepPhase, number>> = {};
     let steps = 0;
@@ -462,6 +468,7 @@ export async function listWorkflows(ctx: ServerContext, filter: { phase?: Workfl
       generation: w.generation,
       schedule,
       nextRunTime: iso(w.nextScheduleTime),
+      waitingApproval: waitingBy.get(`workflow:${w.name}`) ?? 0,
     };
   });
   return { items, total, nextCursor: rows.length > page.limit ? (items[items.length - 1]?.name ?? null) : null };

@@ -1,9 +1,12 @@
 /**
- * Four eyes in the console (issue 21): on a server with DROVER_FOUR_EYES=1, what the admin
- * requested (an exec action, a plan) shows Approve disabled with a tooltip saying why; another
- * operator approves the plan through the one approval dialog (kind, work, devices, a reason).
- *
- * Its own server (E2E_PORT + 41): the setting is the server's, and the workers' servers run without it.
+ * What needs a server of its own (E2E_PORT + 41, a fresh database with DROVER_FOUR_EYES=1): the
+ * workers' servers hold every other test's devices and run without the setting. One server for
+ * both, in this order (the tests of a file run in order):
+ *  - an empty device list points to where devices come from: Add devices and Enrollments (a
+ *    filter that matches nothing on a busy server shows "No devices match these filters" instead);
+ *  - four eyes (issue 21): what the admin requested (an exec action, a plan) shows Approve
+ *    disabled with a tooltip saying why; another operator approves the plan through the one
+ *    approval dialog (kind, work, devices, a reason).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -66,6 +69,18 @@ test.afterAll(async () => {
     child.once("exit", () => resolve());
     child.kill("SIGTERM");
   });
+});
+
+test("an empty device list links to Add devices and to Enrollments", async ({ page }) => {
+  // First in this file: the server has no device yet.
+  await signIn(page, "admin", E2E_ADMIN_PASSWORD);
+  await page.goto(`${base}/devices`);
+  const empty = page.getByTestId("empty-state");
+  await expect(empty).toContainText("No devices yet");
+  await expect(empty.getByRole("link", { name: "Enrollments" })).toHaveAttribute("href", "/enrollments");
+  await empty.getByRole("link", { name: "Add devices" }).click();
+  await expect(page).toHaveURL(`${base}/enrollment-tokens`);
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Add devices");
 });
 
 test("what you requested cannot be approved by you; another operator approves the plan with a reason", async ({ page, browser }) => {
