@@ -4,7 +4,7 @@
  * range is present (null where nothing was sampled, e.g. while the server was down), so the
  * console's charts draw gaps rather than joining across them.
  */
-import { isTerminalRolloutPhase, type RolloutPhase } from "@/lib/rollout-status";
+import { isTerminalRolloutPhase, type RolloutPhase } from "../../lib/rollout-status";
 
 export const HISTORY_RANGES = ["1h", "24h", "7d"] as const;
 export type HistoryRange = (typeof HISTORY_RANGES)[number];
