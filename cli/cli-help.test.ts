@@ -1,5 +1,6 @@
 /**
- * The real `drover` CLI: --help on every command, needing no login or server.
+ * The `drover` CLI (run in this process, as cli-suite.ts does): --help on every command, needing
+ * no login or server.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import path from "node:path";

@@ -1,8 +1,9 @@
 /**
- * The shared set-up of the CLI's process tests (cli.test.ts, cli-actions.test.ts,
+ * The shared set-up of the CLI's tests with a stored login (cli.test.ts, cli-actions.test.ts,
  * cli-help.test.ts: one file was the suite's longest, one worker's worth): a real server, a
- * folder, the admin's login file, and the real `drover` (the build tests/global-setup.ts made)
- * as a child process. Call `cliSuite()` at a test file's top level.
+ * folder, the admin's login file; `drover` runs a command in this process (`runInProcess`,
+ * test-support.ts), or, with `process: true`, as the real program (the build
+ * tests/global-setup.ts made), as `start` always does. Call `cliSuite()` at a top level.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -13,6 +14,7 @@ import { afterAll, beforeAll, expect, inject } from "vitest";
 import { startTestServer, ADMIN_PASSWORD, type TestServer } from "../tests/helpers/server";
 import { enrollmentBody, newSecret, uniqueName } from "../tests/helpers/devices";
 import type { Action } from "./types";
+import { runInProcess } from "./test-support";
 
 export const ROOT = path.resolve(import.meta.dirname, "..");
 
@@ -42,9 +44,20 @@ export function cliSuite(options: { login?: boolean } = {}) {
     stderr: string;
   }
 
-  function start(args: string[], options: { env?: Record<string, string | undefined>; input?: string } = {}): ChildProcess {
+  interface RunOptions {
+    env?: Record<string, string | undefined>;
+    input?: string;
+    /** Run the real program as a child process rather than in this one. */
+    process?: boolean;
+  }
+
+  function envFor(options: RunOptions): Record<string, string> {
     const merged: Record<string, string | undefined> = { ...process.env, DROVER_SERVER: state.s.url, DROVER_CONFIG: state.config, DROVER_TOKEN: undefined, ...options.env };
-    const env = Object.fromEntries(Object.entries(merged).filter((e): e is [string, string] => e[1] !== undefined));
+    return Object.fromEntries(Object.entries(merged).filter((e): e is [string, string] => e[1] !== undefined));
+  }
+
+  function start(args: string[], options: RunOptions = {}): ChildProcess {
+    const env = envFor(options);
     const child = spawn(process.execPath, [inject("cliBundle"), ...args], { cwd: ROOT, env: env as NodeJS.ProcessEnv, stdio: ["pipe", "pipe", "pipe"] });
     child.stdin?.end(options.input ?? "");
     return child;
@@ -59,14 +72,15 @@ export function cliSuite(options: { login?: boolean } = {}) {
     return { out: () => stdout, err: () => stderr, done };
   }
 
-  async function drover(args: string[], options: Parameters<typeof start>[1] = {}): Promise<Run> {
+  async function drover(args: string[], options: RunOptions = {}): Promise<Run> {
+    if (!options.process) return runInProcess(args, envFor(options), options.input);
     const c = collect(start(args, options));
     const code = await c.done;
     return { code, stdout: c.out(), stderr: c.err() };
   }
 
   /** Runs and expects exit 0, with stderr in the failure message. */
-  async function ok(args: string[], options: Parameters<typeof start>[1] = {}): Promise<string> {
+  async function ok(args: string[], options: RunOptions = {}): Promise<string> {
     const r = await drover(args, options);
     expect(r.code, `drover ${args.join(" ")}\n${r.stderr}`).toBe(0);
     return r.stdout;

@@ -1,6 +1,7 @@
 /**
- * The real `drover` CLI as a child process against a real server (cli-suite.ts): login, get,
- * exit codes, decommission, events (and --follow). Decisions, tokens and actions are in
+ * The `drover` CLI against a real server (cli-suite.ts): login, get, exit codes, decommission,
+ * events (and --follow). Login, the exit codes and --follow run the real program as a child
+ * process; the rest run in this process (runInProcess). Decisions, tokens and actions are in
  * cli-actions.test.ts, --help on every command in cli-help.test.ts.
  */
 import { beforeAll, describe, expect, it } from "vitest";
@@ -24,7 +25,7 @@ beforeAll(() => void ({ s, dir, config } = suite.state));
 
 describe("login", () => {
   it("--password-stdin stores the token, mode 0600", async () => {
-    const out = await ok(["login", "--username", "admin", "--password-stdin"], { input: `${ADMIN_PASSWORD}\n` });
+    const out = await ok(["login", "--username", "admin", "--password-stdin"], { input: `${ADMIN_PASSWORD}\n`, process: true });
     expect(out).toMatch(/Logged in to .* as admin \(admin\)/);
     const stored = json<Record<string, string>>(fs.readFileSync(config, "utf8"));
     expect(stored).toMatchObject({ server: s.url, username: "admin", role: "admin" });
@@ -38,7 +39,7 @@ describe("login", () => {
 
   it("a wrong password exits 3 and stores nothing", async () => {
     const other = path.join(dir, "wrong", "config.json");
-    const r = await drover(["login", "-u", "admin", "--password-stdin"], { input: "not-the-password\n", env: { DROVER_CONFIG: other } });
+    const r = await drover(["login", "-u", "admin", "--password-stdin"], { input: "not-the-password\n", env: { DROVER_CONFIG: other }, process: true });
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/error: UNAUTHENTICATED: wrong username or password/);
     expect(fs.existsSync(other)).toBe(false);
@@ -46,7 +47,7 @@ describe("login", () => {
 
   it("asks for username and password when not given (stdin not a terminal: one line each)", async () => {
     const other = path.join(dir, "asked", "config.json");
-    await ok(["login"], { input: `admin\n${ADMIN_PASSWORD}\n`, env: { DROVER_CONFIG: other } });
+    await ok(["login"], { input: `admin\n${ADMIN_PASSWORD}\n`, env: { DROVER_CONFIG: other }, process: true });
     expect(json<{ username: string }>(fs.readFileSync(other, "utf8")).username).toBe("admin");
   });
 });
@@ -61,20 +62,20 @@ describe("exit codes", () => {
 
 
   it("3 without a login, telling to run drover login", async () => {
-    const r = await drover(["get", "devices"], { env: { DROVER_CONFIG: path.join(dir, "nobody.json") } });
+    const r = await drover(["get", "devices"], { env: { DROVER_CONFIG: path.join(dir, "nobody.json") }, process: true });
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/not logged in.*drover login/);
   });
 
   it("3 when the server refuses the token (401)", async () => {
-    const r = await drover(["get", "devices"], { env: { DROVER_TOKEN: "drvo_not-a-token" } });
+    const r = await drover(["get", "devices"], { env: { DROVER_TOKEN: "drvo_not-a-token" }, process: true });
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/error: UNAUTHENTICATED: .*\n.*drover login/);
   });
 
   it("4 when the server cannot be reached", async () => {
     const server = `http://127.0.0.1:${await freePort()}`;
-    const r = await drover(["get", "devices"], { env: { DROVER_SERVER: server, DROVER_TOKEN: "drvo_x" } });
+    const r = await drover(["get", "devices"], { env: { DROVER_SERVER: server, DROVER_TOKEN: "drvo_x" }, process: true });
     expect(r.code).toBe(4);
     expect(r.stderr).toContain(`cannot reach the server at ${server}`);
     const login = await drover(["login", "-u", "admin", "--password-stdin"], { input: ADMIN_PASSWORD, env: { DROVER_SERVER: server } });
@@ -83,7 +84,7 @@ describe("exit codes", () => {
 
   it("2 for usage errors", async () => {
     for (const args of [["get", "devices", "--bogus"], ["get", "spaceships"], ["create", "action", "--kind", "exec"], ["approve", "action"], ["get", "devices", "-o", "xml"]]) {
-      const r = await drover(args);
+      const r = await drover(args, { process: true });
       expect(r.code, args.join(" ")).toBe(2);
       expect(r.stderr, args.join(" ")).toMatch(/error/);
     }
@@ -94,7 +95,7 @@ describe("exit codes", () => {
     const viewerConfig = path.join(dir, "viewer", "config.json");
     await ok(["login", "-u", "vera", "--password-stdin"], { input: "viewer-password-1", env: { DROVER_CONFIG: viewerConfig } });
     const d = await enrollDevice(s);
-    const r = await drover(["decommission", d.name, "--yes"], { env: { DROVER_CONFIG: viewerConfig } });
+    const r = await drover(["decommission", d.name, "--yes"], { env: { DROVER_CONFIG: viewerConfig }, process: true });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^error: FORBIDDEN: /);
     expect((await s.api<Device>("GET", `/devices/${d.name}`)).body.lifecycle).toBe("Enrolled");

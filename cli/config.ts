@@ -7,6 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { CliError, EXIT } from "./http";
+import { io } from "./io";
 
 export const DEFAULT_SERVER = "http://localhost:3000";
 
@@ -20,7 +21,7 @@ export interface StoredLogin {
 
 type Env = Record<string, string | undefined>;
 
-export function configPath(env: Env = process.env): string {
+export function configPath(env: Env = io().env): string {
   if (env.DROVER_CONFIG) return path.resolve(env.DROVER_CONFIG);
   const base = env.XDG_CONFIG_HOME || path.join(os.homedir(), ".config");
   return path.join(base, "drover", "config.json");

@@ -6,37 +6,38 @@ import { Option, type Command } from "commander";
 import { configPath, readLogin, resolveServer, resolveToken, type StoredLogin } from "./config";
 import { Api } from "./http";
 import { FORMATS, type Format } from "./output";
+import { io } from "./io";
 
 export function storedLogin(): StoredLogin | null {
   try {
     return readLogin(configPath());
   } catch (error) {
     // A token from the environment does not need the file; otherwise a broken file is an error.
-    if (process.env.DROVER_TOKEN) return null;
+    if (io().env.DROVER_TOKEN) return null;
     throw error;
   }
 }
 
 /** The server a command talks to: --server / DROVER_SERVER, else the login's, else localhost. */
 export function serverOf(cmd: Command, stored: StoredLogin | null = storedLogin()): string {
-  return resolveServer(cmd.optsWithGlobals<{ server?: string }>().server, process.env, stored);
+  return resolveServer(cmd.optsWithGlobals<{ server?: string }>().server, io().env, stored);
 }
 
 /** An authenticated client; exits 3 (with what to do) when there is no usable login. */
 export function apiFor(cmd: Command): Api {
   const stored = storedLogin();
   const server = serverOf(cmd, stored);
-  return new Api({ server, token: resolveToken(server, process.env, stored) });
+  return new Api({ server, token: resolveToken(server, io().env, stored) });
 }
 
 export const outputOption = () => new Option("-o, --output <format>", "output format").choices(FORMATS).default("table");
 
 export function write(text: string): void {
-  process.stdout.write(text);
+  io().out(text);
 }
 
 export function note(text: string): void {
-  process.stderr.write(text.endsWith("\n") ? text : text + "\n");
+  io().err(text.endsWith("\n") ? text : text + "\n");
 }
 
 export type { Format };

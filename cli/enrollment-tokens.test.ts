@@ -1,6 +1,6 @@
 /**
  * `drover create enrollment-token`, `drover get enrollment-tokens`, `drover revoke
- * enrollment-token` as a child process against a real server (issue 12): the token printed
+ * enrollment-token` against a real server (issue 12): the token printed
  * once with its install command, listed without it, revoked; bad options are usage errors.
  */
 import fs from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * `drover apply -f` and `drover get fleets` as a child process against a real server:
+ * `drover apply -f` and `drover get fleets` against a real server:
  * created / configured / unchanged like kubectl, JSON, YAML (several documents, stdin), the
  * server's validation message, exit codes, and the object as read applied back unchanged.
  */

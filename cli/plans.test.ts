@@ -1,5 +1,5 @@
 /**
- * `drover` and plans as a child process against a real server (issue 8): apply -f of seed
+ * `drover` and plans against a real server (issue 8): apply -f of seed
  * 000's k0s Plan whose nodes do not exist (IncompleteTargets at once), get plans / get plan /
  * describe plan, retry; a plan that waits for approval, cancelled (asked unless --yes); one
  * approved and followed with describe --watch to Completed while a device runs its action

@@ -5,12 +5,13 @@
 import readline from "node:readline";
 import { Writable } from "node:stream";
 import { CliError, EXIT } from "./http";
+import { io } from "./io";
 
-export const stdinIsTty = (): boolean => process.stdin.isTTY === true;
+export const stdinIsTty = (): boolean => io().stdin.isTTY === true;
 
 export async function readAllStdin(): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of io().stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString("utf8");
 }
 
@@ -27,18 +28,20 @@ export interface Prompter {
  */
 export async function withPrompter<T>(fn: (p: Prompter) => Promise<T>): Promise<T> {
   let muted = false;
+  // This run's streams, taken once: readline's callbacks need not run in the run's context.
+  const { err, stdin } = io();
   const output = new Writable({
     write(chunk: Buffer, _encoding, callback) {
-      if (!muted) process.stderr.write(chunk);
+      if (!muted) err(chunk.toString());
       callback();
     },
   });
   const tty = stdinIsTty();
-  const rl = readline.createInterface({ input: process.stdin, output, terminal: tty });
+  const rl = readline.createInterface({ input: stdin, output, terminal: tty });
   const lines = tty ? null : rl[Symbol.asyncIterator]();
   rl.on("SIGINT", () => {
     rl.close();
-    process.stderr.write("\n");
+    err("\n");
     process.exit(130);
   });
   const ask = async (question: string, hidden: boolean): Promise<string> => {
@@ -48,10 +51,10 @@ export async function withPrompter<T>(fn: (p: Prompter) => Promise<T>): Promise<
         muted = hidden;
       });
       muted = false;
-      if (hidden) process.stderr.write("\n");
+      if (hidden) err("\n");
       return answer;
     }
-    process.stderr.write(question + "\n");
+    err(question + "\n");
     const next = await lines?.next();
     if (!next || next.done) throw new CliError("standard input ended before an answer", EXIT.USAGE);
     return next.value;

@@ -1,5 +1,5 @@
 /**
- * `drover rerun action ID` as a child process against a real server (issue 10): a new action
+ * `drover rerun action ID` against a real server (issue 10): a new action
  * with the same device, kind and args, linked by rerunOf; an action that has not ended is
  * CONFLICT (exit 1), nothing created.
  */

@@ -1,5 +1,5 @@
 /**
- * `drover rollout` as a child process against a real server, its fleet's devices driven by
+ * `drover rollout` against a real server, its fleet's devices driven by
  * hand over the agent protocol: status (phase, conditions, stages), pause / resume / promote
  * / abort with the server's refusal printed as is, and --watch following a rollout to its end
  * (exit 0 when Completed, 1 when aborted).
@@ -18,7 +18,7 @@ let dir: string;
 
 const cli = cliRunner(() => ({ url: s.url, adminToken: s.adminToken, dir }));
 const start = (args: string[], token?: string) => cli.start(args, token ? { token } : {});
-const drover = (args: string[], token?: string) => start(args, token).done;
+const drover = (args: string[], token?: string) => cli.drover(args, token ? { token } : {});
 const ok = (args: string[]) => cli.ok(args);
 
 beforeAll(async () => {

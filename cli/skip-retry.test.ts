@@ -1,6 +1,6 @@
 /**
- * `drover plan skip-node` and `drover workflow skip-target|retry-target` (issue 21) as a child
- * process against a real server: each names what it moved, sends the reason (recorded with the
+ * `drover plan skip-node` and `drover workflow skip-target|retry-target` (issue 21) against a
+ * real server: each names what it moved, sends the reason (recorded with the
  * operator's name in the events), and a missing --reason is a usage error (2) that sends
  * nothing; the server's refusal (409) is printed with its code.
  */

@@ -1,5 +1,5 @@
 /**
- * `drover` with drafts and schedules, as a child process against a real server: apply --draft
+ * `drover` with drafts and schedules, against a real server: apply --draft
  * saves without starting and `workflow start` runs it; a scheduled workflow shows NEXT-RUN in
  * `get workflows` and its schedule in `describe workflow`. The cells on hand-built rows.
  */

@@ -1,5 +1,5 @@
 /**
- * `drover` and workflows as a child process against a real server (issue 9): apply -f of a
+ * `drover` and workflows against a real server (issue 9): apply -f of a
  * diamond whose jobs target an enrolled device (created, unchanged, configured, and the
  * server's 409 for an edit of a started step printed as is); get workflows / get workflow;
  * describe showing A Running and B, C, D waiting for their dependencies; the device runs its

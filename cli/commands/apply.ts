@@ -13,16 +13,11 @@ import fs from "node:fs";
 import { InvalidArgumentError, type Command } from "commander";
 import { yaml } from "../yaml";
 import { apiFor, note, write } from "../context";
+import { readAllStdin } from "../prompt";
 import { ApiError, CliError, EXIT, type Api, type Query } from "../http";
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
-}
-
 function readSource(file: string): Promise<string> | string {
-  if (file === "-") return readStdin();
+  if (file === "-") return readAllStdin();
   try {
     return fs.readFileSync(file, "utf8");
   } catch (error) {
