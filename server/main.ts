@@ -45,7 +45,7 @@ export interface StartOptions {
   /** Serve the console through Next (false in API-only tests). */
   console?: boolean;
   dev?: boolean;
-  /** Skip `prisma migrate deploy` (the database is already at the schema). */
+  /** Skip the migrations (server/migrate.ts: the database is already at the schema). */
   skipMigrate?: boolean;
   /** false: no fast path (agent store), so tests can run the Prisma paths. */
   fastPath?: boolean;

@@ -122,9 +122,9 @@ async function firstStart(databaseUrl: string): Promise<void> {
 }
 
 /**
- * `prisma migrate deploy` takes seconds; run it once per migration set into a template file
- * (shared by test files and runs, keyed by the migrations' hash), start a server on it once
- * (the admin user), and copy that per server.
+ * Migrate once per migration set into a template file (shared by test files and runs, keyed by
+ * the migrations' hash), start a server on it once (the admin user: a password hash), and copy
+ * that per server.
  */
 async function templateDatabase(): Promise<string> {
   const template = path.join(os.tmpdir(), `drover-test-template-${migrationsHash()}-admin.db`);
