@@ -174,7 +174,10 @@ describe.runIf(testOnPostgres)("three servers on one PostgreSQL", () => {
 
     const before = await metric(two, "drover_poll_wake_seconds");
     const samples: number[] = [];
-    for (let i = 0; i < 40; i++) {
+    // A few rounds prove the wake crosses servers every time; its latency is the bench's to
+    // measure (bench/: wake p99), not a test's on a loaded machine (40 rounds were 22 s here).
+    const ROUNDS = 5;
+    for (let i = 0; i < ROUNDS; i++) {
       const poll = agentCall<{ actions: { id: string }[] }>("GET", "/work?wait=20", undefined, auth);
       // Parked on server 2 before server 1 commits (a held poll checks once, then waits);
       // four requests a round stay under the agent API's 10 a second per device.
@@ -192,9 +195,7 @@ describe.runIf(testOnPostgres)("three servers on one PostgreSQL", () => {
       }
     }
     samples.sort((a, b) => a - b);
-    const p50 = samples[Math.floor(samples.length / 2)]!;
-    const p99 = samples[Math.ceil(samples.length * 0.99) - 1]!;
-    console.log(`[scale-out] action created on server 1 → poll on server 2 answered (including the create request): p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${samples.at(-1)!.toFixed(1)} ms`);
+    console.log(`[scale-out] action created on server 1 → poll on server 2 answered (including the create request): ${samples.map((t) => t.toFixed(0)).join(", ")} ms`);
     // Server 2's own measure, commit (the wake's timestamp, set on server 1) → answer.
     const after = await metric(two, "drover_poll_wake_seconds");
     const value = (text: string, series: string) => Number(text.split("\n").find((l) => l.startsWith(`drover_poll_wake_seconds${series} `))?.split(" ")[1] ?? 0);
@@ -205,7 +206,7 @@ describe.runIf(testOnPostgres)("three servers on one PostgreSQL", () => {
     // Every poll was answered by the wake across servers (each answer carried its action,
     // well before the 20 s wait). How fast (the protocol's 100 ms) is the bench's to measure: the
     // figures are logged above; a test on a loaded machine cannot hold a latency target.
-    expect(woke).toBeGreaterThanOrEqual(40);
+    expect(woke).toBeGreaterThanOrEqual(ROUNDS);
     expect(samples.at(-1)!).toBeLessThan(10_000);
   }, 120_000);
 

@@ -3,12 +3,16 @@
  * bodies and headers that never finish, bodies too big for any route, URLs that cannot be
  * parsed or decoded, held polls past their caps, wrong media types, `__proto__` keys, JSON
  * errors under every API prefix, and who may read /metrics.
+ *
+ * Runs once (the unit project, a test server on SQLite): sockets, deadlines, caps and
+ * parsing happen before any query, so they cannot differ between the databases; what the
+ * routes store is tested on both in tests/.
  */
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./helpers/server";
-import { enrollDevice, enrollmentBody, expectError, newSecret, uniqueName } from "./helpers/devices";
-import { restRoutes } from "../server/rest/routes";
+import { startTestServer, type TestServer } from "../tests/helpers/server";
+import { enrollDevice, enrollmentBody, expectError, newSecret, uniqueName } from "../tests/helpers/devices";
+import { restRoutes } from "./rest/routes";
 
 let s: TestServer;
 /** Request deadlines of 1 s (headers) and 1.5 s (whole request). */
