@@ -90,7 +90,9 @@ function pgTemplateDatabase(): Promise<string> {
 export async function newPgDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const template = await pgTemplateDatabase();
   const name = `drover_t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
-  await pgAdmin(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+  // FILE_COPY: a checkpoint and a copy of the files (cheap with fsync off), where PostgreSQL 15's
+  // default (WAL_LOG) writes every page of the template to the WAL: 0.1 CPU-s less a database.
+  await pgAdmin(`CREATE DATABASE ${name} TEMPLATE ${template} STRATEGY FILE_COPY`);
   return { url: pgDatabaseUrl(name), drop: () => pgAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
