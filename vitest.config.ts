@@ -27,6 +27,11 @@ export default defineConfig({
     // database, not on the CPU: twice the cores keeps both busy (vitest's default is cores − 1).
     maxWorkers: Number(process.env.DROVER_TEST_WORKERS ?? Math.max(2, os.availableParallelism() * 2)),
     globalSetup: ["tests/global-setup.ts"],
+    // Transformed modules kept on disk (in node_modules, so a reinstall clears them) and shared by
+    // the projects: the sqlite and postgresql projects load the same files, and a run after a
+    // change transforms only what changed (the sqlite project: transform 10 → 2.4 s, import 26 →
+    // 18 s warm; `npx vitest --clearCache` empties it).
+    experimental: { fsModuleCache: true },
     projects: [
       // Every file shares its worker's modules (isolate: false): each would otherwise load the
       // whole server and both Prisma clients again, ≈ 2–5 s a file (the unit project's workers
