@@ -5,16 +5,16 @@
  * test-support.ts), or, with `process: true`, as the real program (the build
  * tests/global-setup.ts made), as `start` always does. Call `cliSuite()` at a top level.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, expect, inject } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { startTestServer, ADMIN_PASSWORD, type TestServer } from "../tests/helpers/server";
 import { enrollmentBody, newSecret, uniqueName } from "../tests/helpers/devices";
 import type { Action } from "./types";
-import { runInProcess } from "./test-support";
+import { runInProcess, spawnCli, type Run } from "./test-support";
 
 export const ROOT = path.resolve(import.meta.dirname, "..");
 
@@ -38,12 +38,6 @@ export function cliSuite(options: { login?: boolean } = {}) {
     await state.s?.close();
     if (state.dir) fs.rmSync(state.dir, { recursive: true, force: true });
   });
-  interface Run {
-    code: number | null;
-    stdout: string;
-    stderr: string;
-  }
-
   interface RunOptions {
     env?: Record<string, string | undefined>;
     input?: string;
@@ -57,10 +51,7 @@ export function cliSuite(options: { login?: boolean } = {}) {
   }
 
   function start(args: string[], options: RunOptions = {}): ChildProcess {
-    const env = envFor(options);
-    const child = spawn(process.execPath, [inject("cliBundle"), ...args], { cwd: ROOT, env: env as NodeJS.ProcessEnv, stdio: ["pipe", "pipe", "pipe"] });
-    child.stdin?.end(options.input ?? "");
-    return child;
+    return spawnCli(args, envFor(options), options.input);
   }
 
   function collect(child: ChildProcess): { out: () => string; err: () => string; done: Promise<number | null> } {

@@ -7,7 +7,7 @@
  * stopped, exit codes of the program itself); `file` writes a file to apply. The token
  * defaults to the server's admin token; no config file is read.
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { Readable } from "node:stream";
@@ -27,6 +27,13 @@ export interface RunOptions {
   token?: string;
 }
 
+/** The real program (the build tests/global-setup.ts made) as a child process, its stdin given and closed. */
+export function spawnCli(args: string[], env: Record<string, string | undefined>, input = ""): ChildProcessWithoutNullStreams {
+  const child = spawn(process.execPath, [inject("cliBundle"), ...args], { cwd: ROOT, env: env as NodeJS.ProcessEnv, stdio: ["pipe", "pipe", "pipe"] });
+  child.stdin.end(input);
+  return child;
+}
+
 /** `drover ARGS` run in this process with this environment and stdin: its exit code and output. */
 export async function runInProcess(args: string[], env: Record<string, string | undefined>, input = ""): Promise<Run> {
   const run: Run = { code: null, stdout: "", stderr: "" };
@@ -41,9 +48,7 @@ export function cliRunner(target: () => { url: string; adminToken: string; dir: 
     return { ...process.env, DROVER_SERVER: t.url, DROVER_TOKEN: options.token ?? t.adminToken, DROVER_CONFIG: path.join(t.dir, "none.json") };
   };
   const start = (args: string[], options: RunOptions = {}) => {
-    const env = envFor(options);
-    const child = spawn(process.execPath, [inject("cliBundle"), ...args], { cwd: ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
-    child.stdin.end(options.input ?? "");
+    const child = spawnCli(args, envFor(options), options.input);
     const run: Run = { code: null, stdout: "", stderr: "" };
     child.stdout.on("data", (d: Buffer) => (run.stdout += d.toString()));
     child.stderr.on("data", (d: Buffer) => (run.stderr += d.toString()));

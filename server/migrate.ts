@@ -38,7 +38,7 @@ export interface MigrateOptions {
   sqliteMigrations?: string;
 }
 
-/** Migration folders in prisma/migrations, in order. */
+/** The migration folders in `dir` (prisma/migrations unless told), in order. */
 function knownMigrations(dir = migrationsDir): string[] {
   return fs
     .readdirSync(dir, { withFileTypes: true })
@@ -157,12 +157,7 @@ async function migratePostgres(databaseUrl: string, log: Logger): Promise<void> 
     await client.query("SELECT pg_advisory_lock($1)", [MIGRATE_LOCK]);
     await client.query(`CREATE TABLE IF NOT EXISTS "_drover_migrations" ("name" TEXT PRIMARY KEY, "appliedAt" TIMESTAMPTZ NOT NULL DEFAULT now())`);
     const applied = new Set((await client.query<{ name: string }>(`SELECT "name" FROM "_drover_migrations"`)).rows.map((r) => r.name));
-    const names = fs
-      .readdirSync(pgMigrationsDir, { withFileTypes: true })
-      .filter((e) => e.isDirectory() && fs.existsSync(path.join(pgMigrationsDir, e.name, "migration.sql")))
-      .map((e) => e.name)
-      .sort();
-    for (const name of names.filter((n) => !applied.has(n))) {
+    for (const name of knownMigrations(pgMigrationsDir).filter((n) => !applied.has(n))) {
       const sql = fs.readFileSync(path.join(pgMigrationsDir, name, "migration.sql"), "utf8");
       try {
         await client.query("BEGIN");

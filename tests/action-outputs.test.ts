@@ -10,29 +10,16 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { expectError } from "./helpers/devices";
-import { onlineDevice, postActions, reportAll, tokenFor, work, type ActionView } from "./helpers/actions";
+import { onlineGroup as onlineGroupOn, postActions, reportAll, tokenFor, work, type ActionView } from "./helpers/actions";
+import type { OutputGroupsView } from "../server/actions/output-groups";
 import { insertDevices } from "./helpers/fleets";
 import type { EnrolledDevice } from "./helpers/devices";
 
 let s: TestServer;
 let viewer = "";
+const onlineGroup = (n: number) => onlineGroupOn(s, n);
 
-interface Group {
-  state: string;
-  output: string;
-  outputChars: number;
-  error: string | null;
-  count: number;
-  devices: string[];
-  actionIds: string[];
-}
-interface Outputs {
-  actions: number;
-  groups: number;
-  offset: number;
-  items: Group[];
-  nextOffset: number | null;
-}
+type Outputs = OutputGroupsView;
 
 beforeAll(async () => {
   s = await startTestServer({ DROVER_SWEEP_SECONDS: "60" });
@@ -41,14 +28,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await s?.close();
 });
-
-let group = 0;
-async function onlineGroup(n: number) {
-  const value = `o${process.pid}-${++group}`;
-  const devices: EnrolledDevice[] = [];
-  for (let i = 0; i < n; i++) devices.push(await onlineDevice(s, { labels: { outs: value } }));
-  return { selector: `outs=${value}`, devices };
-}
 
 async function outputs(path: string, token?: string): Promise<Outputs> {
   const res = await s.api<Outputs>("GET", path, undefined, token);

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { eventually, expectError } from "./helpers/devices";
-import { enrollAs, getAction, onlineDevice, postActions, reportAll, setHealth, sleep, timed, tokenFor, work, type ActionView } from "./helpers/actions";
+import { enrollAs, getAction, onlineDevice, onlineGroup as onlineGroupOn, postActions, reportAll, setHealth, sleep, timed, tokenFor, work, type ActionView } from "./helpers/actions";
 import { insertDevices } from "./helpers/fleets";
 import { actionCounts } from "../server/actions/actions";
 
@@ -52,13 +52,7 @@ afterAll(async () => {
   await s?.close();
 });
 
-let group = 0;
-/** `n` Online devices sharing a fresh label, and the selector that matches them. */
-async function onlineGroup(n: number): Promise<{ selector: string; devices: Awaited<ReturnType<typeof onlineDevice>>[] }> {
-  const value = `g${process.pid}-${++group}`;
-  const devices = await Promise.all(Array.from({ length: n }, () => onlineDevice(s, { labels: { group: value } })));
-  return { selector: `group=${value}`, devices };
-}
+const onlineGroup = (n: number) => onlineGroupOn(s, n);
 
 async function createOn(selector: string, kind = "exec", extra: Record<string, unknown> = {}): Promise<(ActionView & { requestId: string })[]> {
   const res = await postActions(s, { labelSelector: selector, kind, args: kind === "exec" ? { command: "true" } : {}, ...extra });

@@ -97,6 +97,15 @@ export async function onlineDevice(s: TestServer, opts: { labels?: Record<string
   return d;
 }
 
+let groups = 0;
+/** `n` Online devices sharing a fresh label (made one after another), and the selector that matches them. */
+export async function onlineGroup(s: TestServer, n: number): Promise<{ selector: string; devices: EnrolledDevice[] }> {
+  const value = `g${process.pid}-${++groups}`;
+  const devices: EnrolledDevice[] = [];
+  for (let i = 0; i < n; i++) devices.push(await onlineDevice(s, { labels: { group: value } }));
+  return { selector: `group=${value}`, devices };
+}
+
 /** A heartbeat that must succeed (the agent's whole queue in `patch.actions`). */
 export async function setHealth(s: TestServer, d: EnrolledDevice, patch: HeartbeatPatch): Promise<void> {
   const res = await heartbeat(s, d, patch);
