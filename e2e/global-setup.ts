@@ -8,6 +8,6 @@ import { bundleModule } from "../tests/helpers/bundle";
 
 export const SIMULATOR = path.resolve(import.meta.dirname, "..", ".tmp", "e2e-build", "simulate.mjs");
 
-export default function setup(): void {
-  bundleModule("agent/simulate.ts", SIMULATOR);
+export default async function setup(): Promise<void> {
+  await bundleModule("agent/simulate.ts", SIMULATOR);
 }

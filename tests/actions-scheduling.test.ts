@@ -50,8 +50,13 @@ afterAll(async () => {
 
 /** Runs `fn` with the server's clock moved `ms` ahead. */
 async function later<T>(server: TestServer, ms: number, fn: () => Promise<T>): Promise<T> {
+  return at(server, Date.now() + ms, fn);
+}
+
+/** Runs `fn` with the server's clock held at `instant` (ms since the epoch), however long it takes. */
+async function at<T>(server: TestServer, instant: number, fn: () => Promise<T>): Promise<T> {
   const real = server.ctx.now;
-  server.ctx.now = () => new Date(Date.now() + ms);
+  server.ctx.now = () => new Date(instant);
   try {
     return await fn();
   } finally {
@@ -411,14 +416,14 @@ describe("LOST: what the heartbeat queue no longer lists", () => {
     const queue = [{ id: kept.id, state: "RUNNING" }];
 
     // Within the grace: a report may still be in flight alongside the heartbeat. Timed from the
-    // reports themselves (a loaded machine may take a second between them and the heartbeat).
+    // reports themselves, on a clock held still (a loaded machine may take seconds between them).
     const reportedAt = await Promise.all([gone.id, goneRunning.id].map(async (id) => Date.parse((await getAction(s, id)).updatedAt)));
-    await setHealth(s, d, { actions: queue });
-    await later(s, Math.min(...reportedAt) + LOST_GRACE_MS - 100 - Date.now(), () => setHealth(s, d, { actions: queue }));
+    await at(s, Math.max(...reportedAt), () => setHealth(s, d, { actions: queue }));
+    await at(s, Math.min(...reportedAt) + LOST_GRACE_MS - 100, () => setHealth(s, d, { actions: queue }));
     expect((await getAction(s, gone.id)).state).toBe("NEW");
     expect((await getAction(s, goneRunning.id)).state).toBe("RUNNING");
 
-    await later(s, Math.max(...reportedAt) + LOST_GRACE_MS + 1_000 - Date.now(), () => setHealth(s, d, { actions: queue }));
+    await at(s, Math.max(...reportedAt) + LOST_GRACE_MS + 1_000, () => setHealth(s, d, { actions: queue }));
     const lost = await getAction(s, gone.id);
     expect(lost.state).toBe("LOST");
     expect(lost.finishedAt).not.toBeNull();

@@ -8,13 +8,15 @@
  *  - the console-less server (scripts/api-server.ts, bundled as scripts/build-server.mjs bundles
  *    the server), for the servers started as processes: `inject("apiServerBundle")`.
  */
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { promisify } from "node:util";
 import type { TestProject } from "vitest/node";
 import { bundleModule } from "./helpers/bundle";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
+const run = promisify(execFile);
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -29,16 +31,20 @@ declare module "vitest" {
   }
 }
 
-export default function setup(project: TestProject): () => void {
+export default async function setup(project: TestProject): Promise<() => void> {
   fs.mkdirSync(path.join(ROOT, ".tmp"), { recursive: true });
   const dir = fs.mkdtempSync(path.join(ROOT, ".tmp", "test-build-"));
-  execFileSync(process.execPath, [path.join(ROOT, "scripts", "build-cli.mjs"), "--out", dir], { cwd: ROOT, stdio: "inherit" });
+  const script = (name: string, ...args: string[]) => run(process.execPath, [path.join(ROOT, "scripts", name), ...args], { cwd: ROOT });
+  // Side by side: every test file waits for this, and each build is mostly one node process's start.
+  await Promise.all([
+    script("build-cli.mjs", "--out", dir),
+    script("build-agent.mjs", "--out", path.join(dir, "agent"), "--quiet"),
+    bundleModule("agent/test-support/healthy-host.ts", path.join(dir, "healthy-host.mjs")),
+    bundleModule("scripts/api-server.ts", path.join(dir, "api-server-bundle.mjs")),
+  ]);
   project.provide("cliBundle", path.join(dir, "drover.mjs"));
-  execFileSync(process.execPath, [path.join(ROOT, "scripts", "build-agent.mjs"), "--out", path.join(dir, "agent"), "--quiet"], { cwd: ROOT, stdio: "inherit" });
   project.provide("agentBundle", path.join(dir, "agent", "drover-agent.mjs"));
-  bundleModule("agent/test-support/healthy-host.ts", path.join(dir, "healthy-host.mjs"));
   project.provide("healthyHost", path.join(dir, "healthy-host.mjs"));
-  bundleModule("scripts/api-server.ts", path.join(dir, "api-server-bundle.mjs"));
   // Started through a one-line entry: server/main.ts starts itself when it is the program node
   // runs (its import.meta.url is argv[1]), which, bundled into this file, it would be.
   fs.writeFileSync(path.join(dir, "api-server.mjs"), 'import "./api-server-bundle.mjs";\n');

@@ -7,14 +7,14 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { buildSync } from "esbuild";
+import { build } from "esbuild";
 
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
 const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string };
 
 /** `entry` relative to the repository's root. */
-export function bundleModule(entry: string, outfile: string): void {
-  buildSync({
+export async function bundleModule(entry: string, outfile: string): Promise<void> {
+  await build({
     entryPoints: [path.join(ROOT, entry)],
     outfile,
     bundle: true,
