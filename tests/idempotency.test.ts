@@ -184,6 +184,15 @@ describe("the same key twice creates once and answers the first answer", () => {
     expect(rest.body.items.map((a) => a.id)).toEqual(first.map((a) => a.id));
     // A bad key in the input is refused like the header's.
     await expect(caller.actions.create({ device: d.name, kind: "noop", idempotencyKey: "a b" })).rejects.toThrow(/idempotencyKey/);
+
+    // A Fleet is its own input: the console's key rides beside its fields and is taken out before the strict parse.
+    const name = uniqueName("fleet");
+    const fleet = { metadata: { name }, spec: { selector: { matchLabels: { fleet: name } }, template: { spec: { version: "1.0.0" } } } };
+    const fleetKey = newKey();
+    const created = await caller.fleets.create({ ...fleet, idempotencyKey: fleetKey });
+    expect(await caller.fleets.create({ ...fleet, idempotencyKey: fleetKey })).toEqual(JSON.parse(JSON.stringify(created)));
+    expect(await s.ctx.db.fleet.count({ where: { name } })).toBe(1);
+    await expect(caller.fleets.create({ ...fleet, idempotencyKey: "" })).rejects.toThrow(/idempotencyKey/);
   });
 });
 
