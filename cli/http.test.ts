@@ -6,14 +6,14 @@ import { Api, ApiError, CliError } from "./http";
 
 let server: http.Server;
 let base: string;
-let seen: { method?: string; url?: string; auth?: string; type?: string; body: string } = { body: "" };
+let seen: { method?: string; url?: string; auth?: string; type?: string; key?: string | string[]; body: string } = { body: "" };
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
     let body = "";
     req.on("data", (c: Buffer) => (body += c.toString()));
     req.on("end", () => {
-      seen = { method: req.method, url: req.url, auth: req.headers.authorization, type: req.headers["content-type"], body };
+      seen = { method: req.method, url: req.url, auth: req.headers.authorization, type: req.headers["content-type"], key: req.headers["idempotency-key"], body };
       const send = (status: number, text: string, type = "application/json") => res.writeHead(status, { "content-type": type }).end(text);
       if (req.url?.startsWith("/api/v1/ok")) return send(200, JSON.stringify({ fine: true }));
       if (req.url === "/api/v1/conflict") return send(409, JSON.stringify({ error: { code: "CONFLICT", message: "already decided" } }));
@@ -48,6 +48,20 @@ describe("Api", () => {
     expect(seen).toMatchObject({ method: "POST", url: "/api/v1/ok", auth: "Bearer drvo_t", body: '{"a":1}' });
     await api.get("/ok", { labelSelector: "env in (dev,test)", limit: 5, cursor: undefined, state: "" });
     expect(seen.url).toBe("/api/v1/ok?labelSelector=env+in+%28dev%2Ctest%29&limit=5");
+  });
+
+  it("sends a fresh Idempotency-Key with every POST (issue 22), the one it is given on a retry, none with a GET", async () => {
+    const api = new Api({ server: base, token: "drvo_t" });
+    await api.post("/ok", { a: 1 });
+    const first = seen.key;
+    expect(first).toMatch(/^[0-9a-f-]{36}$/);
+    await api.postText("/ok", "kind: Plan\n", "application/yaml");
+    expect(seen.key).toMatch(/^[0-9a-f-]{36}$/);
+    expect(seen.key).not.toBe(first);
+    await api.request("POST", "/ok", { body: {}, idempotencyKey: "retry-of-the-first" });
+    expect(seen.key).toBe("retry-of-the-first");
+    await api.get("/ok");
+    expect(seen.key).toBeUndefined();
   });
 
   it("postText sends the text as is with its media type, and the query", async () => {

@@ -5,6 +5,7 @@
  * server's OpenAPI document (operator-api.d.ts): a route, a parameter, a body field or an
  * answer's field that the server renames breaks `tsc` here.
  */
+import { randomUUID } from "node:crypto";
 import type { paths } from "./operator-api";
 
 type Method = "get" | "post" | "put" | "patch" | "delete";
@@ -90,6 +91,8 @@ export interface RequestOptions {
   raw?: { text: string; contentType: string };
   /** Aborts the request (e.g. on SIGINT); an abort rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** The request's Idempotency-Key; a POST without one gets a fresh one (a retry of the same create passes the first's). */
+  idempotencyKey?: string;
 }
 
 export class Api {
@@ -139,6 +142,9 @@ export class Api {
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const headers: Record<string, string> = { accept: "application/json" };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
+    // Every POST carries a key of its own (issue 22): the creating routes answer a repeat of
+    // it with the first answer instead of creating twice; the others ignore it.
+    if (method === "POST") headers["idempotency-key"] = options.idempotencyKey ?? randomUUID();
     const body = options.raw ? options.raw.text : options.body === undefined ? undefined : JSON.stringify(options.body);
     if (options.raw) headers["content-type"] = options.raw.contentType;
     else if (options.body !== undefined) headers["content-type"] = "application/json";

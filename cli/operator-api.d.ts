@@ -1220,7 +1220,10 @@ export interface operations {
     "actions.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1–255 visible ASCII characters, e.g. a UUID, new for each create. The same key with the same request (body, query, path) within 24 h answers the first answer (status and body) instead of creating again; with a different request, or while the first is still running, 409. Keys are per caller. Only successes are kept: after a 4xx the same key may be used again. An enrollment token's answer holds its secret and is never kept: a repeat is 409 naming the token */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2159,7 +2162,10 @@ export interface operations {
     "actions.rerunOne": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1–255 visible ASCII characters, e.g. a UUID, new for each create. The same key with the same request (body, query, path) within 24 h answers the first answer (status and body) instead of creating again; with a different request, or while the first is still running, 409. Keys are per caller. Only successes are kept: after a 4xx the same key may be used again. An enrollment token's answer holds its secret and is never kept: a repeat is 409 naming the token */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -5202,7 +5208,10 @@ export interface operations {
     "enrollmentTokens.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1–255 visible ASCII characters, e.g. a UUID, new for each create. The same key with the same request (body, query, path) within 24 h answers the first answer (status and body) instead of creating again; with a different request, or while the first is still running, 409. Keys are per caller. Only successes are kept: after a 4xx the same key may be used again. An enrollment token's answer holds its secret and is never kept: a repeat is 409 naming the token */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7688,7 +7697,10 @@ export interface operations {
     "fleets.create": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1–255 visible ASCII characters, e.g. a UUID, new for each create. The same key with the same request (body, query, path) within 24 h answers the first answer (status and body) instead of creating again; with a different request, or while the first is still running, 409. Keys are per caller. Only successes are kept: after a 4xx the same key may be used again. An enrollment token's answer holds its secret and is never kept: a repeat is 409 naming the token */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -11390,7 +11402,10 @@ export interface operations {
                 /** @description true: the whole plan waits for one operator's approval (POST /plans/{id}/approve) */
                 requireApproval?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description 1–255 visible ASCII characters, e.g. a UUID, new for each create. The same key with the same request (body, query, path) within 24 h answers the first answer (status and body) instead of creating again; with a different request, or while the first is still running, 409. Keys are per caller. Only successes are kept: after a 4xx the same key may be used again. An enrollment token's answer holds its secret and is never kept: a repeat is 409 naming the token */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -12824,7 +12839,10 @@ export interface operations {
     "plans.retryOne": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1–255 visible ASCII characters, e.g. a UUID, new for each create. The same key with the same request (body, query, path) within 24 h answers the first answer (status and body) instead of creating again; with a different request, or while the first is still running, 409. Keys are per caller. Only successes are kept: after a 4xx the same key may be used again. An enrollment token's answer holds its secret and is never kept: a repeat is 409 naming the token */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -14381,7 +14399,10 @@ export interface operations {
                 /** @description false: save as a draft without starting a run; true: start now even with a schedule (default: true without spec.schedule, false with one) */
                 start?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description 1–255 visible ASCII characters, e.g. a UUID, new for each create. The same key with the same request (body, query, path) within 24 h answers the first answer (status and body) instead of creating again; with a different request, or while the first is still running, 409. Keys are per caller. Only successes are kept: after a 4xx the same key may be used again. An enrollment token's answer holds its secret and is never kept: a repeat is 409 naming the token */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };

@@ -1,7 +1,7 @@
 /**
  * `drover rerun action ID` against a real server (issue 10): a new action
  * with the same device, kind and args, linked by rerunOf; an action that has not ended is
- * CONFLICT (exit 1), nothing created.
+ * CONFLICT (exit 1), nothing created; each invocation sends an Idempotency-Key of its own.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -44,4 +44,11 @@ it("reruns an ended action; one still running is CONFLICT", async () => {
   const json = JSON.parse(await cli.ok(["rerun", "action", a.id, "-o", "json"])) as { id: string; rerunOf: string; device: string };
   expect(json).toMatchObject({ rerunOf: a.id, device: d.name });
   expect(json.id).not.toBe(rerun.id);
+
+  // Each invocation sent a key of its own (issue 22), recorded with the request it created; the refused one none.
+  const keys = await s.ctx.db.idempotencyKey.findMany({ where: { operation: "actions.rerun" }, select: { key: true, ref: true, scope: true } });
+  const requests = await s.ctx.db.action.findMany({ where: { rerunOf: a.id }, select: { requestId: true } });
+  expect(keys.map((k) => k.ref).sort()).toEqual(requests.map((r) => `ActionRequest/${r.requestId}`).sort());
+  expect(new Set(keys.map((k) => k.key)).size).toBe(2);
+  expect(keys.every((k) => k.scope === "user:admin")).toBe(true);
 });

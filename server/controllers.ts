@@ -3,7 +3,8 @@
  * is retried for devices with waiting actions), the rollout controller (every open rollout:
  * canary durations and timeouts move with time alone), the plan controller (deadlines,
  * devices that came Online or stopped qualifying), the fleet controller's recount and the
- * device-status gauges, the workflow controller (deadlines, backoff, references). Reactive work happens where events occur (the fleet controller also
+ * device-status gauges, the workflow controller (deadlines, backoff, references), and the
+ * pruning of idempotency keys past their 24 h. Reactive work happens where events occur (the fleet controller also
  * recounts shortly after device events: fleets/controller.ts); this catches what time alone
  * changes.
  */
@@ -17,6 +18,7 @@ import { runRollouts, watchRollouts } from "./rollouts/controller";
 import { runPlans, watchPlans } from "./plans/controller";
 import { runWorkflows, watchWorkflows } from "./workflows/controller";
 import { startMetricsHistory } from "./overview/history";
+import { pruneIdempotencyKeys } from "./idempotency/idempotency";
 import { dialectOf } from "./db";
 import { startLeaderElection, type Leadership } from "./leader";
 
@@ -115,6 +117,8 @@ function runControllers(ctx: ServerContext, leadership: Leadership | null): { st
         () => runPlans(ctx),
         () => runWorkflows(ctx),
         () => refreshFleetStatus(ctx),
+        // Idempotency keys past their 24 h (issue 22): one indexed DELETE.
+        () => pruneIdempotencyKeys(ctx),
       ];
       for (const step of steps) {
         // Leadership lost mid-tick (stop() is called then): the rest is the new leader's.

@@ -8,6 +8,7 @@ import { ActionKind } from "@/lib/protocol";
 import { admittedSummaries, DEFAULT_HEALTH_POLICY, HEALTH_POLICIES, type HealthPolicy } from "@/lib/health-policy";
 import { errorMessage, useTRPC } from "../trpc";
 import { useDebouncedValue } from "../hooks/use-debounced-value";
+import { useIdempotencyKey } from "../hooks/use-idempotency-key";
 import { Button } from "../ui/button";
 import { Dialog } from "../ui/dialog";
 import { InlineError } from "../ui/states";
@@ -99,9 +100,11 @@ function CreateActionDialog({ open, onClose, device }: { open: boolean; onClose:
   const policyApproval =
     preview.data && !preview.isPlaceholderData && preview.data.needsApproval !== null && previewKind === kind ? preview.data.needsApproval : !kindError && (settings.data?.approvalKinds.includes(kind) ?? false);
 
+  const { idempotencyKey, renew } = useIdempotencyKey();
   const create = useMutation(
     trpc.actions.create.mutationOptions({
       onSuccess: (created) => {
+        renew();
         void queryClient.invalidateQueries(trpc.actions.list.pathFilter());
         void queryClient.invalidateQueries(trpc.actions.counts.pathFilter());
         onClose();
@@ -137,6 +140,7 @@ function CreateActionDialog({ open, onClose, device }: { open: boolean; onClose:
       ...(requireApproval ? { requireApproval: true } : {}),
       ...(expiresIn ? { expiresInSeconds: expiresIn } : {}),
       ...(healthPolicy !== DEFAULT_HEALTH_POLICY ? { healthPolicy } : {}),
+      idempotencyKey,
     });
   }
 

@@ -7,6 +7,7 @@ import { errorMessage, useTRPC, type ActionDetail } from "../trpc";
 import { Button } from "../ui/button";
 import { Dialog } from "../ui/dialog";
 import { argsSummary } from "./format";
+import { useIdempotencyKey } from "../hooks/use-idempotency-key";
 
 /**
  * Rerun an ended action, confirmed (issue 10): the server makes a new action with the same
@@ -18,9 +19,11 @@ export function RerunActionButton({ action }: { action: Pick<ActionDetail, "id" 
   const queryClient = useQueryClient();
   const router = useRouter();
   const [open, setOpen] = useState(false);
+  const { idempotencyKey, renew } = useIdempotencyKey();
   const mutation = useMutation(
     trpc.actions.rerun.mutationOptions({
       onSuccess: (created) => {
+        renew();
         void queryClient.invalidateQueries(trpc.actions.list.pathFilter());
         void queryClient.invalidateQueries(trpc.actions.counts.pathFilter());
         void queryClient.invalidateQueries(trpc.actions.reruns.queryFilter({ id: action.id }));
@@ -51,7 +54,7 @@ export function RerunActionButton({ action }: { action: Pick<ActionDetail, "id" 
         footer={
           <>
             <Button onClick={() => setOpen(false)}>Keep as is</Button>
-            <Button variant="primary" data-testid="confirm-rerun-action" disabled={mutation.isPending} onClick={() => mutation.mutate({ id: action.id })}>
+            <Button variant="primary" data-testid="confirm-rerun-action" disabled={mutation.isPending} onClick={() => mutation.mutate({ id: action.id, idempotencyKey })}>
               {mutation.isPending ? "Creating…" : "Rerun"}
             </Button>
           </>

@@ -5,6 +5,7 @@ import { useState } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { errorMessage, useTRPC } from "../trpc";
 import { useMe } from "../hooks/use-me";
+import { useIdempotencyKey } from "../hooks/use-idempotency-key";
 import { PageHeader } from "../ui/page-header";
 import { Card, CardHeader } from "../ui/card";
 import { EmptyState, ErrorState } from "../ui/states";
@@ -34,9 +35,11 @@ export function AddDevicesPage() {
     void queryClient.invalidateQueries(trpc.events.list.pathFilter());
   };
 
+  const { idempotencyKey, renew } = useIdempotencyKey();
   const create = useMutation(
     trpc.enrollmentTokens.create.mutationOptions({
       onSuccess: (t) => {
+        renew();
         setNotice(null);
         setCreated(t);
       },
@@ -100,7 +103,7 @@ export function AddDevicesPage() {
             <CreateTokenForm
               pending={create.isPending}
               error={create.isError ? errorMessage(create.error) : null}
-              onCreate={(input) => create.mutate(input)}
+              onCreate={(input) => create.mutate({ ...input, idempotencyKey })}
             />
           </Card>
         )

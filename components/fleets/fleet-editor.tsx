@@ -4,6 +4,7 @@ import { useMemo, useState } from "react";
 import { useRouter } from "next/navigation";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { errorMessage, useTRPC } from "../trpc";
+import { useIdempotencyKey } from "../hooks/use-idempotency-key";
 import { Button } from "../ui/button";
 import { InlineError } from "../ui/states";
 import { YamlProblems, YamlTextarea } from "../ui/yaml-input";
@@ -84,9 +85,11 @@ export function FleetEditor({ fleet, readOnly = false, onCancel }: { fleet?: Fle
       },
     }),
   );
+  const { idempotencyKey, renew } = useIdempotencyKey();
   const create = useMutation(
     trpc.fleets.create.mutationOptions({
       onSuccess: (created) => {
+        renew();
         afterChange(created.metadata.name);
         queryClient.setQueryData(trpc.fleets.get.queryKey({ name: created.metadata.name }), created);
         router.push(`/fleets/${encodeURIComponent(created.metadata.name)}`);
@@ -101,7 +104,7 @@ export function FleetEditor({ fleet, readOnly = false, onCancel }: { fleet?: Fle
     if (fleet) {
       update.reset();
       setConfirming(savePreview(fleet, parsed.input));
-    } else create.mutate(parsed.value);
+    } else create.mutate(withKey(parsed.value, idempotencyKey));
   };
   // The YAML as written (not the parsed defaults): the server validates what the operator wrote.
   const confirmSave = () => fleet && update.mutate({ name: fleet.metadata.name, fleet: parsed.value });
@@ -180,4 +183,9 @@ export function FleetEditor({ fleet, readOnly = false, onCancel }: { fleet?: Fle
       )}
     </div>
   );
+}
+
+/** The Fleet object with the form's idempotency key beside its fields (fleets.create takes it out before its strict parse). */
+function withKey(value: unknown, idempotencyKey: string): unknown {
+  return value && typeof value === "object" && !Array.isArray(value) ? { ...value, idempotencyKey } : value;
 }

@@ -4,6 +4,7 @@ import { useMemo, useState } from "react";
 import { useRouter } from "next/navigation";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { errorMessage, useTRPC } from "../trpc";
+import { useIdempotencyKey } from "../hooks/use-idempotency-key";
 import { Button } from "../ui/button";
 import { Dialog } from "../ui/dialog";
 import { InlineError } from "../ui/states";
@@ -26,9 +27,11 @@ export function ImportPlanDialog({ open, onClose }: { open: boolean; onClose: ()
   const parsed = useMemo(() => parsePlanYaml(text), [text]);
   const deadlineError = deadlineProblem(deadline);
 
+  const { idempotencyKey, renew } = useIdempotencyKey();
   const create = useMutation(
     trpc.plans.create.mutationOptions({
       onSuccess: (plan) => {
+        renew();
         queryClient.setQueryData(trpc.plans.get.queryKey({ id: plan.metadata.id }), plan);
         void queryClient.invalidateQueries(trpc.plans.list.pathFilter());
         onClose();
@@ -40,7 +43,7 @@ export function ImportPlanDialog({ open, onClose }: { open: boolean; onClose: ()
   const submit = () => {
     if (!valid) return;
     // The YAML as written (not the parsed defaults): the server validates what the operator wrote.
-    create.mutate({ plan: parsed.value, requireApproval, ...(deadline.trim() ? { deadline: deadline.trim() } : {}) });
+    create.mutate({ plan: parsed.value, requireApproval, ...(deadline.trim() ? { deadline: deadline.trim() } : {}), idempotencyKey });
   };
 
   return (

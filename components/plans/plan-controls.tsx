@@ -5,6 +5,7 @@ import { useRouter } from "next/navigation";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import type { PlanView } from "@/lib/plan-status";
 import { errorMessage, useTRPC } from "../trpc";
+import { useIdempotencyKey } from "../hooks/use-idempotency-key";
 import { Button } from "../ui/button";
 import { InlineError } from "../ui/states";
 import { ReasonDialog } from "../ui/reason-dialog";
@@ -50,9 +51,11 @@ export function PlanControls({ plan }: { plan: PlanView }) {
       },
     }),
   );
+  const retryKey = useIdempotencyKey();
   const retry = useMutation(
     trpc.plans.retry.mutationOptions({
       onSuccess: (created) => {
+        retryKey.renew();
         done(created);
         // The old plan now lists its retry.
         void queryClient.invalidateQueries(trpc.plans.get.queryFilter({ id }));
@@ -88,7 +91,7 @@ export function PlanControls({ plan }: { plan: PlanView }) {
           </Button>
         )}
         {showRetry && (
-          <Button variant="primary" onClick={() => retry.mutate({ id })} disabled={busy} data-testid="plan-retry" title="Run it again as a new plan; nodes already SignalCompleted are skipped">
+          <Button variant="primary" onClick={() => retry.mutate({ id, idempotencyKey: retryKey.idempotencyKey })} disabled={busy} data-testid="plan-retry" title="Run it again as a new plan; nodes already SignalCompleted are skipped">
             {retry.isPending ? "Retrying…" : "Retry"}
           </Button>
         )}

@@ -22,6 +22,7 @@ import { newRequestRow, requestCreatedEvent } from "../requests/requests";
 import { checkAgentUpgradeArgs } from "../agent-dist/versions";
 import { DEFAULT_HEALTH_POLICY, type HealthPolicy } from "../../lib/health-policy";
 import { assertNotOwnApproval } from "../approvals/four-eyes";
+import { claimInTx, type IdempotencyClaim } from "../idempotency/idempotency";
 
 export const actionSelect = {
   id: true,
@@ -122,7 +123,9 @@ export function needsApproval(ctx: ServerContext, kind: string, requested: boole
   return requested === true || ctx.env.DROVER_APPROVAL_KINDS.includes(kind);
 }
 
-export async function createActions(ctx: ServerContext, input: CreateActionInput, actor: string, origin: "user" = "user"): Promise<ActionView[]> {
+/** `claim`: the request's idempotency key (issue 22), written in the same commit as the request and its actions. */
+export async function createActions(ctx: ServerContext, input: CreateActionInput, actor: string, claim?: IdempotencyClaim): Promise<ActionView[]> {
+  const origin = "user";
   // agentupgrade names a build this server must hold (issue 12).
   await checkAgentUpgradeArgs(ctx, input.kind, input.args);
   const targets = await resolveTargets(ctx, input);
@@ -172,9 +175,11 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
   }));
   newEvents.unshift(requestCreatedEvent(request, rows.length, actor));
   // SQLite: prepared inserts in one group commit (1,000 actions ≈ 20 ms; through Prisma ≈ 500 ms).
+  const idempotency = claim ? { ...claim, ref: `ActionRequest/${request.id}` } : undefined;
   const events = ctx.fast
-    ? await ctx.fast.insertActions(rows, newEvents, now, request)
+    ? await ctx.fast.insertActions(rows, newEvents, now, request, idempotency)
     : await ctx.db.$transaction(async (tx) => {
+        await claimInTx(tx, claim, `ActionRequest/${request.id}`);
         await insertActionsInTx(tx, request, rows, now);
         return recordEvents(tx, newEvents);
       });
@@ -406,7 +411,7 @@ export async function actionReruns(ctx: ServerContext, id: string) {
  * approval policy, the device Enrolled, capability warnings, offered when Online), with
  * `rerunOf` set. An action that has not ended is 409: it may still run.
  */
-export async function rerunAction(ctx: ServerContext, id: string, actor: string): Promise<ActionView> {
+export async function rerunAction(ctx: ServerContext, id: string, actor: string, claim?: IdempotencyClaim): Promise<ActionView> {
   const a = await ctx.db.action.findUnique({ where: { id }, select: { state: true, kind: true, args: true, requireApproval: true, healthPolicy: true, device: { select: { name: true } } } });
   if (!a) throw notFound(`action "${id}"`);
   if (!(FINAL_ACTION_STATES as readonly string[]).includes(a.state)) {
@@ -423,6 +428,7 @@ export async function rerunAction(ctx: ServerContext, id: string, actor: string)
       rerunOf: id,
     },
     actor,
+    claim,
   );
   return created!;
 }

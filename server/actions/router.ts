@@ -5,6 +5,7 @@ import { ActionKind, jsonRecord } from "../../lib/protocol";
 import { HEALTH_POLICIES } from "../../lib/health-policy";
 import { actionCounts, actionReruns, cancelAction, createActions, decideActions, getAction, listActions, refusalsFor, rerunAction, resolveTargets, needsApproval } from "./actions";
 import { listEvents } from "../events/events";
+import { idempotencyKeyField, idempotent } from "../idempotency/idempotency";
 import { actionOutputTopic, type ActionOutputUpdate } from "./agent-reports";
 
 const States = z
@@ -69,12 +70,16 @@ export const actionsRouter = router({
       refusals: input.kind ? await refusalsFor(ctx.server, targets, input.kind, input.args ?? {}) : { total: 0, devices: [] },
     };
   }),
-  create: operatorProcedure.input(CreateActionInput).mutation(({ ctx, input }) => createActions(ctx.server, input, ctx.actor)),
+  create: operatorProcedure
+    .input(CreateActionInput.extend(idempotencyKeyField))
+    .mutation(({ ctx, input }) => idempotent(ctx, "actions.create", input, (claim) => createActions(ctx.server, input, ctx.actor, claim))),
   approve: operatorProcedure.input(Ids).mutation(({ ctx, input }) => decideActions(ctx.server, input.ids, "Approved", ctx.actor, input.reason)),
   reject: operatorProcedure.input(Ids).mutation(({ ctx, input }) => decideActions(ctx.server, input.ids, "Rejected", ctx.actor, input.reason)),
   cancel: operatorProcedure.input(Id).mutation(({ ctx, input }) => cancelAction(ctx.server, input.id, ctx.actor, input.reason)),
   /** A new action with the same device, kind, args and approval requirement (409 while this one has not ended). */
-  rerun: operatorProcedure.input(z.object({ id: z.string().min(1) })).mutation(({ ctx, input }) => rerunAction(ctx.server, input.id, ctx.actor)),
+  rerun: operatorProcedure
+    .input(z.object({ id: z.string().min(1), ...idempotencyKeyField }))
+    .mutation(({ ctx, input }) => idempotent(ctx, "actions.rerun", input, (claim) => rerunAction(ctx.server, input.id, ctx.actor, claim))),
   /**
    * A running action's output as the agent sends it (issue 10): the stored output first, then
    * each replacement. The action page subscribes while the action runs; its end comes as an

@@ -14,6 +14,7 @@ import type { DeviceFactsRow, StatusColumns } from "./status";
 import type { EventRow, NewEvent } from "../events/events";
 import type { ActionReport, OfferedAction } from "../../lib/protocol";
 import type { AppError } from "../errors";
+import type { IdempotencyRow } from "../idempotency/idempotency";
 
 export type MaybePromise<T> = T | Promise<T>;
 
@@ -141,8 +142,11 @@ export interface AgentStore {
    * offers nothing (cancels only).
    */
   offerActions(deviceId: string, now: Date, healthRank: number | null): Promise<{ actions: OfferedAction[]; cancel: string[] }>;
-  /** Operator-created actions with their events (and their request row), in one group commit. */
-  insertActions(rows: NewActionRow[], events: NewEvent[], now: Date, request?: NewRequestRow): Promise<EventRow[]>;
+  /**
+   * Operator-created actions with their events (and their request row), in one group commit;
+   * with the request's idempotency key first (issue 22), whose duplicate fails the write whole.
+   */
+  insertActions(rows: NewActionRow[], events: NewEvent[], now: Date, request?: NewRequestRow, idempotency?: IdempotencyRow): Promise<EventRow[]>;
   /** An action request decided as a unit: its PENDING_APPROVE actions moved, with their events. */
   decideRequest(d: RequestDecision, now: Date): Promise<{ moved: { id: string; deviceId: string }[]; events: EventRow[] }>;
   /**

@@ -26,6 +26,7 @@ import type { EventRow, NewEvent } from "../events/events";
 import type { ActionReport, OfferedAction } from "../../lib/protocol";
 import { decideReport, type StoredAction } from "../actions/report";
 import { conflict } from "../errors";
+import type { IdempotencyRow } from "../idempotency/idempotency";
 import { FINAL_ACTION_STATES } from "../../lib/action-status";
 import { DEFAULT_HEALTH_POLICY, POLICY_RANK_SQL } from "../../lib/health-policy";
 import {
@@ -173,6 +174,10 @@ const S = {
   cancels: st(
     "cancels",
     `SELECT "id" FROM "Action" WHERE "deviceId" = $1 AND "state" IN ('NEW', 'RUNNING') AND "cancelRequestedAt" IS NOT NULL ORDER BY "createdAt"`,
+  ),
+  insertIdempotencyKey: st(
+    "insert_idempotency_key",
+    `INSERT INTO "IdempotencyKey" ("scope", "key", "operation", "fingerprint", "ref", "createdAt", "expiresAt") VALUES ($1, $2, $3, $4, $5, $6, $7)`,
   ),
   insertRequest: st(
     "insert_request",
@@ -527,8 +532,12 @@ export class PgFastPath implements AgentStore {
     return { actions, cancel: await cancels() };
   }
 
-  insertActions(rows: NewActionRow[], events: NewEvent[], now: Date, request?: NewRequestRow): Promise<EventRow[]> {
+  insertActions(rows: NewActionRow[], events: NewEvent[], now: Date, request?: NewRequestRow, idempotency?: IdempotencyRow): Promise<EventRow[]> {
     return this.commit(async (q) => {
+      if (idempotency) {
+        const k = idempotency;
+        await q.count(S.insertIdempotencyKey, [k.scope, k.key, k.operation, k.fingerprint, k.ref, iso(k.createdAt), iso(k.expiresAt)]);
+      }
       if (request) {
         const r = request;
         await q.count(S.insertRequest, [r.id, r.kind, r.args, r.origin, r.ref, r.targetKind, r.target, r.createdBy, iso(r.createdAt), r.requireApproval]);

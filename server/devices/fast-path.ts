@@ -24,6 +24,7 @@ import { conflict } from "../errors";
 import { FINAL_ACTION_STATES } from "../../lib/action-status";
 import { DEFAULT_HEALTH_POLICY, POLICY_RANK_SQL } from "../../lib/health-policy";
 import { WriteGate } from "../write-gate";
+import type { IdempotencyRow } from "../idempotency/idempotency";
 import {
   lostEvent,
   type AgentActionView,
@@ -358,8 +359,14 @@ export class FastPath implements AgentStore {
   }
 
   /** Operator-created actions with their events (one per action), in one group commit. */
-  insertActions(rows: NewActionRow[], events: NewEvent[], now: Date, request?: NewRequestRow): Promise<EventRow[]> {
+  insertActions(rows: NewActionRow[], events: NewEvent[], now: Date, request?: NewRequestRow, idempotency?: IdempotencyRow): Promise<EventRow[]> {
     return this.commit(() => {
+      if (idempotency) {
+        const k = idempotency;
+        this.stmt(`INSERT INTO "IdempotencyKey" ("scope", "key", "operation", "fingerprint", "ref", "createdAt", "expiresAt") VALUES (?, ?, ?, ?, ?, ?, ?)`).run(
+          k.scope, k.key, k.operation, k.fingerprint, k.ref, sqliteDate(k.createdAt), sqliteDate(k.expiresAt),
+        );
+      }
       if (request) {
         const q = request;
         this.stmt(

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { router, viewerProcedure, operatorProcedure } from "../trpc/init";
 import { LabelsSchema } from "../../lib/protocol";
+import { idempotencyKeyField, idempotent } from "../idempotency/idempotency";
 import { createEnrollmentToken, getEnrollmentToken, listEnrollmentTokens, revokeEnrollmentToken } from "./tokens";
 
 /** Ten years: a token that should never expire simply has no expiry. */
@@ -31,7 +32,9 @@ const Id = z.object({ id: z.string().min(1).max(64) });
 
 export const enrollmentTokensRouter = router({
   /** The answer carries the secret (`token`): the only time it is ever shown. */
-  create: operatorProcedure.input(NewEnrollmentTokenInput).mutation(({ ctx, input }) => createEnrollmentToken(ctx.server, input, ctx.actor)),
+  create: operatorProcedure
+    .input(NewEnrollmentTokenInput.extend(idempotencyKeyField))
+    .mutation(({ ctx, input }) => idempotent(ctx, "enrollmentTokens.create", input, (claim) => createEnrollmentToken(ctx.server, input, ctx.actor, claim))),
   list: viewerProcedure
     .input(z.object({ limit: z.coerce.number().int().min(1).max(1000).default(200) }).default({ limit: 200 }))
     .query(({ ctx, input }) => listEnrollmentTokens(ctx.server, input)),

@@ -16,6 +16,7 @@ import type { Prisma, Tx } from "../db";
 import { AppError, invalid, notFound } from "../errors";
 import { newToken, sha256 } from "../lib/crypto";
 import { publishEvents, recordEvents } from "../events/events";
+import { claimInTx, type IdempotencyClaim } from "../idempotency/idempotency";
 
 /** `drvt_<43 base64url characters>`: URL-safe, and only the characters install.sh accepts. */
 export const ENROLLMENT_TOKEN_PREFIX = "drvt";
@@ -67,7 +68,8 @@ export interface NewEnrollmentToken {
 }
 
 /** Creates a token; the answer is the only place its secret (`token`) ever appears. */
-export async function createEnrollmentToken(ctx: ServerContext, input: NewEnrollmentToken, actor: string): Promise<EnrollmentTokenView & { token: string }> {
+/** `claim`: the request's idempotency key (issue 22), written with the token (its answer, holding the secret, is never kept). */
+export async function createEnrollmentToken(ctx: ServerContext, input: NewEnrollmentToken, actor: string, claim?: IdempotencyClaim): Promise<EnrollmentTokenView & { token: string }> {
   const token = newToken(ENROLLMENT_TOKEN_PREFIX);
   const now = ctx.now();
   const { row, events } = await ctx.db.$transaction(async (tx) => {
@@ -86,6 +88,7 @@ export async function createEnrollmentToken(ctx: ServerContext, input: NewEnroll
       },
       select: tokenSelect,
     });
+    await claimInTx(tx, claim, `EnrollmentToken/${row.id}`);
     const events = await recordEvents(tx, [
       {
         objectKind: "User",

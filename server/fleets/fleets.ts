@@ -31,6 +31,7 @@ import { reconcileMembership } from "./membership";
 import { parseFleetStatus, refreshFleetStatus } from "./controller";
 import { runRolloutInTx, startRollout, supersedeOpenRollout } from "../rollouts/controller";
 import { retryDeadlocks, snapshotRead } from "../lib/pg-transactions";
+import { claimInTx, type IdempotencyClaim } from "../idempotency/idempotency";
 
 export const FLEET_API_VERSION = "drover/v1";
 
@@ -307,10 +308,12 @@ async function checkTemplateAgent(ctx: ServerContext, input: FleetInput): Promis
   if (version !== undefined) await assertAgentVersionHeld(ctx, version, "spec.template.spec.agent.version");
 }
 
-export async function createFleet(ctx: ServerContext, input: FleetInput, actor: string): Promise<FleetObject> {
+/** `claim`: the request's idempotency key (issue 22), written in the fleet's own transaction. */
+export async function createFleet(ctx: ServerContext, input: FleetInput, actor: string, claim?: IdempotencyClaim): Promise<FleetObject> {
   const name = input.metadata.name;
   await checkTemplateAgent(ctx, input);
   await change(ctx, actor, async (tx, now, effects) => {
+    await claimInTx(tx, claim, `Fleet/${name}`);
     if (await tx.fleet.findUnique({ where: { name }, select: { id: true } })) throw conflict(`fleet "${name}" already exists: PUT /fleets/${name} to change it`);
     const fleet = await tx.fleet.create({
       data: {

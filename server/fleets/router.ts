@@ -2,6 +2,7 @@ import { z } from "zod";
 import { router, viewerProcedure, operatorProcedure } from "../trpc/init";
 import { FleetName } from "../../lib/fleet-spec";
 import { listEvents } from "../events/events";
+import { idempotent, takeIdempotencyKey } from "../idempotency/idempotency";
 import { createFleet, deleteFleet, getFleet, listFleets, listTemplateVersions, parseFleetInput, updateFleet } from "./fleets";
 import { requestRollout } from "../rollouts/requests";
 
@@ -26,7 +27,11 @@ export const fleetsRouter = router({
   events: viewerProcedure
     .input(FleetNameInput.extend({ limit: z.number().int().min(1).max(500).default(100) }))
     .query(({ ctx, input }) => listEvents(ctx.server, { kind: "Fleet", name: input.name, limit: input.limit })),
-  create: operatorProcedure.input(FleetBody).mutation(({ ctx, input }) => createFleet(ctx.server, parseFleetInput(input), ctx.actor)),
+  create: operatorProcedure.input(FleetBody).mutation(({ ctx, input }) => {
+    // The body is the Fleet object itself: the key rides beside its fields and is taken out before the strict parse.
+    const { idempotencyKey, body } = takeIdempotencyKey(input);
+    return idempotent(ctx, "fleets.create", { idempotencyKey, body }, (claim) => createFleet(ctx.server, parseFleetInput(body), ctx.actor, claim));
+  }),
   /** Replace a fleet (404 if none); answers whether anything changed and the new template version, if any. */
   update: operatorProcedure
     .input(z.object({ name: z.string().min(1).max(63), fleet: FleetBody }))

@@ -46,6 +46,7 @@ import type { ActionState } from "../../lib/action-status";
 import { afterPass, busyElsewhere, engineDevice, passInTx, planDeviceSelect, PLAN_CONTROLLER, type PassEffects } from "./controller";
 import { cancelActionInTx, type CancelOutcome } from "../actions/actions";
 import { snapshotRead } from "../lib/pg-transactions";
+import { claimInTx, type IdempotencyClaim } from "../idempotency/idempotency";
 
 export { PLAN_CONTROLLER };
 
@@ -113,6 +114,8 @@ interface CreateArgs {
   options: PlanCreateOptions;
   actor: string;
   retryOf?: string;
+  /** The request's idempotency key (issue 22), written in the plan's own transaction. */
+  idempotency?: IdempotencyClaim | undefined;
 }
 
 export async function createPlan(ctx: ServerContext, args: CreateArgs): Promise<PlanView> {
@@ -124,6 +127,7 @@ export async function createPlan(ctx: ServerContext, args: CreateArgs): Promise<
   for (const [i, shape] of shapes.entries()) if (shape.action) await checkAgentUpgradeArgs(ctx, shape.action.kind, shape.action.args, `spec.commands[${i}].action.args`);
   const id = newPlanId();
   const effects = await ctx.db.$transaction(async (tx) => {
+    await claimInTx(tx, args.idempotency, `Plan/${id}`);
     const now = ctx.now();
     let carried: { planId: string; keys: Set<string> } | null = null;
     if (args.retryOf) {
@@ -209,7 +213,7 @@ export async function createPlan(ctx: ServerContext, args: CreateArgs): Promise<
   return getPlan(ctx, id);
 }
 
-export async function retryPlan(ctx: ServerContext, id: string, actor: string): Promise<PlanView> {
+export async function retryPlan(ctx: ServerContext, id: string, actor: string, idempotency?: IdempotencyClaim): Promise<PlanView> {
   const old = await ctx.db.plan.findUnique({ where: { id }, select: { state: true, apiVersion: true, spec: true, name: true, requireApproval: true, deadline: true } });
   if (!old) throw notFound(`plan "${id}"`);
   const state = old.state as PlanState;
@@ -221,6 +225,7 @@ export async function retryPlan(ctx: ServerContext, id: string, actor: string): 
     options: { requireApproval: old.requireApproval, ...(old.deadline ? { deadline: old.deadline } : {}) },
     actor,
     retryOf: id,
+    idempotency,
   });
 }
 

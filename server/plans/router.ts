@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { router, viewerProcedure, operatorProcedure } from "../trpc/init";
 import { listEvents } from "../events/events";
+import { idempotencyKeyField, idempotent } from "../idempotency/idempotency";
 import { PLAN_STATES } from "../../lib/plan-status";
 import { approvePlan, cancelPlan, createPlan, getPlan, listPlans, parsePlanInput, parsePlanOptions, retryPlan, skipPlanNode } from "./plans";
 
@@ -27,10 +28,12 @@ export const plansRouter = router({
    * parsed. Validated by `parsePlanInput` (strict, the full path of a bad field in the message).
    */
   create: operatorProcedure
-    .input(z.object({ plan: z.unknown(), requireApproval: z.boolean().optional(), deadline: z.string().max(32).optional() }))
+    .input(z.object({ plan: z.unknown(), requireApproval: z.boolean().optional(), deadline: z.string().max(32).optional(), ...idempotencyKeyField }))
     .mutation(({ ctx, input }) => {
-      const { plan, ...options } = input;
-      return createPlan(ctx.server, { input: parsePlanInput(plan), options: parsePlanOptions(options), actor: ctx.actor });
+      const { plan, idempotencyKey: _key, ...options } = input;
+      return idempotent(ctx, "plans.create", input, (idempotency) =>
+        createPlan(ctx.server, { input: parsePlanInput(plan), options: parsePlanOptions(options), actor: ctx.actor, idempotency }),
+      );
     }),
   /** The reason is optional here (scripts keep working); the console asks for one. */
   approve: operatorProcedure
@@ -39,7 +42,9 @@ export const plansRouter = router({
   cancel: operatorProcedure
     .input(PlanId.extend({ reason: z.string().trim().min(1).max(500).optional() }))
     .mutation(({ ctx, input }) => cancelPlan(ctx.server, input.id, ctx.actor, input.reason)),
-  retry: operatorProcedure.input(PlanId).mutation(({ ctx, input }) => retryPlan(ctx.server, input.id, ctx.actor)),
+  retry: operatorProcedure
+    .input(PlanId.extend(idempotencyKeyField))
+    .mutation(({ ctx, input }) => idempotent(ctx, "plans.retry", input, (claim) => retryPlan(ctx.server, input.id, ctx.actor, claim))),
   /** Move on without one node (issue 21), with a reason: it counts as done for its command. */
   skipNode: operatorProcedure
     .input(PlanId.extend({ node: z.string().min(1).max(253), command: z.number().int().min(0).max(1000).optional(), reason: z.string().trim().min(1).max(500) }))

@@ -16,6 +16,7 @@ import { decodePathSegment, queryObject, readBody, sendError, sendJson } from ".
 import { restRoutes, type RestRoute } from "./routes";
 import { operatorOpenApi } from "./openapi";
 import { CLIENT_ADDRESS_HEADER } from "../lib/client-address";
+import { IDEMPOTENCY_HEADER, IdempotencyKey } from "../idempotency/idempotency";
 
 export const REST_BASE = "/api/v1";
 const createCaller = createCallerFactory(appRouter);
@@ -48,6 +49,15 @@ function fromTrpc(error: unknown): unknown {
   return error;
 }
 
+/** The `Idempotency-Key` header, checked (400 naming it); none: undefined. */
+function idempotencyKeyOf(req: IncomingMessage): string | undefined {
+  const value = req.headers[IDEMPOTENCY_HEADER];
+  if (value === undefined) return undefined;
+  const parsed = IdempotencyKey.safeParse(value);
+  if (!parsed.success) throw new AppError("INVALID_REQUEST", `Idempotency-Key: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+  return parsed.data;
+}
+
 export function createRestApi(server: ServerContext, auth: Auth) {
   return async function handleRest(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     try {
@@ -71,7 +81,9 @@ export function createRestApi(server: ServerContext, auth: Auth) {
         throw new AppError("INVALID_REQUEST", `body: expected ${route.yaml ? "an object" : "a JSON object"}`);
       }
       const body = (rawBody ?? {}) as Record<string, unknown>;
-      const input = route.input?.({ params, query: queryObject(url), body });
+      let input = route.input?.({ params, query: queryObject(url), body });
+      // The key comes from the header only (a body's idempotencyKey is overwritten).
+      if (route.idempotent) input = { ...(input as Record<string, unknown>), idempotencyKey: idempotencyKeyOf(req) };
 
       const caller = createCaller({ server, auth, principal, clientAddress: String(req.headers[CLIENT_ADDRESS_HEADER]) });
       const fn = route.procedure.split(".").reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as (

@@ -11,6 +11,16 @@ import { errorResponses, jsonContent, jsonSchema } from "../lib/openapi";
 
 let cached: Record<string, unknown> | null = null;
 
+const IDEMPOTENCY_PARAMETER = {
+  name: "Idempotency-Key",
+  in: "header",
+  description:
+    "1–255 visible ASCII characters, e.g. a UUID, new for each create. The same key with the same request (body, query, path) within 24 h answers the first answer (status and body) instead of creating again; " +
+    "with a different request, or while the first is still running, 409. Keys are per caller. Only successes are kept: after a 4xx the same key may be used again. " +
+    "An enrollment token's answer holds its secret and is never kept: a repeat is 409 naming the token",
+  schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]+$" },
+};
+
 function procedureInput(path: string): z.ZodType | undefined {
   const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { inputs: z.ZodType[] } }>;
   return procedures[path]?._def.inputs[0];
@@ -41,7 +51,8 @@ export function operatorOpenApi(): Record<string, unknown> {
     const pathParams = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
     const params: Record<string, unknown>[] = pathParams.map((name) => ({ name, in: "path", required: true, schema: { type: "string" } }));
     const input = route.body ?? procedureInput(route.procedure);
-    const schema = input ? withoutPathParams(jsonSchema(input, "input") as JsonSchema, route.body ? [] : pathParams) : undefined;
+    // The idempotency key is a header on the REST routes, never a body field.
+    const schema = input ? withoutPathParams(jsonSchema(input, "input") as JsonSchema, route.body ? [] : [...pathParams, "idempotencyKey"]) : undefined;
     const op: Record<string, unknown> = {
       summary: route.summary,
       operationId: route.procedure + (route.path.includes("{") ? "One" : ""),
@@ -67,6 +78,7 @@ export function operatorOpenApi(): Record<string, unknown> {
       ];
     } else {
       if (route.query) op.parameters = [...params, ...route.query.map((q) => ({ ...q, in: "query" }))];
+      if (route.idempotent) op.parameters = [...(op.parameters as unknown[]), IDEMPOTENCY_PARAMETER];
       if (schema && !isEmptyObject(schema)) {
         op.requestBody = { required: (schema.required ?? []).length > 0, content: { "application/json": { schema }, ...(route.yaml ? { "application/yaml": { schema } } : {}) } };
       }

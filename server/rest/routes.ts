@@ -71,6 +71,11 @@ export interface RestRoute {
   response: z.ZodType | null;
   /** Query parameters of a non-GET route, for the OpenAPI document (a GET's come from its input). */
   query?: { name: string; description: string; schema: Record<string, unknown> }[];
+  /**
+   * A create that takes an `Idempotency-Key` header (issue 22, server/idempotency/): the handler
+   * puts it in the input's `idempotencyKey`. Every creating POST (201) has it, /auth/token aside.
+   */
+  idempotent?: boolean;
 }
 
 /** `?start=false` → false: a query flag spelled true or false, anything else 400 naming it (before the procedure, whose zod message would be a dump). */
@@ -276,6 +281,7 @@ export const restRoutes: RestRoute[] = [
   {
     method: "POST",
     path: "/enrollment-tokens",
+    idempotent: true,
     procedure: "enrollmentTokens.create",
     response: EnrollmentTokenCreatedResponse,
     summary:
@@ -314,6 +320,7 @@ export const restRoutes: RestRoute[] = [
   {
     method: "POST",
     path: "/actions",
+    idempotent: true,
     procedure: "actions.create",
     response: itemsOf(ActionView),
     summary:
@@ -380,6 +387,7 @@ export const restRoutes: RestRoute[] = [
   {
     method: "POST",
     path: "/actions/{id}/rerun",
+    idempotent: true,
     procedure: "actions.rerun",
     response: ActionView,
     summary:
@@ -433,6 +441,7 @@ export const restRoutes: RestRoute[] = [
   {
     method: "POST",
     path: "/fleets",
+    idempotent: true,
     procedure: "fleets.create",
     response: FleetObject,
     summary: `Create a fleet: ${FLEET_BODY}. Its template becomes version 1; matching devices join and get it at once`,
@@ -494,6 +503,7 @@ export const restRoutes: RestRoute[] = [
   {
     method: "POST",
     path: "/plans",
+    idempotent: true,
     procedure: "plans.create",
     response: PlanObject,
     summary:
@@ -560,6 +570,7 @@ export const restRoutes: RestRoute[] = [
   {
     method: "POST",
     path: "/plans/{id}/retry",
+    idempotent: true,
     procedure: "plans.retry",
     response: PlanObject,
     summary: "Run a plan that ended in an error state (or was cancelled) again as a new plan, which skips the nodes already SignalCompleted. 409 for a running or Completed plan",
@@ -569,6 +580,7 @@ export const restRoutes: RestRoute[] = [
   {
     method: "POST",
     path: "/workflows",
+    idempotent: true,
     procedure: "workflows.create",
     response: WorkflowObject,
     summary: `Create a workflow and start it: ${WORKFLOW_BODY}. Refused with 400 naming the culprit: a cycle (its path), an unknown dependency, a step with both or neither of jobTemplate and externalRef, an unknown or cyclic reference to another workflow. A bad spec.schedule.cron or timezone is 400 naming it. The first steps start in this request; with ?start=false it is saved as a draft (Pending, run 0, nothing runs) that POST /workflows/{name}/start starts. A workflow with spec.schedule is not started by create (unless ?start=true): its schedule starts runs (startedBy schedule), one at a time`,

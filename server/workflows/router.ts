@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { router, viewerProcedure, operatorProcedure } from "../trpc/init";
 import { listEvents } from "../events/events";
+import { idempotencyKeyField, idempotent } from "../idempotency/idempotency";
 import { WORKFLOW_PHASES } from "../../lib/workflow-status";
 import { StepName, WorkflowName } from "../../lib/workflow-spec";
 import { listStepTargets, retryWorkflowTarget, skipWorkflowTarget, stepOutputs } from "./targets";
@@ -29,8 +30,10 @@ export const workflowsRouter = router({
     .query(({ ctx, input }) => listEvents(ctx.server, { kind: "Workflow", name: input.name, limit: input.limit })),
   /** A Workflow object (JSON, or YAML already parsed), validated by `parseWorkflowInput` (strict, full paths). Creating starts it unless `start: false` (a draft). */
   create: operatorProcedure
-    .input(z.object({ workflow: z.unknown(), start: z.boolean().optional() }))
-    .mutation(({ ctx, input }) => createWorkflow(ctx.server, parseWorkflowInput(input.workflow), ctx.actor, { start: input.start })),
+    .input(z.object({ workflow: z.unknown(), start: z.boolean().optional(), ...idempotencyKeyField }))
+    .mutation(({ ctx, input }) =>
+      idempotent(ctx, "workflows.create", input, (idempotency) => createWorkflow(ctx.server, parseWorkflowInput(input.workflow), ctx.actor, { start: input.start, idempotency })),
+    ),
   update: operatorProcedure
     .input(ByName.extend({ workflow: z.unknown() }))
     .mutation(({ ctx, input }) => updateWorkflow(ctx.server, input.name, parseWorkflowInput(input.workflow), ctx.actor)),

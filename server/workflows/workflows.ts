@@ -25,6 +25,7 @@ import { waitingFor } from "../../lib/workflow";
 import { FINAL_ACTION_STATES } from "../../lib/action-status";
 import { afterPass, describeSchedule, nextTickOf, passInTx, startRunInTx, workflowEvent, WORKFLOW_CONTROLLER, type PassEffects } from "./controller";
 import { DEFAULT_SCHEDULE_TIMEZONE } from "../../lib/workflow-schedule";
+import { claimInTx, type IdempotencyClaim } from "../idempotency/idempotency";
 
 export { WORKFLOW_CONTROLLER };
 
@@ -80,10 +81,17 @@ function notStartedMessage(name: string, spec: WorkflowSpec, next: Date | null):
  * by hand runs it now). Not started, it is Pending, run 0, with no step rows: nothing runs until
  * a start (or rerun) or its schedule, and PUT may change anything in it.
  */
-export async function createWorkflow(ctx: ServerContext, input: WorkflowInput, actor: string, options: { start?: boolean | undefined } = {}): Promise<WorkflowObject> {
+export async function createWorkflow(
+  ctx: ServerContext,
+  input: WorkflowInput,
+  actor: string,
+  options: { start?: boolean | undefined; idempotency?: IdempotencyClaim | undefined } = {},
+): Promise<WorkflowObject> {
   const name = input.metadata.name;
   const start = options.start ?? input.spec.schedule === undefined;
   const effects = await ctx.db.$transaction(async (tx) => {
+    // The request's idempotency key (issue 22) commits with the workflow or not at all.
+    await claimInTx(tx, options.idempotency, `Workflow/${name}`);
     if (await tx.workflow.findUnique({ where: { name }, select: { name: true } })) throw conflict(`workflow "${name}" already exists: PUT /workflows/${name} replaces its spec`);
     await validateAgainstSaved(tx, name, input.spec);
     const now = ctx.now();

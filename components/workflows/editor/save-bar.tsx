@@ -10,6 +10,7 @@ import { errorMessage, useTRPC, useTRPCClient } from "../../trpc";
 import { Button } from "../../ui/button";
 import { InlineError } from "../../ui/states";
 import { savePositions } from "./positions";
+import { useIdempotencyKey } from "../../hooks/use-idempotency-key";
 
 type Busy = "save" | "run" | null;
 
@@ -37,8 +38,12 @@ export function SaveBar({ doc, workflow, dirty, blocked }: { doc: EditorDoc; wor
     savePositions(w.metadata.name, doc.positions);
   };
 
+  const { idempotencyKey, renew } = useIdempotencyKey();
   const save = async (): Promise<WorkflowObject> => {
-    const w = creating ? await client.workflows.create.mutate({ workflow: toInput(doc), start: false }) : await client.workflows.update.mutate({ name: doc.name, workflow: toInput(doc) });
+    const w = creating
+      ? await client.workflows.create.mutate({ workflow: toInput(doc), start: false, idempotencyKey })
+      : await client.workflows.update.mutate({ name: doc.name, workflow: toInput(doc) });
+    if (creating) renew();
     stored(w);
     return w;
   };

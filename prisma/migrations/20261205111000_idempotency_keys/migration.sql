@@ -1,0 +1,17 @@
+-- Issue 22: Idempotency-Key on the creating routes, written with what they create.
+-- CreateTable
+CREATE TABLE "IdempotencyKey" (
+    "scope" TEXT NOT NULL,
+    "key" TEXT NOT NULL,
+    "operation" TEXT NOT NULL,
+    "fingerprint" TEXT NOT NULL,
+    "ref" TEXT NOT NULL,
+    "response" TEXT,
+    "createdAt" DATETIME NOT NULL,
+    "expiresAt" DATETIME NOT NULL,
+
+    PRIMARY KEY ("scope", "key")
+);
+
+-- CreateIndex
+CREATE INDEX "IdempotencyKey_expiresAt_idx" ON "IdempotencyKey"("expiresAt");
