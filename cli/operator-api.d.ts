@@ -682,7 +682,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One plan in k0s's status shape: status.state, status.commands[i] = {id: i, state, description, <kind>: {controllers: [{name, state, message, lastUpdatedTimestamp, actionId}], workers: [...]}} */
+        /** One plan in k0s's status shape: status.state, status.commands[i] = {id: i, state, description, kind, <kind>: {controllers: [{name, state, lastUpdatedTimestamp, message, actionId…}], workers: [...]}}, the nodes under the command's own key as in spec.commands[i] (k0supdate.controllers / .workers, airgapupdate.workers, action.controllers / .workers) */
         get: operations["plans.getOne"];
         put?: never;
         post?: never;
@@ -11689,7 +11689,7 @@ export interface operations {
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
-                            commands: {
+                            commands: ({
                                 actionKind: string;
                                 concurrent: number;
                                 counts: {
@@ -11705,9 +11705,7 @@ export interface operations {
                                 description: string;
                                 endedAt: string | null;
                                 id: number;
-                                /** @enum {string} */
-                                kind: "k0supdate" | "airgapupdate" | "action";
-                                nodes: {
+                                k0supdate: {
                                     controllers?: {
                                         actionId: string | null;
                                         actionState: string | null;
@@ -11735,11 +11733,100 @@ export interface operations {
                                         state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                 };
+                                /** @constant */
+                                kind: "k0supdate";
                                 startedAt: string | null;
                                 /** @enum {string} */
                                 state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
                                 version: string | null;
-                            }[];
+                            } | {
+                                actionKind: string;
+                                airgapupdate: {
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "airgapupdate";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            } | {
+                                action: {
+                                    controllers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                actionKind: string;
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "action";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            })[];
                             counts: {
                                 SignalApplyFailed: number;
                                 SignalCompleted: number;
@@ -11926,7 +12013,7 @@ export interface operations {
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
-                            commands: {
+                            commands: ({
                                 actionKind: string;
                                 concurrent: number;
                                 counts: {
@@ -11942,9 +12029,7 @@ export interface operations {
                                 description: string;
                                 endedAt: string | null;
                                 id: number;
-                                /** @enum {string} */
-                                kind: "k0supdate" | "airgapupdate" | "action";
-                                nodes: {
+                                k0supdate: {
                                     controllers?: {
                                         actionId: string | null;
                                         actionState: string | null;
@@ -11972,11 +12057,100 @@ export interface operations {
                                         state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                 };
+                                /** @constant */
+                                kind: "k0supdate";
                                 startedAt: string | null;
                                 /** @enum {string} */
                                 state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
                                 version: string | null;
-                            }[];
+                            } | {
+                                actionKind: string;
+                                airgapupdate: {
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "airgapupdate";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            } | {
+                                action: {
+                                    controllers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                actionKind: string;
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "action";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            })[];
                             counts: {
                                 SignalApplyFailed: number;
                                 SignalCompleted: number;
@@ -12139,7 +12313,7 @@ export interface operations {
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
-                            commands: {
+                            commands: ({
                                 actionKind: string;
                                 concurrent: number;
                                 counts: {
@@ -12155,9 +12329,7 @@ export interface operations {
                                 description: string;
                                 endedAt: string | null;
                                 id: number;
-                                /** @enum {string} */
-                                kind: "k0supdate" | "airgapupdate" | "action";
-                                nodes: {
+                                k0supdate: {
                                     controllers?: {
                                         actionId: string | null;
                                         actionState: string | null;
@@ -12185,11 +12357,100 @@ export interface operations {
                                         state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                 };
+                                /** @constant */
+                                kind: "k0supdate";
                                 startedAt: string | null;
                                 /** @enum {string} */
                                 state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
                                 version: string | null;
-                            }[];
+                            } | {
+                                actionKind: string;
+                                airgapupdate: {
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "airgapupdate";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            } | {
+                                action: {
+                                    controllers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                actionKind: string;
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "action";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            })[];
                             counts: {
                                 SignalApplyFailed: number;
                                 SignalCompleted: number;
@@ -12382,7 +12643,7 @@ export interface operations {
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
-                            commands: {
+                            commands: ({
                                 actionKind: string;
                                 concurrent: number;
                                 counts: {
@@ -12398,9 +12659,7 @@ export interface operations {
                                 description: string;
                                 endedAt: string | null;
                                 id: number;
-                                /** @enum {string} */
-                                kind: "k0supdate" | "airgapupdate" | "action";
-                                nodes: {
+                                k0supdate: {
                                     controllers?: {
                                         actionId: string | null;
                                         actionState: string | null;
@@ -12428,11 +12687,100 @@ export interface operations {
                                         state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                 };
+                                /** @constant */
+                                kind: "k0supdate";
                                 startedAt: string | null;
                                 /** @enum {string} */
                                 state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
                                 version: string | null;
-                            }[];
+                            } | {
+                                actionKind: string;
+                                airgapupdate: {
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "airgapupdate";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            } | {
+                                action: {
+                                    controllers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                actionKind: string;
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "action";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            })[];
                             counts: {
                                 SignalApplyFailed: number;
                                 SignalCompleted: number;
@@ -12627,7 +12975,7 @@ export interface operations {
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
-                            commands: {
+                            commands: ({
                                 actionKind: string;
                                 concurrent: number;
                                 counts: {
@@ -12643,9 +12991,7 @@ export interface operations {
                                 description: string;
                                 endedAt: string | null;
                                 id: number;
-                                /** @enum {string} */
-                                kind: "k0supdate" | "airgapupdate" | "action";
-                                nodes: {
+                                k0supdate: {
                                     controllers?: {
                                         actionId: string | null;
                                         actionState: string | null;
@@ -12673,11 +13019,100 @@ export interface operations {
                                         state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                 };
+                                /** @constant */
+                                kind: "k0supdate";
                                 startedAt: string | null;
                                 /** @enum {string} */
                                 state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
                                 version: string | null;
-                            }[];
+                            } | {
+                                actionKind: string;
+                                airgapupdate: {
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "airgapupdate";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            } | {
+                                action: {
+                                    controllers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                actionKind: string;
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "action";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            })[];
                             counts: {
                                 SignalApplyFailed: number;
                                 SignalCompleted: number;
@@ -12864,7 +13299,7 @@ export interface operations {
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
-                            commands: {
+                            commands: ({
                                 actionKind: string;
                                 concurrent: number;
                                 counts: {
@@ -12880,9 +13315,7 @@ export interface operations {
                                 description: string;
                                 endedAt: string | null;
                                 id: number;
-                                /** @enum {string} */
-                                kind: "k0supdate" | "airgapupdate" | "action";
-                                nodes: {
+                                k0supdate: {
                                     controllers?: {
                                         actionId: string | null;
                                         actionState: string | null;
@@ -12910,11 +13343,100 @@ export interface operations {
                                         state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                 };
+                                /** @constant */
+                                kind: "k0supdate";
                                 startedAt: string | null;
                                 /** @enum {string} */
                                 state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
                                 version: string | null;
-                            }[];
+                            } | {
+                                actionKind: string;
+                                airgapupdate: {
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "airgapupdate";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            } | {
+                                action: {
+                                    controllers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                actionKind: string;
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "action";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            })[];
                             counts: {
                                 SignalApplyFailed: number;
                                 SignalCompleted: number;
