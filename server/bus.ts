@@ -45,4 +45,6 @@ export const topics = {
   memberReports: "member-reports",
   /** Heartbeats a server ingested since its last message, `{n}`, about once a second (the overview's history counts the cluster's). */
   heartbeats: "heartbeats",
+  /** A device's work poll was admitted by a server, `{key, server}`: the others answer theirs (the per-device cap across servers). */
+  pollAdmitted: "poll-admitted",
 } as const;
