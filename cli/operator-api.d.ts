@@ -682,7 +682,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One plan in k0s's status shape: status.state, status.commands[i] = {id: i, state, description, <kind>: {controllers: [{name, state, message, lastUpdatedTimestamp, actionId}], workers: [...]}} */
+        /** One plan in k0s's status shape: status.state, status.commands[i] = {id: i, state, description, kind, <kind>: {controllers: [{name, state, lastUpdatedTimestamp, message, actionId…}], workers: [...]}}, the nodes under the command's own key as in spec.commands[i] (k0supdate.controllers / .workers, airgapupdate.workers, action.controllers / .workers) */
         get: operations["plans.getOne"];
         put?: never;
         post?: never;
@@ -11704,7 +11704,7 @@ export interface operations {
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
-                            commands: {
+                            commands: ({
                                 actionKind: string;
                                 concurrent: number;
                                 counts: {
@@ -11720,9 +11720,7 @@ export interface operations {
                                 description: string;
                                 endedAt: string | null;
                                 id: number;
-                                /** @enum {string} */
-                                kind: "k0supdate" | "airgapupdate" | "action";
-                                nodes: {
+                                k0supdate: {
                                     controllers?: {
                                         actionId: string | null;
                                         actionState: string | null;
@@ -11750,11 +11748,100 @@ export interface operations {
                                         state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                 };
+                                /** @constant */
+                                kind: "k0supdate";
                                 startedAt: string | null;
                                 /** @enum {string} */
                                 state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
                                 version: string | null;
-                            }[];
+                            } | {
+                                actionKind: string;
+                                airgapupdate: {
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "airgapupdate";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            } | {
+                                action: {
+                                    controllers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                actionKind: string;
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "action";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            })[];
                             counts: {
                                 SignalApplyFailed: number;
                                 SignalCompleted: number;
@@ -11941,7 +12028,7 @@ export interface operations {
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
-                            commands: {
+                            commands: ({
                                 actionKind: string;
                                 concurrent: number;
                                 counts: {
@@ -11957,9 +12044,7 @@ export interface operations {
                                 description: string;
                                 endedAt: string | null;
                                 id: number;
-                                /** @enum {string} */
-                                kind: "k0supdate" | "airgapupdate" | "action";
-                                nodes: {
+                                k0supdate: {
                                     controllers?: {
                                         actionId: string | null;
                                         actionState: string | null;
@@ -11987,11 +12072,100 @@ export interface operations {
                                         state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                 };
+                                /** @constant */
+                                kind: "k0supdate";
                                 startedAt: string | null;
                                 /** @enum {string} */
                                 state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
                                 version: string | null;
-                            }[];
+                            } | {
+                                actionKind: string;
+                                airgapupdate: {
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "airgapupdate";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            } | {
+                                action: {
+                                    controllers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                actionKind: string;
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "action";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            })[];
                             counts: {
                                 SignalApplyFailed: number;
                                 SignalCompleted: number;
@@ -12154,7 +12328,7 @@ export interface operations {
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
-                            commands: {
+                            commands: ({
                                 actionKind: string;
                                 concurrent: number;
                                 counts: {
@@ -12170,9 +12344,7 @@ export interface operations {
                                 description: string;
                                 endedAt: string | null;
                                 id: number;
-                                /** @enum {string} */
-                                kind: "k0supdate" | "airgapupdate" | "action";
-                                nodes: {
+                                k0supdate: {
                                     controllers?: {
                                         actionId: string | null;
                                         actionState: string | null;
@@ -12200,11 +12372,100 @@ export interface operations {
                                         state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                 };
+                                /** @constant */
+                                kind: "k0supdate";
                                 startedAt: string | null;
                                 /** @enum {string} */
                                 state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
                                 version: string | null;
-                            }[];
+                            } | {
+                                actionKind: string;
+                                airgapupdate: {
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "airgapupdate";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            } | {
+                                action: {
+                                    controllers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                actionKind: string;
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "action";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            })[];
                             counts: {
                                 SignalApplyFailed: number;
                                 SignalCompleted: number;
@@ -12397,7 +12658,7 @@ export interface operations {
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
-                            commands: {
+                            commands: ({
                                 actionKind: string;
                                 concurrent: number;
                                 counts: {
@@ -12413,9 +12674,7 @@ export interface operations {
                                 description: string;
                                 endedAt: string | null;
                                 id: number;
-                                /** @enum {string} */
-                                kind: "k0supdate" | "airgapupdate" | "action";
-                                nodes: {
+                                k0supdate: {
                                     controllers?: {
                                         actionId: string | null;
                                         actionState: string | null;
@@ -12443,11 +12702,100 @@ export interface operations {
                                         state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                 };
+                                /** @constant */
+                                kind: "k0supdate";
                                 startedAt: string | null;
                                 /** @enum {string} */
                                 state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
                                 version: string | null;
-                            }[];
+                            } | {
+                                actionKind: string;
+                                airgapupdate: {
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "airgapupdate";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            } | {
+                                action: {
+                                    controllers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                actionKind: string;
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "action";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            })[];
                             counts: {
                                 SignalApplyFailed: number;
                                 SignalCompleted: number;
@@ -12642,7 +12990,7 @@ export interface operations {
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
-                            commands: {
+                            commands: ({
                                 actionKind: string;
                                 concurrent: number;
                                 counts: {
@@ -12658,9 +13006,7 @@ export interface operations {
                                 description: string;
                                 endedAt: string | null;
                                 id: number;
-                                /** @enum {string} */
-                                kind: "k0supdate" | "airgapupdate" | "action";
-                                nodes: {
+                                k0supdate: {
                                     controllers?: {
                                         actionId: string | null;
                                         actionState: string | null;
@@ -12688,11 +13034,100 @@ export interface operations {
                                         state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                 };
+                                /** @constant */
+                                kind: "k0supdate";
                                 startedAt: string | null;
                                 /** @enum {string} */
                                 state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
                                 version: string | null;
-                            }[];
+                            } | {
+                                actionKind: string;
+                                airgapupdate: {
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "airgapupdate";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            } | {
+                                action: {
+                                    controllers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                actionKind: string;
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "action";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            })[];
                             counts: {
                                 SignalApplyFailed: number;
                                 SignalCompleted: number;
@@ -12882,7 +13317,7 @@ export interface operations {
                                 required: boolean;
                             };
                             cancelRequestedBy: string | null;
-                            commands: {
+                            commands: ({
                                 actionKind: string;
                                 concurrent: number;
                                 counts: {
@@ -12898,9 +13333,7 @@ export interface operations {
                                 description: string;
                                 endedAt: string | null;
                                 id: number;
-                                /** @enum {string} */
-                                kind: "k0supdate" | "airgapupdate" | "action";
-                                nodes: {
+                                k0supdate: {
                                     controllers?: {
                                         actionId: string | null;
                                         actionState: string | null;
@@ -12928,11 +13361,100 @@ export interface operations {
                                         state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
                                     }[];
                                 };
+                                /** @constant */
+                                kind: "k0supdate";
                                 startedAt: string | null;
                                 /** @enum {string} */
                                 state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
                                 version: string | null;
-                            }[];
+                            } | {
+                                actionKind: string;
+                                airgapupdate: {
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "airgapupdate";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            } | {
+                                action: {
+                                    controllers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                    workers?: {
+                                        actionId: string | null;
+                                        actionState: string | null;
+                                        deviceSummary: string | null;
+                                        /** Format: date-time */
+                                        lastUpdatedTimestamp: string;
+                                        message: string;
+                                        name: string;
+                                        platform: string | null;
+                                        role: string | null;
+                                        /** @enum {string} */
+                                        state: "SignalPending" | "SignalSent" | "SignalCompleted" | "SignalMissingNode" | "SignalMissingPlatform" | "SignalApplyFailed" | "SignalSkipped";
+                                    }[];
+                                };
+                                actionKind: string;
+                                concurrent: number;
+                                counts: {
+                                    SignalApplyFailed: number;
+                                    SignalCompleted: number;
+                                    SignalMissingNode: number;
+                                    SignalMissingPlatform: number;
+                                    SignalPending: number;
+                                    SignalSent: number;
+                                    SignalSkipped: number;
+                                    total: number;
+                                };
+                                description: string;
+                                endedAt: string | null;
+                                id: number;
+                                /** @constant */
+                                kind: "action";
+                                startedAt: string | null;
+                                /** @enum {string} */
+                                state: "NewPlan" | "SchedulableWait" | "Schedulable" | "Completed" | "IncompleteTargets" | "InconsistentTargets" | "Restricted" | "MissingPlatform" | "MissingSignalNode" | "ApplyFailed" | "Cancelled" | "DeadlineExceeded";
+                                version: string | null;
+                            })[];
                             counts: {
                                 SignalApplyFailed: number;
                                 SignalCompleted: number;

@@ -52,7 +52,7 @@ function plan(over: Partial<PlanView["status"]> = {}): PlanView {
           actionKind: "airgapupdate",
           version: "v1.30.1+k0s.0",
           concurrent: 1,
-          nodes: { workers: [node("worker-1", "worker", "SignalCompleted", "applied v1.30.1+k0s.0", "a-0001", 4 * M)] },
+          airgapupdate: { workers: [node("worker-1", "worker", "SignalCompleted", "applied v1.30.1+k0s.0", "a-0001", 4 * M)] },
           counts: counts({ SignalCompleted: 1 }),
           startedAt: ago(5 * M),
           endedAt: ago(4 * M),
@@ -66,7 +66,7 @@ function plan(over: Partial<PlanView["status"]> = {}): PlanView {
           version: "v1.30.1+k0s.0",
           concurrent: 1,
           // Workers first in the object: describe still lists controllers first.
-          nodes: {
+          k0supdate: {
             workers: [node("worker-1", "worker", "SignalSent", "waiting for action a-0003 (RUNNING)", "a-0003", 30 * S), node("worker-2", "worker", "SignalPending", "waiting for worker-1\nto finish", null, 4 * M)],
             controllers: [node("ctrl-1", "controller", "SignalCompleted", "applied", "a-0002", 2 * M)],
           },
@@ -160,7 +160,7 @@ describe("drover describe plan", () => {
     });
     p.metadata = { ...p.metadata, name: "nightly", retryOf: "p-1", retriedBy: ["p-9"] };
     p.status.commands = [
-      { ...p.status.commands[1]!, id: 0, kind: "action", actionKind: "exec", version: null, state: "Cancelled", description: "", nodes: {}, counts: counts({}) },
+      { ...p.status.commands[1]!, id: 0, kind: "action", actionKind: "exec", version: null, state: "Cancelled", description: "", action: {}, counts: counts({}) },
     ];
     const text = describePlan(p, now);
     expect(text).toContain("Name:          nightly\n");

@@ -4,7 +4,7 @@
  * order with its nodes, controllers then workers. Pure: the server's PlanView and
  * PlanSummaryView (lib/plan-status.ts) in, text out.
  */
-import { isTerminalPlanState, PLAN_NODE_STATES, type PlanCommandStatusView, type PlanCounts, type PlanNodeView, type PlanState, type PlanSummaryView, type PlanView } from "../lib/plan-status";
+import { commandNodes, isTerminalPlanState, PLAN_NODE_STATES, type PlanCommandStatusView, type PlanCounts, type PlanNodeView, type PlanState, type PlanSummaryView, type PlanView } from "../lib/plan-status";
 import type { PlanGroup } from "../lib/plan-spec";
 import { alignRows, formatAge, type Column } from "./output";
 
@@ -108,7 +108,7 @@ export function commandTitle(c: Pick<PlanCommandStatusView, "kind" | "version" |
 function nodeRows(c: PlanCommandStatusView, now: Date): string[][] {
   const rows: string[][] = [];
   for (const group of GROUPS) {
-    for (const n of c.nodes[group] ?? ([] as PlanNodeView[])) {
+    for (const n of commandNodes(c)[group] ?? ([] as PlanNodeView[])) {
       rows.push([n.name, ROLE[group], n.state, n.actionId ?? "-", formatAge(n.lastUpdatedTimestamp, now), oneLine(n.message)]);
     }
   }

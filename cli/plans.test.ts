@@ -13,7 +13,7 @@ import YAML from "yaml";
 import { startTestServer, type TestServer } from "../tests/helpers/server";
 import { eventually, uniqueName } from "../tests/helpers/devices";
 import { offeredIds, onlineDevice, reportAll, tokenFor } from "../tests/helpers/actions";
-import type { PlanSummaryView, PlanView } from "../lib/plan-status";
+import { commandNodes, type PlanSummaryView, type PlanView } from "../lib/plan-status";
 import { cliRunner } from "./test-support";
 
 let s: TestServer;
@@ -194,7 +194,7 @@ describe("a plan that waits for approval", () => {
     const watching = start(["describe", "plan", id, "--watch", "--interval", "100"]);
     await eventually(async () => (watching.run.stdout.includes("waiting for an operator") ? true : undefined), 10_000);
     expect(await ok(["plan", "approve", id])).toMatch(new RegExp(`^plan/${id} approved \\(SchedulableWait\\)\n$`));
-    const actionId = await eventually(async () => (await getPlan(id)).status.commands[0]!.nodes.workers?.[0]?.actionId ?? undefined, 10_000);
+    const actionId = await eventually(async () => commandNodes((await getPlan(id)).status.commands[0]!).workers?.[0]?.actionId ?? undefined, 10_000);
     await eventually(async () => (watching.run.stdout.includes(actionId) ? true : undefined), 10_000);
     expect(await offeredIds(s, device)).toContain(actionId);
     await reportAll(s, device, actionId, "NEW", "RUNNING", "DONE");

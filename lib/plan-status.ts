@@ -117,9 +117,14 @@ export interface PlanNodeView {
   deviceSummary: string | null;
 }
 
-export interface PlanCommandStatusView {
+/**
+ * A command's nodes by group, as k0s's PlanCommandK0sUpdateStatus has them (`controllers`,
+ * `workers`; a group the command does not target is absent, airgapupdate has only workers).
+ */
+export type PlanCommandNodes = Partial<Record<PlanGroup, PlanNodeView[]>>;
+
+interface PlanCommandStatusFields {
   id: number;
-  kind: PlanCommandKind;
   state: PlanState;
   /** Why the command is in its state (k0s calls it description). */
   description: string;
@@ -128,10 +133,39 @@ export interface PlanCommandStatusView {
   version: string | null;
   /** Workers signalled at once (controllers: always 1). */
   concurrent: number;
-  nodes: Partial<Record<PlanGroup, PlanNodeView[]>>;
   counts: PlanCounts;
   startedAt: string | null;
   endedAt: string | null;
+}
+
+/**
+ * `status.commands[i]`: k0s's PlanCommandStatus (`id`, `state`, `description`, the nodes under
+ * the command's own key, `k0supdate: {controllers, workers}` / `airgapupdate: {workers}`, the
+ * key spec.commands[i] has), and Drover's `action` command the same way; plus Drover's fields
+ * (kind, counts, times…).
+ */
+export type PlanCommandStatusView = PlanCommandStatusFields &
+  (
+    | { kind: "k0supdate"; k0supdate: PlanCommandNodes }
+    | { kind: "airgapupdate"; airgapupdate: Pick<PlanCommandNodes, "workers"> }
+    | { kind: "action"; action: PlanCommandNodes }
+  );
+
+/** The nodes of a command, whichever its kind. */
+export function commandNodes(c: PlanCommandStatusView): PlanCommandNodes {
+  switch (c.kind) {
+    case "k0supdate":
+      return c.k0supdate;
+    case "airgapupdate":
+      return c.airgapupdate;
+    case "action":
+      return c.action;
+  }
+}
+
+/** `{kind, [kind]: nodes}`: the nodes under the command's own key. */
+export function commandWithNodes(kind: PlanCommandKind, nodes: PlanCommandNodes) {
+  return { kind, [kind]: nodes } as { kind: "k0supdate"; k0supdate: PlanCommandNodes } | { kind: "airgapupdate"; airgapupdate: PlanCommandNodes } | { kind: "action"; action: PlanCommandNodes };
 }
 
 export type PlanCounts = Record<PlanNodeState, number> & { total: number };

@@ -43,4 +43,8 @@ export const topics = {
   events: "events",
   /** A fleet member's heartbeat moved its statuses or restart counts: `{owner}` (the rollout controller looks soon). */
   memberReports: "member-reports",
+  /** Heartbeats a server ingested since its last message, `{n}`, about once a second (the overview's history counts the cluster's). */
+  heartbeats: "heartbeats",
+  /** A device's work poll was admitted by a server, `{key, server}`: the others answer theirs (the per-device cap across servers). */
+  pollAdmitted: "poll-admitted",
 } as const;

@@ -30,6 +30,7 @@ import { createAgentApi } from "./agent-api/handler";
 import { createRestApi, REST_BASE } from "./rest/handler";
 import { AGENT_API_BASE, MAX_BODY_BYTES } from "../lib/protocol";
 import { startControllers } from "./controllers";
+import { reportHeartbeats } from "./overview/history";
 import { RateLimiter, sendError, sendJson } from "./lib/http";
 import { AppError, invalid } from "./errors";
 import { clientAddress, CLIENT_ADDRESS_HEADER, isHttps } from "./lib/client-address";
@@ -60,7 +61,7 @@ export interface RunningServer {
   auth: Auth;
   /** One controllers' tick now (server/controllers.ts): false when another server leads. */
   tick(): Promise<boolean>;
-  /** The step close() is in (controllers, http server, console, agent store, bus, database), else null. */
+  /** The step close() is in (controllers, http server, heartbeat reports, console, agent store, bus, database), else null. */
   readonly closing: string | null;
   close(): Promise<void>;
 }
@@ -240,6 +241,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const controllers = startControllers(ctx);
   // On PostgreSQL, after the first try for the controller lock (server/leader.ts).
   await controllers.ready;
+  // Every server, for the leader's overview history (server/overview/history.ts).
+  const heartbeatReports = reportHeartbeats(ctx);
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -265,6 +268,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       const steps: [string, () => Promise<unknown>][] = [
         ["controllers", () => controllers.stop()],
         ["http server", () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections()))],
+        ["heartbeat reports", () => heartbeatReports.stop()],
         ["console", async () => next?.close().catch(() => undefined)],
         ["agent store", async () => fast?.close()],
         ["bus", () => ctx.bus.close()],

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { startTestServer, testOnPostgres, type TestServer } from "./helpers/server";
 import {
   enrollDevice,
   enrollmentBody,
@@ -458,6 +458,28 @@ describe("work: the long-poll", () => {
     expect(held).toEqual({ status: 200, body: { actions: [] } });
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
     expect(s.ctx.bus.listenerCount(topics.device(await deviceId(d)))).toBe(0);
+  });
+
+  // Several servers share a bus only on PostgreSQL (LISTEN/NOTIFY).
+  it.runIf(testOnPostgres)("a poll on another server of the database answers the device's poll held here at once (issue 22: the cap is the cluster's)", async () => {
+    const other = await startTestServer({}, { sameDatabaseAs: s });
+    const controller = new AbortController();
+    try {
+      const d = await enrollDevice(s);
+      const ghost = fetch(`${s.url}/api/agent/v1/work?wait=30`, { headers: d.auth }).then(async (r) => ({ status: r.status, body: (await r.json()) as unknown, at: Date.now() }));
+      await expect.poll(async () => (await s.ctx.metrics.heldPolls.get()).values[0]?.value, { timeout: 5_000 }).toBe(1);
+      const started = Date.now();
+      const newer = fetch(`${other.url}/api/agent/v1/work?wait=30`, { headers: d.auth, signal: controller.signal }).catch(() => null);
+      const answered = await ghost;
+      expect(answered).toMatchObject({ status: 200, body: { actions: [] } });
+      expect(answered.at - started).toBeLessThan(5_000);
+      expect((await s.ctx.metrics.pollsRefused.get()).values.find((v) => v.labels.reason === "superseded")?.value).toBeGreaterThanOrEqual(1);
+      controller.abort();
+      await newer;
+    } finally {
+      controller.abort();
+      await other.close();
+    }
   });
 });
 

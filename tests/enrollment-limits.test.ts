@@ -135,6 +135,20 @@ describe("per-address limit", () => {
     expect(settled.every((r) => r.status === "fulfilled" || (r.reason as AppError).code === "RATE_LIMITED")).toBe(true);
     expect(await s.ctx.db.enrollmentRequest.count({ where: { clientAddress: other } })).toBe(3);
   });
+
+  it("the limit is the cluster's: concurrent requests on two servers sharing the database stop at it together (issue 22)", async () => {
+    // Counted from the database inside the transaction that writes the request, which takes
+    // its turn across servers (SQLite's one writer; on PostgreSQL the transaction lock).
+    const second = await startTestServer({ DROVER_TRUSTED_PROXIES: "127.0.0.1", DROVER_ENROLLMENT_PENDING_PER_ADDRESS: "3", DROVER_SWEEP_SECONDS: "600" }, { sameDatabaseAs: s });
+    try {
+      const address = "10.1.0.6";
+      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => enrollFrom(i % 2 ? second : s, address)));
+      expect(results.map((r) => r.status).sort()).toEqual([201, 201, 201, 429, 429, 429, 429, 429]);
+      expect(await s.ctx.db.enrollmentRequest.count({ where: { clientAddress: address } })).toBe(3);
+    } finally {
+      await second.close();
+    }
+  });
 });
 
 describe("total limit", () => {

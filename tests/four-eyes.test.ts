@@ -12,7 +12,7 @@ import { expectError } from "./helpers/devices";
 import { getAction, onlineDevice, postActions, tokenFor, type ActionView } from "./helpers/actions";
 import { createCallerFactory } from "../server/trpc/init";
 import { appRouter } from "../server/trpc/router";
-import type { PlanView } from "../lib/plan-status";
+import { commandNodes, type PlanView } from "../lib/plan-status";
 
 let s: TestServer;
 let plain: TestServer;
@@ -121,7 +121,7 @@ describe("DROVER_FOUR_EYES=1", () => {
     const res = await s.api<PlanView>("POST", `/plans/${plan.metadata.id}/approve`, { reason: "CHG-53 k0s 1.30" }, operator.token);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.status.approval).toMatchObject({ required: true, approvedBy: `user:${operator.username}`, reason: "CHG-53 k0s 1.30" });
-    const actionId = res.body.status.commands[0]!.nodes.workers![0]!.actionId!;
+    const actionId = commandNodes(res.body.status.commands[0]!).workers![0]!.actionId!;
     const action = await s.api<{ decisionReason: string }>("GET", `/actions/${actionId}`);
     expect(action.body.decisionReason).toBe(`approved with plan ${plan.metadata.id}: CHG-53 k0s 1.30`);
     const event = await s.ctx.db.event.findFirst({ where: { objectKind: "Plan", objectName: plan.metadata.id, type: "PlanApproved" }, select: { message: true, actor: true } });
@@ -132,7 +132,7 @@ describe("DROVER_FOUR_EYES=1", () => {
     const d = await onlineDevice(s);
     const res = await s.api<PlanView>("POST", "/plans", { apiVersion: "drover/v1", kind: "Plan", spec: { commands: [{ action: { kind: "exec", args: { command: "true" }, targets: { workers: { discovery: { static: { nodes: [d.name] } } } } } }] } });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
-    const actionId = res.body.status.commands[0]!.nodes.workers![0]!.actionId!;
+    const actionId = commandNodes(res.body.status.commands[0]!).workers![0]!.actionId!;
     expectError(await s.api("POST", `/actions/${actionId}/approve`, {}), 403, "FORBIDDEN", new RegExp(`user:admin requested action ${actionId} \\(through plan:${res.body.metadata.id}\\)`));
     expect((await getAction(s, actionId)).state).toBe("PENDING_APPROVE");
     expect((await s.api("POST", `/actions/${actionId}/approve`, {}, operator.token)).status).toBe(200);

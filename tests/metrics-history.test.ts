@@ -4,7 +4,7 @@
  * the bucketing (pure, server/overview/buckets.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { startTestServer, testOnPostgres, type TestServer } from "./helpers/server";
 import { enrollDevice, eventually, expectError, heartbeat, uniqueName } from "./helpers/devices";
 import { createAction, onlineDevice, reportAll, offeredIds, setHealth } from "./helpers/actions";
 import { bucketHistory, bucketSecondsFor, nextSampleAt, type SampleValues, type StoredSample } from "../server/overview/buckets";
@@ -163,6 +163,22 @@ describe("sampling against a real server", () => {
     // A heartbeat that changes the status shows in the next samples.
     expect((await heartbeat(s, d, { resources: { cpu: "Critical" } })).status).toBe(200);
     await eventually(async () => ((await stored()).at(-1)!.values.summary.Error === 1 ? true : undefined));
+  });
+
+  // Several servers share a bus only on PostgreSQL (LISTEN/NOTIFY); on SQLite each process is its own.
+  it.runIf(testOnPostgres)("heartbeats another server on the database ingested count in the leader's samples (issue 22)", async () => {
+    const second = await startTestServer({}, { sameDatabaseAs: s });
+    try {
+      const d = await onlineDevice(s);
+      const sum = async () => (await stored()).reduce((n, r) => n + r.values.heartbeats, 0);
+      // The leader's own heartbeats are reported within a second: let them land first.
+      await new Promise((r) => setTimeout(r, 1500));
+      const before = await sum();
+      for (let i = 0; i < 8; i++) expect((await heartbeat(second, d, {})).status).toBe(200);
+      await eventually(async () => ((await sum()) >= before + 8 ? true : undefined));
+    } finally {
+      await second.close();
+    }
   });
 
   it("samples an open rollout with its fleet's members up to date", async () => {

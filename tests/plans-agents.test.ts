@@ -21,7 +21,7 @@ import { startTestServer, type TestServer } from "./helpers/server";
 import { eventually } from "./helpers/devices";
 import { AgentProcess, HEALTHY_HOST } from "../agent/test-support/agent-process";
 import { startSimulation, type SimulationHandle } from "../agent/simulate";
-import type { PlanNodeView, PlanView } from "../lib/plan-status";
+import { commandNodes, type PlanNodeView, type PlanView } from "../lib/plan-status";
 import { SEED_000_PLAN } from "./helpers/seed-plans";
 
 /** Every agent of this file enrols with it and is approved without a click. */
@@ -82,7 +82,7 @@ const untilEnded = (id: string, timeoutMs: number) =>
     return p.status.endedAt !== null ? p : undefined;
   }, timeoutMs, 100);
 
-const nodesOf = (p: PlanView, command: number, group: "controllers" | "workers"): PlanNodeView[] => p.status.commands[command]!.nodes[group] ?? [];
+const nodesOf = (p: PlanView, command: number, group: "controllers" | "workers"): PlanNodeView[] => commandNodes(p.status.commands[command]!)[group] ?? [];
 const nodeOf = (p: PlanView, command: number, group: "controllers" | "workers", name: string) => nodesOf(p, command, group).find((n) => n.name === name)!;
 
 interface EventItem {

@@ -12,8 +12,9 @@ import { startTestServer, type TestServer } from "./helpers/server";
 import { eventually, expectError, newSecret, type EnrolledDevice } from "./helpers/devices";
 import { report, setHealth, tokenFor, work } from "./helpers/actions";
 import { runPlans } from "../server/plans/controller";
-import type { PlanNodeView, PlanView } from "../lib/plan-status";
+import { commandNodes, type PlanNodeView, type PlanView } from "../lib/plan-status";
 import { SEED_000_PLAN_WITH_STATUS } from "./helpers/seed-plans";
+import YAML from "yaml";
 
 let s: TestServer;
 
@@ -66,7 +67,7 @@ async function get(srv: TestServer, id: string): Promise<PlanView> {
 }
 
 function nodes(plan: PlanView, command: number, group: "controllers" | "workers"): PlanNodeView[] {
-  return plan.status.commands[command]!.nodes[group] ?? [];
+  return commandNodes(plan.status.commands[command]!)[group] ?? [];
 }
 const node = (plan: PlanView, command: number, group: "controllers" | "workers", name: string) => nodes(plan, command, group).find((n) => n.name === name)!;
 
@@ -134,6 +135,21 @@ describe("seed 000's plan, verbatim (its status block included, and ignored)", (
     expect(node(plan, 1, "controllers", "controller0").state).toBe("SignalPending");
     expect(node(plan, 1, "workers", "worker0").message).toBe("waiting for command 0 to complete");
     expect(await offered(s, controller0)).toHaveLength(0);
+
+    // GET answers in k0s's own status shape: at this point the seed's status block exactly
+    // (k0s's fields of it: timestamps aside), the nodes under the command's key, no other list.
+    const raw = (await s.api<{ status: { state: string; commands: Record<string, unknown>[] } }>("GET", `/plans/${plan.metadata.id}`)).body;
+    const k0sFields = (c: Record<string, unknown>) => {
+      const nodes = c[c.kind as string] as Record<string, { name: string; state: string; lastUpdatedTimestamp: string }[]>;
+      const groups = Object.entries(nodes).map(([group, list]) => [group, list.map((n) => ({ name: n.name, state: n.state, lastUpdatedTimestamp: "" }))]);
+      return { id: c.id, state: c.state, [c.kind as string]: Object.fromEntries(groups) };
+    };
+    const seedStatus = (YAML.parse(SEED_000_PLAN_WITH_STATUS) as { status: { state: string; commands: { k0supdate?: Record<string, { lastUpdatedTimestamp: string }[]>; airgapupdate?: Record<string, { lastUpdatedTimestamp: string }[]> }[] } }).status;
+    for (const c of seedStatus.commands) for (const list of Object.values(c.k0supdate ?? c.airgapupdate ?? {})) for (const n of list) n.lastUpdatedTimestamp = "";
+    expect({ state: raw.status.state, commands: raw.status.commands.map(k0sFields) }).toEqual(seedStatus);
+    for (const c of raw.status.commands) expect(c).not.toHaveProperty("nodes");
+    expect(raw.status.commands[0]).not.toHaveProperty("k0supdate");
+    expect(raw.status.commands[1]).toMatchObject({ k0supdate: { controllers: [{ name: "controller0", lastUpdatedTimestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/) }] } });
 
     const [airgap] = await offered(s, worker0);
     expect(airgap).toMatchObject({ kind: "airgapupdate", args: { planId: plan.metadata.id, command: 0, version: "v1.24.12+k0s.0", platform: "linux-amd64" } });

@@ -1,6 +1,6 @@
 "use client";
 
-import { planNodeMachine, type PlanCommandStatusView } from "@/lib/plan-status";
+import { commandNodes, planNodeMachine, type PlanCommandStatusView } from "@/lib/plan-status";
 import { Card, CardHeader } from "../ui/card";
 import { StatusBadge } from "../status/status-badge";
 import { RelativeTime } from "../ui/time";
@@ -14,8 +14,9 @@ import { planNodeStateTone, planStateTone } from "./tones";
 
 function concurrencyText(c: PlanCommandStatusView): string {
   const parts: string[] = [];
-  if (c.nodes.controllers) parts.push("controllers one at a time");
-  if (c.nodes.workers) parts.push(`workers ${c.concurrent === 1 ? "one at a time" : `${c.concurrent} at once`}`);
+  const nodes = commandNodes(c);
+  if (nodes.controllers) parts.push("controllers one at a time");
+  if (nodes.workers) parts.push(`workers ${c.concurrent === 1 ? "one at a time" : `${c.concurrent} at once`}`);
   return parts.length ? parts.join(", then ") : `${c.concurrent} at once`;
 }
 

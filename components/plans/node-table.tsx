@@ -2,7 +2,7 @@
 
 import { Link } from "@/components/ui/link";
 import { Fragment, memo, useMemo, useState } from "react";
-import { PLAN_NODE_STATES, type PlanCommandStatusView, type PlanNodeState, type PlanNodeView } from "@/lib/plan-status";
+import { commandNodes, PLAN_NODE_STATES, type PlanCommandStatusView, type PlanNodeState, type PlanNodeView } from "@/lib/plan-status";
 import type { PlanGroup } from "@/lib/plan-spec";
 import { StatusBadge } from "../status/status-badge";
 import { actionStateTone } from "../status/tones";
@@ -222,7 +222,7 @@ export function NodeTable({
                   {groupStart && (
                     <tr className="border-b border-slate-100 bg-slate-50/70">
                       <td colSpan={COLUMNS.length} className="py-1 pl-4 text-[11px] font-medium tracking-wide text-slate-500 uppercase">
-                        {GROUP_LABEL[r.group]} <span className="font-normal normal-case">({(command.nodes[r.group]?.length ?? 0).toLocaleString()})</span>
+                        {GROUP_LABEL[r.group]} <span className="font-normal normal-case">({(commandNodes(command)[r.group]?.length ?? 0).toLocaleString()})</span>
                       </td>
                     </tr>
                   )}

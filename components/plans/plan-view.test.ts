@@ -4,7 +4,7 @@
  * paged for 1,000-node commands), and which queries plan and action events refresh.
  */
 import { describe, expect, it } from "vitest";
-import { PLAN_STATES, type PlanCommandStatusView, type PlanCounts, type PlanNodeState, type PlanNodeView, type PlanView } from "@/lib/plan-status";
+import { PLAN_STATES, type PlanCommandNodes, type PlanCommandStatusView, type PlanCounts, type PlanNodeState, type PlanNodeView, type PlanView } from "@/lib/plan-status";
 import { awaitsApproval, planActivity, planApprovalSubject, canCancel, canRetry, commandNotRun, commandTitle, countSegments, defaultCommand, focusNode, nodeRows, planTitle, visibleRows } from "@/components/plans/plan-view";
 import { PLAN_ACTIONS_SETTLE_MS, settleDelayMs, targetId, targetsFor } from "@/components/live/invalidation";
 
@@ -32,7 +32,7 @@ const counts = (over: Partial<PlanCounts> = {}): PlanCounts => ({
   ...over,
 });
 
-const command = (id: number, state: PlanCommandStatusView["state"], nodes: PlanCommandStatusView["nodes"] = {}): PlanCommandStatusView => ({
+const command = (id: number, state: PlanCommandStatusView["state"], nodes: PlanCommandNodes = {}): PlanCommandStatusView => ({
   id,
   kind: "k0supdate",
   state,
@@ -40,7 +40,7 @@ const command = (id: number, state: PlanCommandStatusView["state"], nodes: PlanC
   actionKind: "k0supdate",
   version: "v1.31.2+k0s.0",
   concurrent: 1,
-  nodes,
+  k0supdate: nodes,
   counts: counts(),
   startedAt: null,
   endedAt: null,
@@ -92,8 +92,8 @@ describe("plan controls follow the state table", () => {
   });
 
   it("the approval dialog names the plan's commands and counts each device once", () => {
-    const k0s = { kind: "k0supdate", actionKind: "k0supdate", version: "v1.30.0", nodes: { controllers: [node("c1", "SignalPending")], workers: [node("w1", "SignalPending"), node("w2", "SignalPending")] } };
-    const exec = { kind: "action", actionKind: "exec", version: null, nodes: { workers: [node("w2", "SignalPending"), node("w3", "SignalPending")] } };
+    const k0s = { kind: "k0supdate", actionKind: "k0supdate", version: "v1.30.0", k0supdate: { controllers: [node("c1", "SignalPending")], workers: [node("w1", "SignalPending"), node("w2", "SignalPending")] } };
+    const exec = { kind: "action", actionKind: "exec", version: null, action: { workers: [node("w2", "SignalPending"), node("w3", "SignalPending")] } };
     const status = { commands: [k0s, exec] } as unknown as PlanView["status"];
     expect(planApprovalSubject({ status })).toEqual({ kind: "plan", work: "k0supdate v1.30.0, action exec", devices: 4 });
   });

@@ -5,6 +5,7 @@
  */
 import { PLAN_GROUPS, type PlanGroup } from "@/lib/plan-spec";
 import {
+  commandNodes,
   isPlanError,
   isTerminalNodeState,
   isTerminalPlanState,
@@ -104,9 +105,10 @@ export interface NodeRow {
 }
 
 /** A command's nodes in the order the engine signals them: controllers, then workers. */
-export function nodeRows(c: Pick<PlanCommandStatusView, "nodes">): NodeRow[] {
+export function nodeRows(c: PlanCommandStatusView): NodeRow[] {
+  const nodes = commandNodes(c);
   const rows: NodeRow[] = [];
-  for (const group of PLAN_GROUPS) for (const node of c.nodes[group] ?? []) rows.push({ group, node });
+  for (const group of PLAN_GROUPS) for (const node of nodes[group] ?? []) rows.push({ group, node });
   return rows;
 }
 

@@ -4,6 +4,7 @@
  * A waiting poll is parked in memory and woken by a bus event for its device, never by
  * polling the database.
  */
+import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
 import {
@@ -59,6 +60,13 @@ export function createAgentApi(ctx: ServerContext) {
   const polls = new PollBudget(ctx.env.DROVER_MAX_HELD_POLLS, ctx.env.DROVER_MAX_POLLS_PER_DEVICE, (reason) =>
     ctx.metrics.pollsRefused.inc({ reason }),
   );
+  // The per-device cap across servers (issue 22): a poll admitted here answers the device's
+  // polls held by the other servers (an agent that reconnected through the load balancer to
+  // another server leaves its ghost there). Its own messages come back in process: skipped.
+  const server = randomBytes(6).toString("hex");
+  ctx.bus.subscribe<{ key?: unknown; server?: unknown }>(topics.pollAdmitted, (m) => {
+    if (m && m.server !== server && typeof m.key === "string") polls.supersedeAll(m.key);
+  });
 
   async function work(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
     const device = await authenticateDeviceIdentity(ctx, req.headers.authorization);
@@ -80,7 +88,9 @@ export function createAgentApi(ctx: ServerContext) {
   function park(req: IncomingMessage, res: ServerResponse, deviceId: string, specVersion: number, waitSeconds: number): Promise<number> {
     // A newer poll of the same device takes this one's place: answered now, with no work.
     let finishEarly: () => void = () => undefined;
-    const release = polls.admit(`device:${deviceId}`, () => finishEarly());
+    const key = `device:${deviceId}`;
+    const release = polls.admit(key, () => finishEarly());
+    ctx.bus.publish(topics.pollAdmitted, { key, server });
     return new Promise((resolve) => {
       let settled = false;
       let checking = false;

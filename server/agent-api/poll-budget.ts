@@ -5,6 +5,9 @@
  * a new poll gets 429 with Retry-After (as the Kubernetes API server does past its
  * in-flight limit); past the per-device cap the device's oldest held poll is answered at once,
  * so an agent that reconnects after losing its socket is never locked out by its own ghost.
+ * Across servers (issue 22), a device's new poll on another server answers every poll it
+ * holds here (`supersedeAll`, told over the bus by server/agent-api/handler.ts): a device's
+ * polls are held by one server at a time, at most the cap there.
  */
 import { AppError } from "../errors";
 
@@ -20,6 +23,17 @@ export class PollBudget {
 
   get size(): number {
     return this.held;
+  }
+
+  /** Answers at once every poll `key` holds here (a newer one was admitted on another server). */
+  supersedeAll(key: string): void {
+    const mine = this.byKey.get(key);
+    if (!mine) return;
+    for (const entry of [...mine]) {
+      mine.delete(entry);
+      this.onRefused("superseded");
+      entry();
+    }
   }
 
   /**

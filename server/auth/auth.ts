@@ -28,9 +28,11 @@ const TOKEN_TTL_DAYS = 30;
  */
 export function createAuth(db: Db, secret: string, server?: GuardServer, throttleOptions?: Partial<LoginThrottleOptions>) {
   const loginThrottle = new LoginThrottle(
+    db,
     throttleOptions,
     () => (server ? server.now() : new Date()).getTime(),
     (lock) => server?.log.warn(lock, `sign-in locked for ${lock.seconds} s after ${lock.failures} failed attempts (${lock.kind} ${lock.key})`),
+    (what) => server?.log.warn(`sign-in throttle: ${what}`),
   );
   const auth = betterAuth({
     secret,
@@ -134,16 +136,17 @@ export async function ensureAdmin(auth: Auth, db: Db, password: string | undefin
  */
 export async function verifyPassword(auth: Auth, db: Db, usernameInput: string, password: string, clientAddress?: string) {
   const attempt = { account: usernameInput, address: clientAddress };
-  auth.loginThrottle.begin(attempt);
+  await auth.loginThrottle.begin(attempt);
+  let user: Awaited<ReturnType<typeof checkPassword>>;
   try {
-    const user = await checkPassword(auth, db, usernameInput, password);
-    auth.loginThrottle.succeeded(attempt);
-    return user;
+    user = await checkPassword(auth, db, usernameInput, password);
   } catch (error) {
-    if (error instanceof AppError && error.code === "UNAUTHENTICATED") auth.loginThrottle.failed(attempt);
-    else auth.loginThrottle.settled(attempt);
+    if (error instanceof AppError && error.code === "UNAUTHENTICATED") await auth.loginThrottle.failed(attempt);
+    else await auth.loginThrottle.settled(attempt);
     throw error;
   }
+  await auth.loginThrottle.succeeded(attempt);
+  return user;
 }
 
 async function checkPassword(auth: Auth, db: Db, usernameInput: string, password: string) {

@@ -1,86 +1,62 @@
 /**
  * Password-guessing throttle, shared by every way in that checks a password: the operator
  * token route (`auth.createToken`, REST `POST /api/v1/auth/token`) and the console's sign-in
- * (better-auth `/sign-in/username`, `/sign-in/email`).
+ * (better-auth `/sign-in/username`, `/sign-in/email`). The rules are login-throttle-rules.ts.
  *
- * It counts failed attempts per account (the name tried, whether or not it exists, so
- * guessing names costs the same as guessing passwords) and per client address. A key that
- * reaches its limit locks for a delay that doubles with each further failure; while locked,
- * every attempt is refused before the password hash is computed, the right password too. A
- * success clears the account's count (not the address's: one valid account must not reset an
- * address that is guessing others). Failures are forgotten after a quiet window.
- *
- * Attempts in flight count against the limit too, so a burst of parallel guesses cannot all
- * pass the check before the first failure is recorded. In memory, per process, bounded.
+ * The counts live in the database (`LoginThrottleEntry`, one row per account and per address),
+ * so every server sharing it counts the same guesses: N servers allow no more than one (issue
+ * 22). Each change reads the key's row, applies a rule, and writes the result with one UPDATE
+ * guarded by the row's `version` (a new key: one INSERT that a concurrent one makes fail); a
+ * write that finds the row changed reads it again and decides again. So two attempts on two
+ * servers never both take the last try, without any lock beyond the one row's own write.
  */
+import type { Db, Prisma } from "../db";
 import { AppError } from "../errors";
+import { executeRaw } from "../lib/dialect-sql";
+import {
+  accountKey,
+  DEFAULT_LOGIN_THROTTLE,
+  freshEntry,
+  quietFrom,
+  throttleKeys,
+  waitMs,
+  withAttempt,
+  withFailure,
+  withOutcome,
+  type LoginAttempt,
+  type LoginThrottleOptions,
+  type ThrottleEntry,
+  type ThrottleKind,
+} from "./login-throttle-rules";
 
-export interface LoginThrottleOptions {
-  /** Failures an account may have before it locks. */
-  accountLimit: number;
-  /** Failures one client address may have (over all accounts) before it locks. */
-  addressLimit: number;
-  /** Failures are forgotten once a key has been quiet (no failure, no lock) this long. */
-  windowMs: number;
-  /** The first lock; each further failure doubles it. */
-  baseLockMs: number;
-  maxLockMs: number;
-  /** Entries kept per map (accounts, addresses); the stalest are dropped past it. */
-  maxEntries: number;
-  /** An attempt whose outcome never came (a crashed request) stops counting after this. */
-  pendingTimeoutMs: number;
+export { DEFAULT_LOGIN_THROTTLE, accountKey, type LoginAttempt, type LoginThrottleOptions } from "./login-throttle-rules";
+
+/** Reads and guarded writes of one key before giving up (each failed write means another server's write succeeded). */
+const MAX_TRIES = 50;
+
+interface Read {
+  entry: ThrottleEntry;
+  version: number;
 }
 
-/**
- * What a user of a console expects: a few typos are free, a guessing loop is not. 5 failures
- * lock an account for 30 s, then 1, 2, 4, 8 min, then 15 min a try; an address gets 20
- * (several people behind one NAT). 15 quiet minutes forget everything.
- */
-export const DEFAULT_LOGIN_THROTTLE: LoginThrottleOptions = {
-  accountLimit: 5,
-  addressLimit: 20,
-  windowMs: 15 * 60_000,
-  baseLockMs: 30_000,
-  maxLockMs: 15 * 60_000,
-  maxEntries: 10_000,
-  pendingTimeoutMs: 60_000,
-};
+const entrySelect = { failures: true, lastFailure: true, lockedUntil: true, pending: true, pendingSince: true, version: true } satisfies Prisma.LoginThrottleEntrySelect;
 
-/** Who is trying: the account name tried and the client's address (either may be unknown). */
-export interface LoginAttempt {
-  account?: string | undefined;
-  address?: string | undefined;
-}
-
-interface Entry {
-  failures: number;
-  lastFailure: number;
-  lockedUntil: number;
-  pending: number;
-  pendingSince: number;
-}
-
-type Kind = "account" | "address";
-
-const MAX_KEY_LENGTH = 256;
-
-/** Account names are case-insensitive (better-auth and Drover lowercase them). */
-export function accountKey(name: string): string {
-  return name.trim().toLowerCase().slice(0, MAX_KEY_LENGTH);
-}
+export type LockNotice = { kind: ThrottleKind; key: string; failures: number; seconds: number };
 
 export class LoginThrottle {
   readonly options: LoginThrottleOptions;
-  private readonly maps: Record<Kind, Map<string, Entry>> = { account: new Map(), address: new Map() };
+  private created = 0;
 
   /**
-   * `clock`: milliseconds now; each method also takes `now` for tests of the rules alone.
+   * `clock`: milliseconds now; each method also takes `now` for tests of time alone.
    * `onLock`: told each time a key locks (for the log: someone is guessing).
    */
   constructor(
+    private readonly db: Db,
     options: Partial<LoginThrottleOptions> = {},
     private readonly clock: () => number = Date.now,
-    private readonly onLock?: (lock: { kind: "account" | "address"; key: string; failures: number; seconds: number }) => void,
+    private readonly onLock?: (lock: LockNotice) => void,
+    private readonly onGiveUp?: (what: string) => void,
   ) {
     this.options = { ...DEFAULT_LOGIN_THROTTLE, ...options };
   }
@@ -90,118 +66,123 @@ export class LoginThrottle {
    * account or the address is locked, or when attempts in flight already reach its limit.
    * Otherwise the attempt counts as in flight until `failed`, `succeeded` or `settled`.
    */
-  begin(attempt: LoginAttempt, now = this.clock()): void {
-    let waitMs = 0;
-    for (const [kind, key] of this.keys(attempt)) {
-      const entry = this.fresh(kind, key, now);
-      if (!entry) continue;
-      if (entry.lockedUntil > now) waitMs = Math.max(waitMs, entry.lockedUntil - now);
-      // Tries left before the lock (one after each lock ends) are taken by attempts in flight.
-      else if (entry.pending >= Math.max(1, this.limit(kind) - entry.failures)) waitMs = Math.max(waitMs, 1000);
-    }
-    if (waitMs > 0) {
-      const seconds = Math.ceil(waitMs / 1000);
-      throw new AppError("RATE_LIMITED", `too many failed sign-in attempts; try again in ${seconds} s`, seconds);
-    }
-    for (const [kind, key] of this.keys(attempt)) {
-      const entry = this.fresh(kind, key, now) ?? this.create(kind, key);
-      if (entry.pending === 0) entry.pendingSince = now;
-      entry.pending++;
-      this.touch(kind, key, entry, now);
+  async begin(attempt: LoginAttempt, now = this.clock()): Promise<void> {
+    const taken: [ThrottleKind, string][] = [];
+    for (const [kind, key] of throttleKeys(attempt)) {
+      let wait = 0;
+      const done = await this.change(kind, key, now, (e) => {
+        wait = waitMs(kind, e, now, this.options);
+        return wait > 0 ? undefined : withAttempt(e, now);
+      });
+      if (!done) wait = Math.max(wait, 1000);
+      if (wait > 0) {
+        // Nothing of this attempt stays counted; the answer names the longest wait of its keys.
+        for (const [k, kk] of taken) await this.change(k, kk, now, (e) => withOutcome(e));
+        for (const [k, kk] of throttleKeys(attempt)) wait = Math.max(wait, waitMs(k, freshEntry((await this.read(k, kk))?.entry ?? null, now, this.options), now, this.options));
+        const seconds = Math.ceil(wait / 1000);
+        throw new AppError("RATE_LIMITED", `too many failed sign-in attempts; try again in ${seconds} s`, seconds);
+      }
+      taken.push([kind, key]);
     }
   }
 
   /** A wrong name or password: counts against both keys, locking any that reach the limit. */
-  failed(attempt: LoginAttempt, now = this.clock()): void {
-    for (const [kind, key] of this.keys(attempt)) {
-      const entry = this.fresh(kind, key, now) ?? this.create(kind, key);
-      if (entry.pending > 0) entry.pending--;
-      entry.failures++;
-      entry.lastFailure = now;
-      const over = entry.failures - this.limit(kind);
-      if (over >= 0) {
-        const lock = Math.min(this.options.maxLockMs, this.options.baseLockMs * 2 ** Math.min(over, 30));
-        entry.lockedUntil = Math.max(entry.lockedUntil, now + lock);
-        this.onLock?.({ kind, key, failures: entry.failures, seconds: Math.ceil(lock / 1000) });
-      }
-      this.touch(kind, key, entry, now);
+  async failed(attempt: LoginAttempt, now = this.clock()): Promise<void> {
+    for (const [kind, key] of throttleKeys(attempt)) {
+      let result: ReturnType<typeof withFailure> | null = null;
+      const done = await this.change(kind, key, now, (e) => (result = withFailure(kind, e, now, this.options)).entry);
+      const locked = result as ReturnType<typeof withFailure> | null;
+      if (done && locked?.lockMs) this.onLock?.({ kind, key, failures: locked.entry.failures, seconds: Math.ceil(locked.lockMs / 1000) });
     }
   }
 
   /** The right password: the account starts over; the address only stops counting it in flight. */
-  succeeded(attempt: LoginAttempt, now = this.clock()): void {
-    if (attempt.account !== undefined) this.maps.account.delete(accountKey(attempt.account));
-    this.settled({ address: attempt.address }, now);
+  async succeeded(attempt: LoginAttempt, now = this.clock()): Promise<void> {
+    if (attempt.account !== undefined && attempt.account.trim() !== "") {
+      await executeRaw(this.db, `DELETE FROM "LoginThrottleEntry" WHERE "kind" = 'account' AND "key" = ?`, accountKey(attempt.account));
+    }
+    await this.settled({ address: attempt.address }, now);
   }
 
   /** An attempt that neither failed nor succeeded on the password (a malformed request). */
-  settled(attempt: LoginAttempt, now = this.clock()): void {
-    for (const [kind, key] of this.keys(attempt)) {
-      const entry = this.fresh(kind, key, now);
-      if (entry && entry.pending > 0) entry.pending--;
+  async settled(attempt: LoginAttempt, now = this.clock()): Promise<void> {
+    for (const [kind, key] of throttleKeys(attempt)) await this.change(kind, key, now, (e) => withOutcome(e));
+  }
+
+  /** Rows held, for tests and to prove the bound. */
+  async size(): Promise<{ accounts: number; addresses: number }> {
+    const [accounts, addresses] = await Promise.all([
+      this.db.loginThrottleEntry.count({ where: { kind: "account" } }),
+      this.db.loginThrottleEntry.count({ where: { kind: "address" } }),
+    ]);
+    return { accounts, addresses };
+  }
+
+  private async read(kind: ThrottleKind, key: string): Promise<Read | null> {
+    const row = await this.db.loginThrottleEntry.findUnique({ where: { kind_key: { kind, key } }, select: entrySelect });
+    if (!row) return null;
+    const ms = (d: Date) => d.getTime();
+    return {
+      entry: { failures: row.failures, lastFailure: ms(row.lastFailure), lockedUntil: ms(row.lockedUntil), pending: row.pending, pendingSince: ms(row.pendingSince) },
+      version: row.version,
+    };
+  }
+
+  /**
+   * Read the key, let `decide` say what its fresh entry becomes (undefined: leave it as it is),
+   * write that if the row is still the one read; else again. False when it never got through.
+   */
+  private async change(kind: ThrottleKind, key: string, now: number, decide: (fresh: ThrottleEntry | null) => ThrottleEntry | null | undefined): Promise<boolean> {
+    for (let i = 0; i < MAX_TRIES; i++) {
+      const read = await this.read(kind, key);
+      const next = decide(freshEntry(read?.entry ?? null, now, this.options));
+      if (next === undefined || (await this.write(kind, key, read, next, now))) return true;
     }
+    this.onGiveUp?.(`${kind} ${key}: ${MAX_TRIES} writes lost to other servers' writes`);
+    return false;
   }
 
-  /** Entries held, for tests and to prove the bound. */
-  size(): { accounts: number; addresses: number } {
-    return { accounts: this.maps.account.size, addresses: this.maps.address.size };
-  }
-
-  private limit(kind: Kind): number {
-    return kind === "account" ? this.options.accountLimit : this.options.addressLimit;
-  }
-
-  private keys(attempt: LoginAttempt): [Kind, string][] {
-    const keys: [Kind, string][] = [];
-    if (attempt.account !== undefined && attempt.account.trim() !== "") keys.push(["account", accountKey(attempt.account)]);
-    if (attempt.address !== undefined && attempt.address !== "") keys.push(["address", attempt.address.slice(0, MAX_KEY_LENGTH)]);
-    return keys;
-  }
-
-  private create(kind: Kind, key: string): Entry {
-    const entry: Entry = { failures: 0, lastFailure: 0, lockedUntil: 0, pending: 0, pendingSince: 0 };
-    this.maps[kind].set(key, entry);
-    return entry;
-  }
-
-  /** The key's entry with forgotten failures and stale in-flight attempts cleared; undefined when nothing is left. */
-  private fresh(kind: Kind, key: string, now: number): Entry | undefined {
-    const map = this.maps[kind];
-    const entry = map.get(key);
-    if (!entry) return undefined;
-    if (entry.pending > 0 && now - entry.pendingSince > this.options.pendingTimeoutMs) entry.pending = 0;
-    if (this.quiet(entry, now)) {
-      entry.failures = 0;
-      entry.lockedUntil = 0;
-      if (entry.pending === 0) {
-        map.delete(key);
-        return undefined;
-      }
+  /**
+   * One guarded statement: true when it applied to the row as it was read. Plain SQL, each
+   * statement its own transaction (Prisma's updateMany and deleteMany may open one around
+   * theirs: on SQLite that would hold the file's write lock across an await).
+   */
+  private async write(kind: ThrottleKind, key: string, read: Read | null, next: ThrottleEntry | null, now: number): Promise<boolean> {
+    if (next === null) {
+      if (!read) return true;
+      return (await executeRaw(this.db, `DELETE FROM "LoginThrottleEntry" WHERE "kind" = ? AND "key" = ? AND "version" = ?`, kind, key, read.version)) === 1;
     }
-    return entry;
+    const values = [next.failures, new Date(next.lastFailure), new Date(next.lockedUntil), next.pending, new Date(next.pendingSince), new Date(quietFrom(next)), new Date(now)];
+    if (read) {
+      const sql = `UPDATE "LoginThrottleEntry" SET "failures" = ?, "lastFailure" = ?, "lockedUntil" = ?, "pending" = ?, "pendingSince" = ?, "quietFrom" = ?, "touchedAt" = ?, "version" = "version" + 1
+        WHERE "kind" = ? AND "key" = ? AND "version" = ?`;
+      return (await executeRaw(this.db, sql, ...values, kind, key, read.version)) === 1;
+    }
+    // A key another server created meanwhile: nothing inserted, read again.
+    const sql = `INSERT INTO "LoginThrottleEntry" ("failures", "lastFailure", "lockedUntil", "pending", "pendingSince", "quietFrom", "touchedAt", "kind", "key", "version")
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0) ON CONFLICT ("kind", "key") DO NOTHING`;
+    if ((await executeRaw(this.db, sql, ...values, kind, key)) !== 1) return false;
+    if (++this.created % Math.max(1, Math.floor(this.options.maxEntries / 100)) === 0) await this.prune(kind, now);
+    return true;
   }
 
-  /** Quiet: no failure for a whole window after the last failure and after the lock ended. */
-  private quiet(entry: Entry, now: number): boolean {
-    return now - Math.max(entry.lastFailure, entry.lockedUntil) >= this.options.windowMs;
-  }
-
-  /** Moves the key to the map's end (so the map's order is least recently used first) and keeps the bound. */
-  private touch(kind: Kind, key: string, entry: Entry, now: number): void {
-    const map = this.maps[kind];
-    map.delete(key);
-    map.set(key, entry);
-    if (map.size <= this.options.maxEntries) return;
-    for (const [k, e] of map) {
-      if (e.pending === 0 && this.quiet(e, now)) map.delete(k);
-    }
-    // Still full of live keys (a guessing flood from many addresses): drop the stalest tenth.
-    if (map.size > this.options.maxEntries) {
-      let drop = map.size - Math.floor(this.options.maxEntries * 0.9);
-      for (const k of map.keys()) {
-        if (drop-- <= 0) break;
-        map.delete(k);
-      }
-    }
+  /**
+   * The bound: rows with nothing left to count go, then, past `maxEntries` live ones (a
+   * guessing flood from many names or addresses), the stalest tenth. Run every
+   * maxEntries / 100 new rows a server writes, so the table holds about maxEntries per kind.
+   */
+  private async prune(kind: ThrottleKind, now: number): Promise<void> {
+    const t = this.db.loginThrottleEntry;
+    await executeRaw(
+      this.db,
+      `DELETE FROM "LoginThrottleEntry" WHERE "kind" = ? AND "quietFrom" <= ? AND ("pending" = 0 OR "pendingSince" < ?)`,
+      kind,
+      new Date(now - this.options.windowMs),
+      new Date(now - this.options.pendingTimeoutMs),
+    );
+    const keep = Math.floor(this.options.maxEntries * 0.9);
+    if ((await t.count({ where: { kind } })) <= this.options.maxEntries) return;
+    const [cutoff] = await t.findMany({ where: { kind }, orderBy: { touchedAt: "desc" }, skip: keep, take: 1, select: { touchedAt: true } });
+    if (cutoff) await executeRaw(this.db, `DELETE FROM "LoginThrottleEntry" WHERE "kind" = ? AND "touchedAt" <= ?`, kind, cutoff.touchedAt);
   }
 }

@@ -90,7 +90,7 @@ export function signInHooks(throttle: LoginThrottle, server: GuardServer | undef
       const attempt = signInAttempt(ctx);
       if (!attempt) return;
       try {
-        throttle.begin(attempt);
+        await throttle.begin(attempt);
       } catch (error) {
         if (!(error instanceof AppError) || error.code !== "RATE_LIMITED") throw error;
         const seconds = error.retryAfterSeconds ?? 1;
@@ -108,11 +108,11 @@ export function signInHooks(throttle: LoginThrottle, server: GuardServer | undef
       if (isAPIError(returned)) {
         // 401 is a wrong name or password (better-auth answers both alike); anything else
         // (a malformed name, 422) was refused before a password was tried.
-        if (returned.statusCode === 401) throttle.failed(attempt);
-        else throttle.settled(attempt);
+        if (returned.statusCode === 401) await throttle.failed(attempt);
+        else await throttle.settled(attempt);
         return;
       }
-      throttle.succeeded(attempt);
+      await throttle.succeeded(attempt);
       warnIfPlainHttp(ctx.headers);
     }),
   };

@@ -10,8 +10,9 @@
  * counted in memory from the event bus, which carries every action's events anyway.
  *
  * Started from server/controllers.ts, so with several servers the one leader that runs the
- * controllers samples. Its in-memory counts are its own process's then (heartbeats); the
- * bus counts follow the bus (LISTEN/NOTIFY).
+ * controllers samples. Its counts are the cluster's (issue 22): the events come over the bus
+ * (LISTEN/NOTIFY on PostgreSQL), and every server tells the bus how many heartbeats it
+ * ingested, about once a second (`reportHeartbeats`, started by every server).
  */
 import type { ServerContext } from "../context";
 import { topics } from "../bus";
@@ -31,7 +32,12 @@ const OPEN_PLAN_STATES = PLAN_STATES.filter((s) => !isTerminalPlanState(s));
 /** What happened since the last sample, counted as it happens (in memory). */
 class Tally {
   created = 0;
+  heartbeats = 0;
   finished: Record<string, number> = {};
+
+  onHeartbeats(report: { n?: unknown } | undefined): void {
+    if (typeof report?.n === "number" && report.n > 0) this.heartbeats += report.n;
+  }
 
   onEvent(row: EventRow): void {
     if (row.objectKind !== "Action") return;
@@ -39,9 +45,10 @@ class Tally {
     if (MOVES.has(row.type) && FINAL.has(row.reason)) this.finished[row.reason] = (this.finished[row.reason] ?? 0) + 1;
   }
 
-  take(): { created: number; finished: Record<string, number> } {
-    const out = { created: this.created, finished: this.finished };
+  take(): { created: number; heartbeats: number; finished: Record<string, number> } {
+    const out = { created: this.created, heartbeats: this.heartbeats, finished: this.finished };
     this.created = 0;
+    this.heartbeats = 0;
     this.finished = {};
     return out;
   }
@@ -49,6 +56,33 @@ class Tally {
 
 async function heartbeatTotal(ctx: ServerContext): Promise<number> {
   return (await ctx.metrics.heartbeats.get()).values[0]?.value ?? 0;
+}
+
+/** How often a server tells the bus how many heartbeats it ingested. */
+export const HEARTBEAT_REPORT_MS = 1000;
+
+/**
+ * Every server, leader or not: the heartbeats its Prometheus counter counted since the last
+ * report, published on the bus (nothing when none). One small message a second a server; a
+ * report lost while the bus reconnects undercounts that second on the chart, nothing else.
+ */
+export function reportHeartbeats(ctx: ServerContext, everyMs = HEARTBEAT_REPORT_MS): { stop(): Promise<void> } {
+  // From here: what the counter counted before (a restart of the reporter) is not reported again.
+  let reported: Promise<number> = heartbeatTotal(ctx);
+  const report = async () => {
+    const total = await heartbeatTotal(ctx);
+    const n = total - (await reported);
+    reported = Promise.resolve(total);
+    if (n > 0) ctx.bus.publish(topics.heartbeats, { n });
+  };
+  const timer = setInterval(() => void report().catch((err: unknown) => ctx.log.error({ err }, "heartbeat report failed")), everyMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await report().catch(() => undefined);
+    },
+  };
 }
 
 /** Open rollouts and those ended since `since`, with their fleet's members up to date (the fleet controller's counts). */
@@ -98,10 +132,9 @@ export function startMetricsHistory(ctx: ServerContext): Sampler {
   const intervalMs = ctx.env.DROVER_METRICS_SAMPLE_SECONDS * 1000;
   const retentionMs = ctx.env.DROVER_METRICS_RETENTION_DAYS * 86_400_000;
   const tally = new Tally();
-  const off = ctx.bus.subscribe<EventRow>(topics.events, (row) => tally.onEvent(row));
+  const offEvents = ctx.bus.subscribe<EventRow>(topics.events, (row) => tally.onEvent(row));
+  const offHeartbeats = ctx.bus.subscribe<{ n?: unknown }>(topics.heartbeats, (report) => tally.onHeartbeats(report));
   let lastAt = ctx.now();
-  // The counter may have counted before this started (a restart of the controllers): from here.
-  let lastHeartbeats: Promise<number> = heartbeatTotal(ctx);
   let timer: NodeJS.Timeout | null = null;
   let stopped = false;
   let running: Promise<void> | null = null;
@@ -110,11 +143,8 @@ export function startMetricsHistory(ctx: ServerContext): Sampler {
   const sample = async (at: Date = ctx.now()) => {
     const seconds = Math.max(0.001, (at.getTime() - lastAt.getTime()) / 1000);
     const since = lastAt;
-    const heartbeats = await heartbeatTotal(ctx);
-    const previous = await lastHeartbeats;
-    const { created, finished } = tally.take();
+    const { created, heartbeats, finished } = tally.take();
     lastAt = at;
-    lastHeartbeats = Promise.resolve(heartbeats);
     const [counts, rollouts, plans, workflowsRunning] = await Promise.all([
       deviceCounts(ctx),
       rolloutSamples(ctx, since),
@@ -124,7 +154,7 @@ export function startMetricsHistory(ctx: ServerContext): Sampler {
     const values: SampleValues = {
       summary: counts.summary,
       lifecycle: counts.lifecycle,
-      heartbeats: Math.max(0, heartbeats - previous),
+      heartbeats,
       actionsCreated: created,
       actionsFinished: finished,
       rollouts,
@@ -167,7 +197,8 @@ export function startMetricsHistory(ctx: ServerContext): Sampler {
     },
     stop() {
       stopped = true;
-      off();
+      offEvents();
+      offHeartbeats();
       if (timer) clearTimeout(timer);
     },
   };

@@ -33,6 +33,7 @@ import {
 } from "../../lib/plan-spec";
 import { GROUP_ROLE, explainNode, explainPlan, groupFacts, newPlan, type Discovered, type GroupCounts, type PlanEvent } from "../../lib/plan";
 import {
+  commandWithNodes,
   isTerminalPlanState,
   PLAN_NODE_STATES,
   type PlanCounts,
@@ -376,13 +377,12 @@ export async function getPlan(ctx: ServerContext, id: string): Promise<PlanView>
     for (const group of PLAN_GROUPS) if (shape.targets[group]) grouped[group] ??= [];
     return {
       id: c.index,
-      kind: c.kind as PlanCommandKind,
+      ...commandWithNodes(c.kind as PlanCommandKind, grouped),
       state: c.state as PlanState,
       description: c.message,
       actionKind: shape.action?.kind ?? shape.kind,
       version: shape.version,
       concurrent: shape.targets.workers?.limits?.concurrent ?? 1,
-      nodes: grouped,
       counts,
       startedAt: iso(c.startedAt),
       endedAt: iso(c.endedAt),

@@ -347,6 +347,25 @@ const PlanNode = z.strictObject({
   deviceSummary: z.string().nullable(),
 });
 
+const PlanCommandFields = {
+  id: z.number().int(),
+  actionKind: z.string(),
+  description: z.string(),
+  version: z.string().nullable(),
+  state: PlanState,
+  concurrent: z.number().int(),
+  counts: PlanCounts,
+  startedAt: Time.nullable(),
+  endedAt: Time.nullable(),
+};
+const PlanCommandNodes = z.strictObject({ controllers: z.array(PlanNode).optional(), workers: z.array(PlanNode).optional() });
+/** k0s's PlanCommandStatus: the nodes under the command's own key, as in spec.commands[i]. */
+const PlanCommandStatus = z.discriminatedUnion("kind", [
+  z.strictObject({ ...PlanCommandFields, kind: z.literal("k0supdate"), k0supdate: PlanCommandNodes }),
+  z.strictObject({ ...PlanCommandFields, kind: z.literal("airgapupdate"), airgapupdate: z.strictObject({ workers: z.array(PlanNode).optional() }) }),
+  z.strictObject({ ...PlanCommandFields, kind: z.literal("action"), action: PlanCommandNodes }),
+]);
+
 export const PlanObject = z.strictObject({
   apiVersion: z.string(),
   kind: z.literal("Plan"),
@@ -370,21 +389,7 @@ export const PlanObject = z.strictObject({
     deadlineAt: Time.nullable(),
     startedAt: Time.nullable(),
     endedAt: Time.nullable(),
-    commands: z.array(
-      z.strictObject({
-        id: z.number().int(),
-        kind: enumOf(PLAN_COMMAND_KINDS),
-        actionKind: z.string(),
-        description: z.string(),
-        version: z.string().nullable(),
-        state: PlanState,
-        concurrent: z.number().int(),
-        counts: PlanCounts,
-        startedAt: Time.nullable(),
-        endedAt: Time.nullable(),
-        nodes: z.strictObject({ controllers: z.array(PlanNode).optional(), workers: z.array(PlanNode).optional() }),
-      }),
-    ),
+    commands: z.array(PlanCommandStatus),
   }),
 });
 

@@ -535,7 +535,8 @@ export const restRoutes: RestRoute[] = [
     path: "/plans/{id}",
     procedure: "plans.get",
     response: PlanObject,
-    summary: "One plan in k0s's status shape: status.state, status.commands[i] = {id: i, state, description, <kind>: {controllers: [{name, state, message, lastUpdatedTimestamp, actionId}], workers: [...]}}",
+    summary:
+      "One plan in k0s's status shape: status.state, status.commands[i] = {id: i, state, description, kind, <kind>: {controllers: [{name, state, lastUpdatedTimestamp, message, actionId…}], workers: [...]}}, the nodes under the command's own key as in spec.commands[i] (k0supdate.controllers / .workers, airgapupdate.workers, action.controllers / .workers)",
     input: ({ params }) => params,
   },
   {

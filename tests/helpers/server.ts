@@ -19,6 +19,8 @@ export const ADMIN_PASSWORD = "admin-password-1";
 
 export interface TestServer extends RunningServer {
   dir: string;
+  /** Its DATABASE_URL, for a second server on the same database (`sameDatabaseAs`). */
+  databaseUrl: string;
   /** An operator API token for the admin. */
   adminToken: string;
   api<T = unknown>(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: T }>;
@@ -144,18 +146,28 @@ async function templateDatabase(): Promise<string> {
   return template;
 }
 
-export async function startTestServer(env: StartOptions["env"] = {}, options: Pick<StartOptions, "fastPath" | "deadlines"> = {}): Promise<TestServer> {
+/**
+ * A server on a fresh database (SQLite file or PostgreSQL database), or with `sameDatabaseAs`
+ * on another test server's: several servers sharing one database, as a cluster runs (closing
+ * it leaves the database to its first server).
+ */
+export async function startTestServer(
+  env: StartOptions["env"] = {},
+  options: Pick<StartOptions, "fastPath" | "deadlines"> & { sameDatabaseAs?: TestServer } = {},
+): Promise<TestServer> {
+  const { sameDatabaseAs, ...startOptions } = options;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-test-"));
-  const pgDb = testOnPostgres ? await newPgDatabase() : null;
-  if (!pgDb) fs.copyFileSync(await templateDatabase(), path.join(dir, "drover.db"));
+  const pgDb = testOnPostgres && !sameDatabaseAs ? await newPgDatabase() : null;
+  if (!pgDb && !sameDatabaseAs) fs.copyFileSync(await templateDatabase(), path.join(dir, "drover.db"));
+  const databaseUrl = sameDatabaseAs?.databaseUrl ?? pgDb?.url ?? `file:${path.join(dir, "drover.db")}`;
   const running = await startServer({
-    ...options,
+    ...startOptions,
     console: false,
     skipMigrate: true,
     env: {
       PORT: "0",
       HOST: "127.0.0.1",
-      DATABASE_URL: pgDb?.url ?? `file:${path.join(dir, "drover.db")}`,
+      DATABASE_URL: databaseUrl,
       DROVER_ADMIN_PASSWORD: ADMIN_PASSWORD,
       LOG_LEVEL: "silent",
       ...env,
@@ -182,6 +194,7 @@ export async function startTestServer(env: StartOptions["env"] = {}, options: Pi
       return running.closing;
     },
     dir,
+    databaseUrl,
     adminToken,
     api: (method, p, body, token = adminToken) => call(`${running.url}/api/v1${p}`, method, body, { authorization: `Bearer ${token}` }),
     agent: (method, p, body, headers = {}) => call(`${running.url}/api/agent/v1${p}`, method, body, headers),
