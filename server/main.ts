@@ -31,7 +31,7 @@ import { createRestApi, REST_BASE } from "./rest/handler";
 import { AGENT_API_BASE, MAX_BODY_BYTES } from "../lib/protocol";
 import { startControllers } from "./controllers";
 import { RateLimiter, sendError, sendJson } from "./lib/http";
-import { AppError, databaseUnavailable, invalid, toAppError, TRPC_CODE } from "./errors";
+import { AppError, databaseUnavailable, invalid, TRPC_CODE } from "./errors";
 import { DatabaseHealth } from "./database-health";
 import { TRPCError } from "@trpc/server";
 import { clientAddress, CLIENT_ADDRESS_HEADER, isHttps } from "./lib/client-address";
@@ -177,8 +177,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
         return { server: ctx, auth, principal: await principalOf(req), clientAddress: addressOf(req) };
       } catch (error) {
         // Before any procedure: a database that cannot be asked is 503 here too, not tRPC's 500.
-        ctx.database.noteError(error);
-        const app = toAppError(error);
+        if (!ctx.database.noteError(error)) throw error;
+        const app = databaseUnavailable();
         throw new TRPCError({ code: TRPC_CODE[app.code], message: app.message, cause: app });
       }
     },
@@ -215,8 +215,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     if (!admit(req, res, p, metrics)) return;
     // The protocol's error shape: 503 with Retry-After when the database cannot be asked, else 500; never the driver's words.
     const fail = (err: unknown) => {
-      ctx.database.noteError(err);
-      sendError(res, err, log);
+      if (!ctx.database.noteError(err)) log.error({ err, path: p }, "request failed");
+      sendError(res, err);
     };
     if (p.startsWith(AGENT_API_BASE + "/") || p === AGENT_API_BASE) return void agentApi(req, res, url).catch(fail);
     if (p.startsWith(REST_BASE + "/") || p === REST_BASE) return void restApi(req, res, url).catch(fail);
