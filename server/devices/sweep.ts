@@ -5,10 +5,8 @@
  */
 import type { ServerContext } from "../context";
 import { publishEvents, recordEvents, type EventRow } from "../events/events";
-import { deviceFactsSelect, derive, statusChangeEvents, statusColumns, storedStatus } from "./status";
+import { CONNECTED_SUMMARIES, deviceFactsSelect, derive, statusChangeEvents, statusColumns, storedStatus } from "./status";
 import { sweepCutoff } from "../../lib/device-status";
-
-const CONNECTED_SUMMARIES = ["Online", "Degraded", "Error", "Rebooting"];
 
 /**
  * `termStartedAt`: when this server's controllers started (it became the leader, or started on
