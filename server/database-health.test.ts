@@ -161,4 +161,18 @@ describe("DatabaseHealth: one server's view", () => {
       health.close();
     }
   });
+
+  it("a lone refusal the next probe does not confirm (a pool timeout under load) grants no grace", async () => {
+    let pings = 0;
+    const health = new DatabaseHealth({ ping: () => (pings++, Promise.resolve(1)), now: () => new Date(9_000), log, retryMs: 10 });
+    try {
+      expect(health.noteError(Object.assign(new Error("Timed out fetching a new connection from the connection pool."), { code: "P2024" }))).toBe(true);
+      expect(health.reachable).toBe(false);
+      await until(() => health.reachable);
+      expect(pings).toBe(1);
+      expect(health.reachableSince).toBeNull();
+    } finally {
+      health.close();
+    }
+  });
 });

@@ -10,9 +10,10 @@
  * `DatabaseHealth` is one server's view: `/readyz` asks it (one cheap query, its answer kept
  * for a second, so a load balancer's probes cost nothing), and every surface reports the
  * unreachable errors it meets (`noteError`). While unreachable, a probe runs every half second
- * until the database answers again; `reachableSince` is then that moment, from which the sweep
- * gives every device a full disconnection timeout (devices/sweep.ts): heartbeats this server
- * refused were not missed by the devices.
+ * until the database answers again; when a probe failed too (an outage, not one request's pool
+ * timeout), `reachableSince` is then that moment, from which the sweep gives every device a
+ * full disconnection timeout (devices/sweep.ts): heartbeats this server refused were not
+ * missed by the devices.
  */
 import type { Logger } from "./logger";
 
@@ -87,6 +88,8 @@ export interface DatabaseHealthOptions {
 
 export class DatabaseHealth {
   private unreachable = false;
+  /** A probe failed too: an outage, not one request's bad luck (a pool timeout under load). */
+  private confirmed = false;
   private backAt: Date | null = null;
   private probe: { at: number; ok: Promise<boolean> } | null = null;
   private retry: NodeJS.Timeout | null = null;
@@ -127,7 +130,8 @@ export class DatabaseHealth {
       },
       (err: unknown) => {
         // Any failure means not ready; only an unreachable one starts the watch (and the grace).
-        if (!this.noteError(err)) this.options.log.warn({ err }, "readiness probe failed");
+        if (this.noteError(err)) this.confirmed = true;
+        else this.options.log.warn({ err }, "readiness probe failed");
         return false;
       },
     );
@@ -151,7 +155,10 @@ export class DatabaseHealth {
   private markReachable(): void {
     if (!this.unreachable) return;
     this.unreachable = false;
-    this.backAt = this.options.now();
+    // Only a confirmed outage grants the sweep's grace: a lone refusal (one request's pool
+    // timeout) would otherwise postpone every device's Offline by a timeout each time.
+    if (this.confirmed) this.backAt = this.options.now();
+    this.confirmed = false;
     this.options.log.info("database reachable again");
   }
 
