@@ -467,7 +467,7 @@ export class ActionQueue {
   }
 
   private retryDelay(error: unknown, retry: Backoff): number {
-    if (error instanceof ProtocolError && error.status === 429 && error.retryAfterMs !== undefined) {
+    if (error instanceof ProtocolError && (error.status === 429 || error.status === 503) && error.retryAfterMs !== undefined) {
       return error.retryAfterMs + Math.floor(this.random() * Math.min(1_000, error.retryAfterMs * 0.1 + 100));
     }
     return Math.max(1, retry.next());

@@ -301,6 +301,21 @@ describe("operation", () => {
     expect((next?.at ?? 0) - (polls[limited]?.at ?? 0)).toBeGreaterThanOrEqual(950);
   });
 
+  it("honours Retry-After on 503 too (its server's database unreachable): back when it says, not after a grown backoff", async () => {
+    const { agent } = await enrolledAgent();
+    server.fail({ path: /^\/work$/, status: 503, retryAfter: "1", times: 3 });
+    server.setSpec("worker-0", 1);
+    await eventually(() => server.requests.filter((r) => r.status === 503).length === 3, 10_000, "three 503s");
+    server.setSpec("worker-0", 2);
+    await eventually(() => agent.appliedVersion === 2, 5_000, "v2");
+    const polls = server.requests.filter((r) => r.path === "/work");
+    const first = polls.findIndex((r) => r.status === 503);
+    const gaps = [1, 2, 3].map((i) => (polls[first + i]?.at ?? 0) - (polls[first + i - 1]?.at ?? 0));
+    // Each retry after ≈ 1 s (+ up to 0.2 s jitter): a backoff would have grown past it.
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(950);
+    for (const gap of gaps) expect(gap).toBeLessThan(1_500);
+  });
+
   it("401 on /work: the credential was revoked, the agent ends with a non-zero exit", async () => {
     const { outcome } = await enrolledAgent();
     server.revoke("worker-0");

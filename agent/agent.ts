@@ -805,7 +805,9 @@ export class Agent {
       if (error.status === 401 || error.status === 403) {
         return { kind: "fatal", outcome: { kind: "revoked", status: error.status, message: error.message } };
       }
-      if (error.status === 429) {
+      // Rate-limited, or the server's database unreachable (503): come back when it says, not
+      // after a backoff grown through an outage.
+      if (error.status === 429 || error.status === 503) {
         const wait = error.retryAfterMs;
         if (wait !== undefined) return { kind: "retry", delayMs: wait + Math.floor(this.random() * Math.min(1_000, wait * 0.1 + 100)) };
       }

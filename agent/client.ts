@@ -36,6 +36,7 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
   413: "TOO_LARGE",
   415: "UNSUPPORTED_MEDIA_TYPE",
   429: "RATE_LIMITED",
+  503: "UNAVAILABLE",
 };
 
 export class ProtocolError extends Error {

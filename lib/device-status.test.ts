@@ -25,6 +25,7 @@ import {
   deviceStatusMachines,
   disconnectionDeadline,
   lifecycleMachine,
+  sweepCutoff,
   RESOURCE_NAMES,
   RESOURCE_STATUSES,
   summaryMachine,
@@ -260,6 +261,31 @@ describe("helper definitions (seed 003)", () => {
       expect(deviceIsDisconnected(seen, deadline as Date, SETTINGS)).toBe(false);
       expect(deviceIsDisconnected(seen, new Date((deadline as Date).getTime() + 1), SETTINGS)).toBe(true);
       expect(disconnectionDeadline(null, SETTINGS)).toBeNull();
+    });
+  });
+
+  describe("sweepCutoff (Drover, issue 22): silence counts only from when the server could hear the device", () => {
+    const normal = new Date(NOW.getTime() - TIMEOUT_S * 1000);
+    it.each([
+      ["never an outage, nor a new leader: now − timeout", null, normal],
+      ["listening since long ago: now − timeout", ago(86_400_000), normal],
+      ["listening since 1 ms over a timeout ago: now − timeout", ago(TIMEOUT_S * 1000 + 1), normal],
+      ["listening since exactly a timeout ago (strict <, as deviceIsDisconnected): nothing yet", ago(TIMEOUT_S * 1000), null],
+      ["the database back 1 s ago: nothing yet", ago(1_000), null],
+      ["a leader that took over just now: nothing yet", NOW, null],
+    ] as [string, Date | null, Date | null][])("%s", (_what, since, expected) => {
+      expect(sweepCutoff(NOW, SETTINGS, since)).toEqual(expected);
+    });
+
+    it("a device is swept only when lastSeen and the listening start are both a full timeout old", () => {
+      for (const since of [ago(1_000), ago(TIMEOUT_S * 1000 + 1), null]) {
+        for (const seen of [ago(500), ago(TIMEOUT_S * 1000 + 1), ago(86_400_000)]) {
+          const cutoff = sweepCutoff(NOW, SETTINGS, since);
+          const swept = cutoff !== null && seen < cutoff;
+          const heardFrom = since !== null && since > seen ? since : seen;
+          expect(swept, `seen ${seen.toISOString()}, listening since ${since?.toISOString() ?? "ever"}`).toBe(deviceIsDisconnected(heardFrom, NOW, SETTINGS));
+        }
+      }
     });
   });
 

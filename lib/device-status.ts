@@ -363,3 +363,16 @@ export function disconnectionDeadline(lastSeen: Date | null, settings: StatusSet
   if (lastSeen === null) return null;
   return new Date(lastSeen.getTime() + settings.disconnectionTimeoutSeconds * 1000);
 }
+
+/**
+ * The sweep's cutoff (issue 22): a connected device last seen before it is disconnected; null
+ * when no device may be marked yet. A device's silence counts only from `listeningSince`, the
+ * moment since which the server could hear it (its sweep's leader took over, its database
+ * answered again after an outage): heartbeats the server refused or never received before
+ * then were not missed by the device, so every device gets one full timeout after it.
+ */
+export function sweepCutoff(now: Date, settings: StatusSettings, listeningSince: Date | null): Date | null {
+  const timeoutMs = settings.disconnectionTimeoutSeconds * 1000;
+  if (listeningSince !== null && listeningSince.getTime() + timeoutMs >= now.getTime()) return null;
+  return new Date(now.getTime() - timeoutMs);
+}

@@ -9,6 +9,7 @@ import type { Logger } from "./logger";
 import type { Metrics } from "./metrics";
 import type { StatusSettings } from "../lib/device-status";
 import type { AgentStore } from "./devices/agent-store";
+import type { DatabaseHealth } from "./database-health";
 
 export interface ServerContext {
   db: Db;
@@ -18,6 +19,8 @@ export interface ServerContext {
    */
   fast: AgentStore | null;
   bus: Bus;
+  /** Whether the database answers (`/readyz`), and since when again after an outage (the sweep's grace). */
+  database: DatabaseHealth;
   env: Env;
   log: Logger;
   metrics: Metrics;

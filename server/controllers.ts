@@ -94,6 +94,10 @@ export function startControllers(ctx: ServerContext): Controllers {
 function runControllers(ctx: ServerContext, leadership: Leadership | null): { stop(): void; tick(): Promise<void> } {
   let running: Promise<void> | null = null;
   let stopped = false;
+  // This leader's term: devices get a full disconnection timeout from here (devices/sweep.ts),
+  // whatever kept their heartbeats from being recorded before (a database outage cost the old
+  // leader its lock; a restarted server heard nothing while it was down).
+  const termStartedAt = ctx.now();
   // A tick asked for while one runs waits for it and runs after it (the timer's own ticks skip).
   const tick = async (): Promise<void> => {
     if (stopped) return;
@@ -109,7 +113,7 @@ function runControllers(ctx: ServerContext, leadership: Leadership | null): { st
     try {
       if (leadership && !(await leadership.confirm())) return;
       const steps = [
-        () => sweepDisconnected(ctx),
+        () => sweepDisconnected(ctx, termStartedAt),
         () => expireActions(ctx),
         () => wakeDevicesWithPendingActions(ctx),
         // Rollouts before the recount: what they render shows in the counts.
@@ -131,7 +135,8 @@ function runControllers(ctx: ServerContext, leadership: Leadership | null): { st
         for (const [status, n] of Object.entries(counts[axis])) ctx.metrics.devicesByStatus.set({ axis, status }, n);
       }
     } catch (err) {
-      if (!stopped) ctx.log.error({ err }, "sweep failed");
+      // Unreachable: noted (and logged once) by the database's health; the sweep waits for it.
+      if (!ctx.database.noteError(err) && !stopped) ctx.log.error({ err }, "sweep failed");
     }
   };
   const timer = setInterval(() => void tick(), ctx.env.DROVER_SWEEP_SECONDS * 1000);

@@ -4,6 +4,7 @@
 import type { ErrorCode } from "../lib/protocol";
 import { TransitionError } from "../lib/state-machine";
 import { SelectorError } from "../lib/label-selector";
+import { isDatabaseUnreachable, unavailableRetryAfterSeconds } from "./database-health";
 
 export const HTTP_STATUS: Record<ErrorCode, number> = {
   INVALID_REQUEST: 400,
@@ -15,6 +16,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
   INTERNAL: 500,
+  UNAVAILABLE: 503,
 };
 
 export const TRPC_CODE = {
@@ -27,6 +29,7 @@ export const TRPC_CODE = {
   UNSUPPORTED_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE",
   RATE_LIMITED: "TOO_MANY_REQUESTS",
   INTERNAL: "INTERNAL_SERVER_ERROR",
+  UNAVAILABLE: "SERVICE_UNAVAILABLE",
 } as const satisfies Record<ErrorCode, string>;
 
 export const CODE_FROM_TRPC: Record<string, ErrorCode> = Object.fromEntries(
@@ -53,9 +56,13 @@ export const conflict = (message: string) => new AppError("CONFLICT", message);
 export const forbidden = (message: string) => new AppError("FORBIDDEN", message);
 export const unauthenticated = (message = "missing, unknown or revoked token") => new AppError("UNAUTHENTICATED", message);
 
+/** The database could not be asked (database-health.ts): the driver's own words stay in the log. */
+export const databaseUnavailable = () => new AppError("UNAVAILABLE", "the database is unreachable; try again shortly", unavailableRetryAfterSeconds());
+
 /** Normalises anything thrown by domain code into an AppError. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  if (isDatabaseUnreachable(error)) return databaseUnavailable();
   if (error instanceof TransitionError) return new AppError("CONFLICT", error.message);
   if (error instanceof SelectorError) return new AppError("INVALID_REQUEST", `labelSelector: ${error.message}`);
   return new AppError("INTERNAL", "internal error");

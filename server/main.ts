@@ -32,7 +32,9 @@ import { AGENT_API_BASE, MAX_BODY_BYTES } from "../lib/protocol";
 import { startControllers } from "./controllers";
 import { reportHeartbeats } from "./overview/history";
 import { RateLimiter, sendError, sendJson } from "./lib/http";
-import { AppError, invalid } from "./errors";
+import { AppError, databaseUnavailable, invalid, TRPC_CODE } from "./errors";
+import { DatabaseHealth } from "./database-health";
+import { TRPCError } from "@trpc/server";
 import { clientAddress, CLIENT_ADDRESS_HEADER, isHttps } from "./lib/client-address";
 import { installScript } from "./agent-dist/artifact";
 import { admit, applyDeadlines, parseRequestUrl, TIMEOUT_CHECK_INTERVAL_MS, type DeadlineOptions } from "./front-door";
@@ -108,6 +110,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     db,
     fast,
     bus: await createBus(env.DATABASE_URL, { db, log }),
+    database: new DatabaseHealth({ ping: () => db.$queryRawUnsafe("SELECT 1"), now: () => ctx.now(), log }),
     env,
     log,
     metrics,
@@ -120,7 +123,14 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
 
   const agentApi = createAgentApi(ctx);
   const restApi = createRestApi(ctx, auth);
-  const authHandler = toNodeHandler(auth);
+  // better-auth answers a failed database query with its own 500 (its message, or none): when
+  // the database does not answer a probe either, that is the protocol's 503 with Retry-After.
+  const authHandler = toNodeHandler(async (request: Request) => {
+    const response = await auth.handler(request);
+    if (response.status < 500 || (await ctx.database.ready())) return response;
+    const app = databaseUnavailable();
+    return Response.json({ error: { code: app.code, message: app.message } }, { status: app.status, headers: { "retry-after": String(app.retryAfterSeconds) } });
+  });
 
   async function principalOf(req: http.IncomingMessage): Promise<Principal | null> {
     const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "");
@@ -163,7 +173,16 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const trpcHandler = createHTTPHandler({
     router: appRouter,
     basePath: "/api/trpc/",
-    createContext: async ({ req }) => ({ server: ctx, auth, principal: await principalOf(req), clientAddress: addressOf(req) }),
+    createContext: async ({ req }) => {
+      try {
+        return { server: ctx, auth, principal: await principalOf(req), clientAddress: addressOf(req) };
+      } catch (error) {
+        // Before any procedure: a database that cannot be asked is 503 here too, not tRPC's 500.
+        if (!ctx.database.noteError(error)) throw error;
+        const app = databaseUnavailable();
+        throw new TRPCError({ code: TRPC_CODE[app.code], message: app.message, cause: app });
+      }
+    },
     // Counted as it streams in: a chunked body gets no further than the limit either.
     maxBodySize: MAX_BODY_BYTES,
     // A 429 tells when to come back, as on the REST and agent surfaces.
@@ -195,9 +214,10 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     }
     const p = url.pathname;
     if (!admit(req, res, p, metrics)) return;
+    // The protocol's error shape: 503 with Retry-After when the database cannot be asked, else 500; never the driver's words.
     const fail = (err: unknown) => {
-      log.error({ err, path: p }, "request failed");
-      if (!res.headersSent) sendJson(res, 500, { error: { code: "INTERNAL", message: "internal error" } });
+      if (!ctx.database.noteError(err)) log.error({ err, path: p }, "request failed");
+      sendError(res, err);
     };
     if (p.startsWith(AGENT_API_BASE + "/") || p === AGENT_API_BASE) return void agentApi(req, res, url).catch(fail);
     if (p.startsWith(REST_BASE + "/") || p === REST_BASE) return void restApi(req, res, url).catch(fail);
@@ -220,7 +240,13 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
         })
         .catch(fail);
     }
+    // Liveness: the process answers. Readiness: it can serve, i.e. its database answers (cached 1 s).
     if (p === "/healthz") return sendJson(res, 200, { ok: true });
+    if (p === "/readyz") {
+      return void ctx.database.ready().then((ready) =>
+        ready ? sendJson(res, 200, { ok: true }) : sendJson(res, 503, { ok: false, reason: "database unreachable" }, { "retry-after": "1" }),
+      );
+    }
     if (p === "/install.sh" && (req.method === "GET" || req.method === "HEAD")) return void sendInstall(req, res);
     // Every API prefix answers in the protocol's error shape, never with a console page.
     if (!next || p === "/api" || p.startsWith("/api/")) return sendJson(res, 404, { error: { code: "NOT_FOUND", message: `${req.method} ${p} not found` } });
@@ -266,7 +292,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     async close() {
       // Step by step, each named while it runs: a close that hangs says where (`closing`).
       const steps: [string, () => Promise<unknown>][] = [
-        ["controllers", () => controllers.stop()],
+        ["controllers", async () => (ctx.database.close(), await controllers.stop())],
         ["http server", () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections()))],
         ["heartbeat reports", () => heartbeatReports.stop()],
         ["console", async () => next?.close().catch(() => undefined)],

@@ -583,6 +583,26 @@ describe("the sweep", () => {
     expect((await heartbeat(fast, d)).status).toBe(200);
     expect(await device(fast, d.name)).toMatchObject({ summary: "Online", applicationSummary: "NoApplications" });
   });
+
+  it("a move or a render re-derives a device, but marking it Offline by the clock is the sweep's alone (issue 22)", async () => {
+    // No sweep of its own timer: the test says when it runs.
+    const quiet = await startTestServer({ DROVER_SWEEP_SECONDS: "600" });
+    try {
+      const d = await enrollDevice(quiet);
+      expect((await heartbeat(quiet, d)).status).toBe(200);
+      quiet.advanceClock(301_000);
+      // A nudge re-derives the device (as a render or a bulk move does): past its timeout, yet
+      // only the sweep knows whether its heartbeats could be heard (a database outage, a new leader).
+      expect((await quiet.api("POST", "/nudge", { kind: "Device", name: d.name })).status).toBe(200);
+      expect(await device(quiet, d.name)).toMatchObject({ summary: "Online" });
+      expect(await quiet.tick()).toBe(true);
+      expect(await device(quiet, d.name)).toMatchObject({ summary: "Offline" });
+      const offline = (await events(quiet, "Device", d.name)).filter((e) => e.type === "SummaryChanged" && e.reason === "Offline");
+      expect(offline.map((e) => e.actor)).toEqual(["sweep"]);
+    } finally {
+      await quiet.close();
+    }
+  });
 });
 
 // ---------------------------------------------------------------------------------------

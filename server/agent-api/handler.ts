@@ -131,7 +131,16 @@ export function createAgentApi(ctx: ServerContext) {
           })
           .catch((err: unknown) => {
             checking = false;
-            ctx.log.error({ err, deviceId }, "work check failed");
+            if (!ctx.database.noteError(err)) return void ctx.log.error({ err, deviceId }, "work check failed");
+            // The database unreachable: 503 now (the agent comes back after Retry-After) rather than a poll held blind.
+            if (settled) return;
+            settled = true;
+            release();
+            clearTimeout(timer);
+            unsubscribe();
+            res.off("close", onClose);
+            if (counted) ctx.metrics.heldPolls.dec();
+            resolve(sendError(res, err, ctx.log));
           });
       };
       const onClose = () => {
@@ -236,6 +245,9 @@ export function createAgentApi(ctx: ServerContext) {
       name = r.name;
       code = r.status;
     } catch (error) {
+      // The database unreachable: 503 with Retry-After (errors.ts), and this heartbeat was
+      // refused for the server's sake, not missed by the device (the sweep's grace).
+      ctx.database.noteError(error);
       code = sendError(res, error, ctx.log);
       // Leave the connection usable: drain what the client still sends.
       req.resume();

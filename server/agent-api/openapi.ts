@@ -118,7 +118,8 @@ export function agentOpenApi(): Record<string, unknown> {
         "The contract between a device agent and the Drover server, written out for people in docs/agent-protocol.md. " +
         'Every error is JSON {"error": {"code", "message"}}. Before any route, any request may also meet the front door: ' +
         "413 TOO_LARGE (a body over 1 MiB), 415 UNSUPPORTED_MEDIA_TYPE (a body that is not JSON), 400 (a URL that cannot be parsed), " +
-        "408 from Node (headers not in within 10 s, the request not within 30 s); an unknown route or method is 404 NOT_FOUND; a fault of the server is 500 INTERNAL.",
+        "408 from Node (headers not in within 10 s, the request not within 30 s); an unknown route or method is 404 NOT_FOUND; a fault of the server is 500 INTERNAL; " +
+        "while the server cannot reach its database, 503 UNAVAILABLE with Retry-After (1–3 s).",
     },
     servers: [{ url: AGENT_API_BASE }],
     components: { securitySchemes: { device: { type: "http", scheme: "bearer" } } },

@@ -18,7 +18,7 @@ import { reconcileMembership } from "../fleets/membership";
 import { cancelPendingActionsOf, decommissionChange, resumeChange } from "./lifecycle";
 import { deviceWhere, type DeviceFilter } from "./queries";
 import { dialectOfDb } from "../lib/dialect-sql";
-import { deviceFactsSelect, derive, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
+import { deviceFactsSelect, rederive, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
 import { retryDeadlocks } from "../lib/pg-transactions";
 
 export const MAX_BULK_NAMES = 10_000;
@@ -117,7 +117,7 @@ async function mutateDevices(
           throw error;
         }
         const next = { ...row, ...c.patch };
-        const after = derive(next, now, ctx.statusSettings);
+        const after = rederive(next, now, ctx.statusSettings);
         events.push(...c.events, ...statusChangeEvents(row.name, storedStatus(row), after, actor));
         // What mutateDevice writes, less the columns the rule left as they were.
         const { ownerFleet: _relation, ...patched } = c.patch;

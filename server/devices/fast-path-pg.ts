@@ -353,6 +353,11 @@ export class PgFastPath implements AgentStore {
       return;
     }
     let broken: Error | undefined;
+    // A checked-out client has no listener of the pool's: a connection cut mid-batch (PostgreSQL
+    // stopped, issue 22) would be an uncaught 'error' and end the process. Its queries reject
+    // with it; the client is then dropped, not reused.
+    const onError = (error: Error) => void (broken ??= error);
+    client.on("error", onError);
     const run = async (s: Stmt, values: unknown[]) => client.query({ name: s.name, text: s.text, values });
     const q: Querier = {
       rows: async <R>(s: Stmt, values: unknown[]) => (await run(s, values)).rows as R[],
@@ -436,6 +441,7 @@ export class PgFastPath implements AgentStore {
       for (const op of batch) op.reject(error);
       for (const t of touches) t.reject(error);
     } finally {
+      client.off("error", onError);
       client.release(broken);
     }
   }

@@ -11,7 +11,7 @@ import { conflict, notFound } from "../errors";
 import { publishEvents, recordEvents, type NewEvent } from "../events/events";
 import { topics } from "../bus";
 import { refreshFleetStatus } from "../fleets/controller";
-import { deviceFactsSelect, derive, parseReported, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
+import { deviceFactsSelect, rederive, parseReported, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
 
 async function mutateDevice(
   ctx: ServerContext,
@@ -27,7 +27,7 @@ async function mutateDevice(
     if (!row) throw notFound(`device "${name}"`);
     const { patch, events } = change(row);
     const next = { ...row, ...patch };
-    const after = derive(next, now, ctx.statusSettings);
+    const after = rederive(next, now, ctx.statusSettings);
     const more = alongside ? await alongside(tx, row, now) : [];
     const all = [...events, ...more, ...statusChangeEvents(name, storedStatus(row), after, actor)];
     await tx.device.update({

@@ -4,6 +4,7 @@
  */
 import {
   deriveDeviceStatus,
+  disconnectionDeadline,
   summaryMachine,
   updatedMachine,
   applicationSummaryMachine,
@@ -125,6 +126,22 @@ export function statusChangeEvents(deviceName: string, before: DerivedStatus, af
 
 export function derive(row: DeviceFactsRow, now: Date, settings: StatusSettings): DerivedStatus {
   return deriveDeviceStatus(factsOf(row), now, settings);
+}
+
+/** The summaries of a device the service still counts as connected: the ones the sweep moves to Offline. */
+export const CONNECTED_SUMMARIES = ["Online", "Degraded", "Error", "Rebooting"];
+
+/**
+ * A re-derivation by a render or a move (not a heartbeat, not the sweep): the same derivation,
+ * but a device stored as connected stays connected, as at its disconnection deadline. Marking a
+ * device Offline by the clock is the sweep's alone, since only the sweep knows when devices could
+ * not be heard (a database outage, a new leader; issue 22): a rollout's render right after the
+ * database came back must not mark Offline the devices whose heartbeats were refused.
+ */
+export function rederive(row: DeviceFactsRow, now: Date, settings: StatusSettings): DerivedStatus {
+  const deadline = disconnectionDeadline(row.lastSeen, settings);
+  const held = CONNECTED_SUMMARIES.includes(row.summary) && deadline !== null && deadline < now;
+  return derive(row, held ? deadline : now, settings);
 }
 
 /**

@@ -5,13 +5,22 @@
  */
 import type { ServerContext } from "../context";
 import { publishEvents, recordEvents, type EventRow } from "../events/events";
-import { deviceFactsSelect, derive, statusChangeEvents, statusColumns, storedStatus } from "./status";
+import { CONNECTED_SUMMARIES, deviceFactsSelect, derive, statusChangeEvents, statusColumns, storedStatus } from "./status";
+import { sweepCutoff } from "../../lib/device-status";
 
-const CONNECTED_SUMMARIES = ["Online", "Degraded", "Error", "Rebooting"];
-
-export async function sweepDisconnected(ctx: ServerContext): Promise<number> {
+/**
+ * `termStartedAt`: when this server's controllers started (it became the leader, or started on
+ * SQLite). With the moment its database last answered again after an outage, it is when the
+ * server could hear devices from (sweepCutoff): a server's own outage never makes a device Offline.
+ */
+export async function sweepDisconnected(ctx: ServerContext, termStartedAt: Date | null = null): Promise<number> {
+  // Heartbeats are being refused right now: nothing is the devices' fault.
+  if (!ctx.database.reachable) return 0;
   const now = ctx.now();
-  const cutoff = new Date(now.getTime() - ctx.statusSettings.disconnectionTimeoutSeconds * 1000);
+  const back = ctx.database.reachableSince;
+  const listeningSince = [termStartedAt, back].reduce<Date | null>((a, b) => (b !== null && (a === null || b > a) ? b : a), null);
+  const cutoff = sweepCutoff(now, ctx.statusSettings, listeningSince);
+  if (cutoff === null) return 0;
   const stale = await ctx.db.device.findMany({
     where: {
       lastSeen: { lt: cutoff },

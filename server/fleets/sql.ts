@@ -8,7 +8,7 @@
 import type { Tx } from "../db";
 import type { EventRow, NewEvent } from "../events/events";
 import { dialectOfDb, executeRaw, inJsonList, queryRaw } from "../lib/dialect-sql";
-import { derive, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "../devices/status";
+import { rederive, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "../devices/status";
 import type { StatusSettings } from "../../lib/device-status";
 
 /** `"id" IN (…)` for a list of any length, bound as one JSON array parameter. */
@@ -91,7 +91,7 @@ export async function rederiveStatuses(tx: Tx, ids: string[], now: Date, setting
   const events: NewEvent[] = [];
   for (const row of rows) {
     const before = storedStatus(row);
-    const after = derive(row, now, settings);
+    const after = rederive(row, now, settings);
     const changes = statusChangeEvents(row.name, before, after, actor);
     if (changes.length === 0) continue;
     events.push(...changes);

@@ -97,6 +97,7 @@ export function createRestApi(server: ServerContext, auth: Auth) {
       }
       sendJson(res, route.status ?? 200, route.output ? route.output(result) : result);
     } catch (error) {
+      server.database.noteError(error);
       sendError(res, error, server.log);
     }
   };

@@ -22,7 +22,9 @@ const t = initTRPC.context<RequestContext>().create({
     const zod = error.cause instanceof z.ZodError ? z.flattenError(error.cause) : null;
     return {
       ...shape,
-      message: zod ? describeFlattened(zod) : shape.message,
+      // A fault of ours says no more than that: Prisma's and PostgreSQL's own words (a query, a
+      // source path) stay in the log.
+      message: zod ? describeFlattened(zod) : shape.data.code === "INTERNAL_SERVER_ERROR" ? "internal error" : shape.message,
       data: { ...shape.data, appCode: CODE_FROM_TRPC[shape.data.code] ?? "INTERNAL", zodError: zod, stack: undefined },
     };
   },
@@ -34,9 +36,10 @@ function describeFlattened(f: { formErrors: string[]; fieldErrors: Record<string
 }
 
 /** Domain errors thrown below a procedure become tRPC errors with the matching code. */
-const domainErrors = t.middleware(async ({ next }) => {
+const domainErrors = t.middleware(async ({ ctx, next }) => {
   const result = await next();
   if (!result.ok && !(result.error.cause instanceof z.ZodError) && result.error.code === "INTERNAL_SERVER_ERROR") {
+    ctx.server.database.noteError(result.error.cause);
     const app = toAppError(result.error.cause ?? result.error);
     if (app.code === "INTERNAL") return result;
     throw new TRPCError({ code: TRPC_CODE[app.code], message: app.message, cause: app });

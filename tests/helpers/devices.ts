@@ -25,7 +25,7 @@ export interface EnrolledDevice {
 }
 
 /** Enrolls a device, approves it as the admin, and fetches its token: what an agent's first start does. */
-export async function enrollDevice(s: TestServer, name = uniqueName(), labels: Record<string, string> = {}): Promise<EnrolledDevice> {
+export async function enrollDevice(s: Pick<TestServer, "agent" | "api">, name = uniqueName(), labels: Record<string, string> = {}): Promise<EnrolledDevice> {
   const secret = newSecret();
   const created = await s.agent<{ enrollmentId: string; status: string }>("POST", "/enrollments", enrollmentBody(name, secret, labels));
   expect(created.status).toBe(201);
@@ -66,7 +66,7 @@ export function heartbeatBody(patch: HeartbeatPatch = {}) {
   };
 }
 
-export function heartbeat(s: TestServer, device: EnrolledDevice, patch: HeartbeatPatch = {}) {
+export function heartbeat(s: Pick<TestServer, "agent">, device: EnrolledDevice, patch: HeartbeatPatch = {}) {
   return s.agent<{ heartbeatSeconds: number }>("POST", "/status", heartbeatBody(patch), device.auth);
 }
 
