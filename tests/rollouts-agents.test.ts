@@ -55,7 +55,8 @@ const fleet = async (name: string) => (await s.api<Fleet>("GET", `/fleets/${name
 const members = async (name: string) => (await s.api<{ items: Member[] }>("GET", `/devices?fleet=${name}&limit=100`)).body.items;
 const control = (name: string, kind: string, reason?: string) => s.api<Fleet>("POST", `/fleets/${name}/rollout/${kind}`, reason ? { reason } : {});
 
-async function phase(name: string, wanted: string, timeoutMs = 15_000): Promise<Fleet> {
+/** Patience, not a timing (the bench measures how soon): a run at load average 13 took past 15 s once. */
+async function phase(name: string, wanted: string, timeoutMs = 40_000): Promise<Fleet> {
   return eventually(async () => {
     const f = await fleet(name);
     return f.status.rollout?.phase === wanted ? f : undefined;
@@ -127,7 +128,7 @@ describe("canary", () => {
     expect((await fleet(name)).status.rollout?.phase).toBe("Canary");
 
     expect((await control(name, "promote")).status).toBe(200);
-    const done = await phase(name, "Completed", 20_000);
+    const done = await phase(name, "Completed");
     expect(done.status.templateVersion).toBe("2");
     expect((await members(name)).every((m) => m.templateVersion === "2")).toBe(true);
   });

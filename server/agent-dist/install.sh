@@ -173,14 +173,16 @@ if [ -n "\${INVOCATION_ID:-}" ]; then
   exec node __DROVER_NODE_FLAGS__ "$PREFIX/drover-agent.mjs" "\$@"
 fi
 child=
-trap '[ -n "\$child" ] && kill -TERM "\$child" 2>/dev/null' TERM INT
+signalled=
+trap 'signalled=1; [ -n "\$child" ] && kill -TERM "\$child" 2>/dev/null' TERM INT
 while :; do
   if [ -x "$PREFIX/drover-agent" ]; then "$PREFIX/drover-agent" "\$@" & else node __DROVER_NODE_FLAGS__ "$PREFIX/drover-agent.mjs" "\$@" & fi
   child=\$!
   status=0
   wait "\$child" || status=\$?
-  # A signal ends wait early: wait for the agent itself to finish stopping.
-  while kill -0 "\$child" 2>/dev/null; do status=0; wait "\$child" || status=\$?; done
+  # A signal ends wait early (its status is 128 + the signal's): wait again for the agent's own
+  # status, whether it is still stopping or has already ended (the shell keeps it for wait).
+  while [ -n "\$signalled" ]; do signalled=; status=0; wait "\$child" || status=\$?; done
   [ "\$status" -eq 75 ] || exit "\$status"
   printf 'drover-agent: the agent upgraded itself; starting it again\\n' >&2
 done
