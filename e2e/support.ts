@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { expect, type Page } from "@playwright/test";
+import { expect, type Cookie, type Page } from "@playwright/test";
 import type { AxeResults, Result as AxeFinding } from "axe-core";
 import { E2E_ADMIN_PASSWORD, E2E_URL } from "../playwright.config";
 import { SIMULATOR } from "./global-setup";
@@ -23,15 +23,26 @@ export function deviceName(prefix: string, i: number): string {
   return `${prefix}-${String(i).padStart(5, "0")}`;
 }
 
+/** Sessions signed in by this worker, by user and password (below). */
+const sessions = new Map<string, Cookie[]>();
+
 /**
  * A session for the page's browser context, from the console's own sign-in route (what the login
  * form posts): its cookie lands in the context, and the test opens the page it is about. The form
  * itself is tested where it is the subject (plain-http.spec.ts, devices.spec.ts); loading it and
  * the overview it lands on in every test cost two page loads each (issue 20).
+ *
+ * Each user signs in once per worker: later tests put the same session cookie into their own
+ * context. A sign-in is a password check, a scrypt hash of ≈ 0.15 CPU-s on the server (the suite
+ * signed in 55 times); no test signs out or ends another's session.
  */
 export async function signIn(page: Page, username = "admin", password = E2E_ADMIN_PASSWORD): Promise<void> {
+  const key = `${username}\n${password}`;
+  const kept = sessions.get(key);
+  if (kept) return page.context().addCookies(kept);
   const res = await page.request.post("/api/auth/sign-in/username", { data: { username, password }, headers: { origin: E2E_URL } });
   expect(res.status(), await res.text()).toBe(200);
+  sessions.set(key, await page.context().cookies());
 }
 
 /** The WCAG 2.1 A and AA rules, what every accessibility check in the suite runs. */
@@ -101,7 +112,21 @@ export async function api<T = unknown>(method: string, p: string, token: string,
   return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
 }
 
-export async function tokenFor(username: string, password: string): Promise<string> {
+/** Operator tokens issued in this worker, by user: each issue is a password check too. */
+const tokens = new Map<string, Promise<string>>();
+
+export function tokenFor(username: string, password: string): Promise<string> {
+  const key = `${username}\n${password}`;
+  let token = tokens.get(key);
+  if (!token) {
+    token = issueToken(username, password);
+    tokens.set(key, token);
+    token.catch(() => tokens.delete(key));
+  }
+  return token;
+}
+
+async function issueToken(username: string, password: string): Promise<string> {
   const res = await fetch(`${E2E_URL}/api/v1/auth/token`, {
     method: "POST",
     headers: { "content-type": "application/json" },
