@@ -20,7 +20,7 @@ import {
 import type { ServerContext } from "../context";
 import { AppError, invalid, notFound } from "../errors";
 import { decodePathSegment, queryObject, RateLimiter, readJson, sendError, sendJson } from "../lib/http";
-import { PollBudget } from "./poll-budget";
+import { Arrivals, PollBudget } from "./poll-budget";
 import { awaitDecision, createEnrollment } from "../enrollments/enrollments";
 import { authenticateDevice, authenticateDeviceIdentity } from "../devices/credentials";
 import { ingestStatus } from "../devices/heartbeat";
@@ -60,10 +60,12 @@ export function createAgentApi(ctx: ServerContext) {
   const polls = new PollBudget(ctx.env.DROVER_MAX_HELD_POLLS, ctx.env.DROVER_MAX_POLLS_PER_DEVICE, (reason) =>
     ctx.metrics.pollsRefused.inc({ reason }),
   );
-  // The per-device cap across servers (issue 22): a poll admitted here answers the device's
-  // polls held by the other servers (an agent that reconnected through the load balancer to
-  // another server leaves its ghost there). Its own messages come back in process: skipped.
+  // The per-device cap across servers (issue 22): a device's first poll here in a while answers
+  // its polls held by the other servers (an agent that reconnected through the load balancer to
+  // another server leaves its ghost there); its next polls here tell no one (`Arrivals`). Its
+  // own messages come back in process: skipped.
   const server = randomBytes(6).toString("hex");
+  const arrivals = new Arrivals(5 * 60_000, 2 * ctx.env.DROVER_MAX_HELD_POLLS);
   ctx.bus.subscribe<{ key?: unknown; server?: unknown }>(topics.pollAdmitted, (m) => {
     if (m && m.server !== server && typeof m.key === "string") polls.supersedeAll(m.key);
   });
@@ -90,7 +92,7 @@ export function createAgentApi(ctx: ServerContext) {
     let finishEarly: () => void = () => undefined;
     const key = `device:${deviceId}`;
     const release = polls.admit(key, () => finishEarly());
-    ctx.bus.publish(topics.pollAdmitted, { key, server });
+    if (arrivals.arrive(key, Date.now())) ctx.bus.publish(topics.pollAdmitted, { key, server });
     return new Promise((resolve) => {
       let settled = false;
       let checking = false;

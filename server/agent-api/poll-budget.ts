@@ -71,3 +71,32 @@ export class PollBudget {
     };
   }
 }
+
+/**
+ * Which keys arrived here lately (issue 22): a device's poll on a server that has not held one
+ * of its polls within `windowMs` is news to the cluster (the agent came over from another
+ * server, whose ghost poll should be answered); a poll following the device's last one here is
+ * not, and tells no one. So a server publishes once per device that moves to it, not once per
+ * poll (10,000 agents re-polling would be 10,000 bus messages to every server). Bounded: past
+ * `maxEntries` the stalest are forgotten (forgotten ones count as new: one message more).
+ */
+export class Arrivals {
+  private readonly lastSeen = new Map<string, number>();
+
+  constructor(
+    private readonly windowMs: number,
+    private readonly maxEntries: number,
+  ) {}
+
+  /** True when `key` was not seen here within the window; `key` is seen now either way. */
+  arrive(key: string, now: number): boolean {
+    const last = this.lastSeen.get(key);
+    this.lastSeen.delete(key);
+    this.lastSeen.set(key, now);
+    for (const stalest of this.lastSeen.keys()) {
+      if (this.lastSeen.size <= this.maxEntries) break;
+      this.lastSeen.delete(stalest);
+    }
+    return last === undefined || now - last > this.windowMs;
+  }
+}
