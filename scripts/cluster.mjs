@@ -5,7 +5,7 @@
 //   DATABASE_URL=postgresql://postgres:postgres@127.0.0.1:5432/drover node scripts/cluster.mjs [--servers 3] [--port 3000] [--no-console]
 //
 // The servers listen on PORT+1 … PORT+N and the load balancer on PORT: round robin over the
-// servers that answer /healthz (checked every second), a server that fails a request taken
+// servers that answer /readyz (checked every second), a server that fails a request taken
 // out until it answers again. Nothing is sticky: sessions, tokens and parked polls work on
 // every server (the bus wakes a poll wherever it is held; one server is the controller
 // leader). The balancer is httpxy (unjs, MIT, no dependencies), streaming answers as they
@@ -114,27 +114,32 @@ for (let i = 1; i <= count; i++) {
     if (!stopping) console.log(`cluster: server ${i} exited (${signal ?? code}); the others go on`);
   });
   children.push(child);
-  backends.push({ i, target: `http://127.0.0.1:${backendPort}`, up: false });
+  backends.push({ i, target: `http://127.0.0.1:${backendPort}`, up: false, alive: false });
 }
 
-// Which servers answer: every second, /healthz with a short deadline.
+// Which servers answer: every second, /readyz with a short deadline. Ready (200) servers take
+// the requests; when none is (the database is down for all), a live one (503) still does, and
+// answers 503 with Retry-After itself rather than the balancer guessing.
 async function check(backend) {
   try {
-    const res = await fetch(`${backend.target}/healthz`, { signal: globalThis.AbortSignal.timeout(1_000) });
+    const res = await fetch(`${backend.target}/readyz`, { signal: globalThis.AbortSignal.timeout(1_000) });
     backend.up = res.ok;
+    backend.alive = res.ok || res.status === 503;
   } catch {
-    backend.up = false;
+    backend.up = backend.alive = false;
   }
 }
 const health = setInterval(() => void Promise.all(backends.map(check)), 1_000);
 
 let next = 0;
 function pick() {
-  for (let k = 0; k < backends.length; k++) {
-    const b = backends[(next + k) % backends.length];
-    if (b.up) {
-      next = (next + k + 1) % backends.length;
-      return b;
+  for (const wanted of ["up", "alive"]) {
+    for (let k = 0; k < backends.length; k++) {
+      const b = backends[(next + k) % backends.length];
+      if (b[wanted]) {
+        next = (next + k + 1) % backends.length;
+        return b;
+      }
     }
   }
   return null;
@@ -150,8 +155,8 @@ const balancer = http.createServer((req, res) => {
     return res.end(JSON.stringify({ error: { code: "UNAVAILABLE", message: "no Drover server is up yet" } }));
   }
   proxy.web(req, res, { target: backend.target }).catch((err) => {
-    // The server went away under this request: out of the rotation until /healthz answers.
-    backend.up = false;
+    // The server went away under this request: out of the rotation until /readyz answers.
+    backend.up = backend.alive = false;
     if (!res.headersSent) {
       res.writeHead(502, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { code: "BAD_GATEWAY", message: `server ${backend.i}: ${err.code ?? err.message}` } }));
