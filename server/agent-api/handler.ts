@@ -98,14 +98,19 @@ export function createAgentApi(ctx: ServerContext) {
       let checking = false;
       let again: WakePayload | undefined | null = null;
       let counted = false;
-      const finish = (body: WorkResponse, wake?: WakePayload) => {
-        if (settled) return;
+      /** Ends the hold once (its place, timer, wake and count given back); false when it had ended. */
+      const settle = () => {
+        if (settled) return false;
         settled = true;
         release();
         clearTimeout(timer);
         unsubscribe();
         res.off("close", onClose);
         if (counted) ctx.metrics.heldPolls.dec();
+        return true;
+      };
+      const finish = (body: WorkResponse, wake?: WakePayload) => {
+        if (!settle()) return;
         if (wake) ctx.metrics.wakeSeconds.observe((Date.now() - wake.at) / 1000);
         if (body.spec) ctx.metrics.specsSent.inc();
         sendJson(res, 200, body);
@@ -135,24 +140,11 @@ export function createAgentApi(ctx: ServerContext) {
             checking = false;
             if (!ctx.database.noteError(err)) return void ctx.log.error({ err, deviceId }, "work check failed");
             // The database unreachable: 503 now (the agent comes back after Retry-After) rather than a poll held blind.
-            if (settled) return;
-            settled = true;
-            release();
-            clearTimeout(timer);
-            unsubscribe();
-            res.off("close", onClose);
-            if (counted) ctx.metrics.heldPolls.dec();
-            resolve(sendError(res, err, ctx.log));
+            if (settle()) resolve(sendError(res, err, ctx.log));
           });
       };
       const onClose = () => {
-        if (settled) return;
-        settled = true;
-        release();
-        clearTimeout(timer);
-        unsubscribe();
-        if (counted) ctx.metrics.heldPolls.dec();
-        resolve(499);
+        if (settle()) resolve(499);
       };
       const unsubscribe = ctx.bus.subscribe<WakePayload>(topics.device(deviceId), onWake);
       const timer = setTimeout(() => finish({ actions: [] }), waitSeconds * 1000);
