@@ -178,11 +178,13 @@ describe("Supervisor", () => {
   });
 
   it("stops the applications a killed agent left running before anything starts again", async () => {
-    const first = supervisor();
+    // The agent dies and nobody stops its application. Its supervisor lives on in this process,
+    // so it must not restart the application once the next one stops it (100 ms later it did, and
+    // that process outlived the run): no restart within a minute, and afterEach stops it.
+    const first = supervisor({ restart: { baseMs: 60_000, capMs: 60_000, stableMs: 60_000 } });
     await first.run([app("web", FOREVER)]);
     const pid = first.app("web")?.pid ?? 0;
     expect(alive(pid)).toBe(true);
-    supervisors.splice(supervisors.indexOf(first), 1); // the agent dies: nobody stops it
 
     const second = supervisor();
     expect(await second.stopLeftovers()).toEqual({ stopped: 1, spec: null, restarts: { web: 0 } });
