@@ -212,7 +212,12 @@ for (const [part, pages] of [PAGES.slice(0, half), PAGES.slice(half)].entries())
     for (const [i, p] of pages.entries()) {
       const schemes = i % 2 === 0 ? (["light", "dark"] as const) : (["dark", "light"] as const);
       await page.emulateMedia({ colorScheme: schemes[0], reducedMotion: "reduce" });
-      if (p.signedOut) await page.context().clearCookies();
+      // Signed out from a blank page: a console page still open when its cookie goes sends itself
+      // to /login, and that navigation aborted this test's own goto once (net::ERR_ABORTED, in CI).
+      if (p.signedOut) {
+        await page.goto("about:blank");
+        await page.context().clearCookies();
+      }
       else if (!(await page.context().cookies()).length) await signIn(page);
       await test.step(`${p.name} (${schemes.join(", then ")})`, async () => {
         await page.goto(p.path());
