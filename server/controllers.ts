@@ -33,9 +33,9 @@ import { startLeaderElection, type Leadership } from "./leader";
  * broken connection) finishes while the new leader may start its first pass ≈ 1.5 s later; a
  * leader that cannot reach PostgreSQL gives up before PostgreSQL frees its lock (leader.ts).
  * (2) Inside that window the database decides, not leadership. Every interactive transaction
- * takes turns under one advisory lock (server/lib/pg-transactions.ts), and the controllers
- * re-read and re-decide inside theirs, so a second pass sees the first's commit and decides
- * nothing new. And the writes are compare-and-set: renders only touch devices
+ * locks the object it decides for (a plan, a workflow, a fleet: server/lib/transactions.ts), and
+ * the controllers re-read and re-decide inside theirs, so a second pass of one object sees the
+ * first's commit and decides nothing new. And the writes are compare-and-set: renders only touch devices
  * `WHERE renderedSpecId <> <version>` (a device is never given the same version twice), action
  * moves are `UPDATE … WHERE state = <expected>`, the sweep writes `WHERE lastSeen = <read>`, a
  * schedule's tick `WHERE nextScheduleTime = <due>`, a plan node's action has the node's id

@@ -11,7 +11,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { GatedSQLite3, WriteGate } from "./write-gate";
 import { PrismaClient, Prisma } from "./generated/prisma/client";
 import { PrismaClient as PgPrismaClient } from "./generated/prisma-pg/client";
-import { serializeTransactions } from "./lib/pg-transactions";
+import { registerPostgres } from "./lib/transactions";
 
 export { Prisma };
 export type Db = PrismaClient;
@@ -38,9 +38,11 @@ export async function openDb(url: string, gate: WriteGate = new WriteGate(), opt
   if (isPostgresUrl(url)) {
     // The same models through the PostgreSQL client; its type differs from the SQLite
     // client's only in provider-specific options the server does not use.
-    // Interactive transactions take turns, as on SQLite (lib/pg-transactions.ts).
+    // Interactive transactions lock what they decide for, through lib/transactions.ts.
     const poolSize = options.pgPoolSize ?? 10;
-    return serializeTransactions(new PgPrismaClient({ adapter: new PrismaPg({ connectionString: url, max: poolSize }) }), poolSize) as unknown as Db;
+    const db = new PgPrismaClient({ adapter: new PrismaPg({ connectionString: url, max: poolSize }) });
+    registerPostgres(db, poolSize);
+    return db as unknown as Db;
   }
   const file = sqlitePath(url);
   if (file) fs.mkdirSync(path.dirname(file), { recursive: true });

@@ -21,8 +21,8 @@
  * What remains (and why it is safe): leadership is checked before a tick, not inside every
  * statement. A pass that started before the lock was lost (a terminated backend, say) runs to
  * its end while the new leader's first pass may begin ≈ 1.5 s later. Their writes meet in the
- * database: interactive transactions take turns under one advisory lock
- * (lib/pg-transactions.ts) and each pass re-reads and re-decides inside its own, and the state
+ * database: an interactive transaction locks the object it decides for (lib/transactions.ts)
+ * and each pass re-reads and re-decides inside its own, and the state
  * changes are compare-and-set: a device is rendered only `WHERE renderedSpecId <> <version>`
  * (fleets/render.ts), so two passes rendering one batch update each device once; action moves
  * are `UPDATE … WHERE state = <expected>`; the sweep writes `WHERE lastSeen = <read>`

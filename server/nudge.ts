@@ -23,7 +23,7 @@ export async function nudge(ctx: ServerContext, input: z.infer<typeof NudgeInput
   if (input.kind === "Plan") {
     const plan = await ctx.db.plan.findUnique({ where: { id: input.name }, select: { state: true } });
     if (!plan) throw notFound(`plan "${input.name}"`);
-    const events = await ctx.db.$transaction((tx) => recordEvents(tx, [{ objectKind: "Plan", objectName: input.name, type: "Nudged", reason: plan.state, actor }]));
+    const events = await recordEvents(ctx.db, [{ objectKind: "Plan", objectName: input.name, type: "Nudged", reason: plan.state, actor }]);
     publishEvents(ctx, events);
     await runPlans(ctx, [input.name]);
     return { nudged: `Plan/${input.name}` };
@@ -31,7 +31,7 @@ export async function nudge(ctx: ServerContext, input: z.infer<typeof NudgeInput
   if (input.kind === "Workflow") {
     const wf = await ctx.db.workflow.findUnique({ where: { name: input.name }, select: { phase: true } });
     if (!wf) throw notFound(`workflow "${input.name}"`);
-    const events = await ctx.db.$transaction((tx) => recordEvents(tx, [{ objectKind: "Workflow", objectName: input.name, type: "Nudged", reason: wf.phase, actor }]));
+    const events = await recordEvents(ctx.db, [{ objectKind: "Workflow", objectName: input.name, type: "Nudged", reason: wf.phase, actor }]);
     publishEvents(ctx, events);
     await runWorkflows(ctx, [input.name]);
     return { nudged: `Workflow/${input.name}` };
@@ -40,9 +40,8 @@ export async function nudge(ctx: ServerContext, input: z.infer<typeof NudgeInput
   if (!action) throw notFound(`action "${input.name}"`);
   // An ended action has nothing left to reconcile: saying "Nudged" would be a control that does nothing (issue 10).
   if ((FINAL_ACTION_STATES as readonly string[]).includes(action.state)) throw conflict(`action ${input.name} is ${action.state}: an ended action has nothing to nudge`);
-  const events = await ctx.db.$transaction((tx) =>
-    recordEvents(tx, [{ objectKind: "Action", objectName: input.name, type: "Nudged", reason: action.state, actor }]),
-  );
+  // One statement each: no transaction.
+  const events = await recordEvents(ctx.db, [{ objectKind: "Action", objectName: input.name, type: "Nudged", reason: action.state, actor }]);
   publishEvents(ctx, events);
   ctx.bus.publish(topics.device(action.deviceId), { at: Date.now() });
   return { nudged: `Action/${input.name}` };

@@ -14,6 +14,7 @@ import { publishEvents, recordEvents, type EventRow, type NewEvent } from "../ev
 import { topics } from "../bus";
 import { selectorWhere } from "../devices/queries";
 import { inChunks } from "../lib/chunks";
+import { Contended, lockRows, transaction } from "../lib/transactions";
 import { wakeDevicesWithPendingActions } from "./scheduling";
 import { actionNotes, capabilitiesIn, type ActionNotes } from "./waits";
 import { agentRefusal } from "../../lib/action-capability";
@@ -178,7 +179,7 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
   const idempotency = claim ? { ...claim, ref: `ActionRequest/${request.id}` } : undefined;
   const events = ctx.fast
     ? await ctx.fast.insertActions(rows, newEvents, now, request, idempotency)
-    : await ctx.db.$transaction(async (tx) => {
+    : await transaction(ctx.db, async (tx) => {
         await claimInTx(tx, claim, `ActionRequest/${request.id}`);
         await insertActionsInTx(tx, request, rows, now);
         return recordEvents(tx, newEvents);
@@ -211,12 +212,28 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
 }
 
 /**
+ * The devices about to get actions, locked until the caller commits (PostgreSQL: their rows;
+ * lib/transactions.ts) and checked again: actions go to Enrolled devices only, and a
+ * decommission committed after the caller read them would otherwise never see these actions
+ * to cancel. When one has moved, the caller's transaction runs again (`Contended`) and decides
+ * on what it reads then.
+ */
+export async function holdTargets(tx: Tx, deviceIds: string[]): Promise<void> {
+  if (!(await lockRows(tx, "Device", deviceIds))) return;
+  const gone = await inChunks([...new Set(deviceIds)], (chunk) =>
+    tx.device.findMany({ where: { id: { in: chunk }, NOT: { lifecycle: "Enrolled", decommissionRequestedAt: null } }, select: { name: true } }),
+  );
+  if (gone.length > 0) throw new Contended(`device ${gone[0]!.name} is no longer Enrolled`);
+}
+
+/**
  * A request and its actions written inside the caller's transaction: the one place action rows
  * are inserted through Prisma (the SQLite fast path has its prepared inserts). The caller
  * records the events (ActionCreated per action, RequestCreated) with its own.
  */
 export async function insertActionsInTx(tx: Tx, request: NewRequestRow, rows: NewActionRow[], now: Date): Promise<void> {
   if (rows.length === 0) return;
+  await holdTargets(tx, rows.map((r) => r.deviceId));
   await tx.actionRequest.create({ data: request });
   await tx.action.createMany({ data: rows.map((r) => ({ ...r, updatedAt: now })) });
 }
@@ -292,7 +309,8 @@ export async function decideActions(ctx: ServerContext, ids: string[], decision:
   const unique = [...new Set(ids)];
   const to: ActionState = decision === "Approved" ? "PENDING_SCHEDULE" : "CANCELLED";
   const now = ctx.now();
-  const { events, deviceIds } = await ctx.db.$transaction(async (tx) => {
+  // Each action moves by its own guarded UPDATE: no lock (lib/transactions.ts).
+  const { events, deviceIds } = await transaction(ctx.db, async (tx) => {
     const found = await inChunks(unique, (chunk) => tx.action.findMany({ where: { id: { in: chunk } }, select: { id: true, state: true, deviceId: true, kind: true, createdBy: true } }));
     const missing = unique.filter((id) => !found.some((f) => f.id === id));
     if (missing.length) throw notFound(`action ${missing.join(", ")}`);
@@ -338,7 +356,7 @@ export async function decideActions(ctx: ServerContext, ids: string[], decision:
  */
 export async function cancelAction(ctx: ServerContext, id: string, actor: string, reason?: string): Promise<ActionView> {
   const now = ctx.now();
-  const { events, deviceId, outcome } = await ctx.db.$transaction(async (tx) => {
+  const { events, deviceId, outcome } = await transaction(ctx.db, async (tx) => {
     const r = await cancelActionInTx(tx, id, actor, reason, now);
     if (r.outcome === "missing") throw notFound(`action "${id}"`);
     if (r.outcome === "finished") throw conflict(`action ${id} is ${r.state}: it has already finished`);

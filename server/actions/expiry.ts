@@ -8,6 +8,7 @@
 import type { ServerContext } from "../context";
 import { afterCancel, cancelActionInTx, type CancelOutcome } from "./actions";
 import { wakeDevicesWithPendingActions } from "./scheduling";
+import { transaction } from "../lib/transactions";
 
 export const EXPIRY_ACTOR = "server:expiry";
 
@@ -20,7 +21,7 @@ export async function expireActions(ctx: ServerContext): Promise<number> {
     take: 1000,
   });
   if (due.length === 0) return 0;
-  const outcomes: CancelOutcome[] = await ctx.db.$transaction(async (tx) => {
+  const outcomes: CancelOutcome[] = await transaction(ctx.db, async (tx) => {
     const out: CancelOutcome[] = [];
     for (const a of due) {
       const seconds = Math.round((a.expiresAt!.getTime() - a.createdAt.getTime()) / 1000);

@@ -8,6 +8,7 @@ import type { Prisma } from "../db";
 import { forbidden, notFound } from "../errors";
 import { publishEvents, recordEvents } from "../events/events";
 import { hasRole, type Principal } from "./roles";
+import { transaction } from "../lib/transactions";
 
 export const TOKEN_STATUSES = ["Active", "Expired", "Revoked"] as const;
 export type TokenStatus = (typeof TOKEN_STATUSES)[number];
@@ -69,7 +70,7 @@ export async function revokeToken(ctx: ServerContext, caller: Principal, id: str
   }
   const actor = `user:${caller.username}`;
   const now = ctx.now();
-  const { row, events } = await ctx.db.$transaction(async (tx) => {
+  const { row, events } = await transaction(ctx.db, async (tx) => {
     // Guarded on revokedAt: of two revocations at once, one writes the record and the event.
     const { count } = await tx.apiToken.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: now, revokedBy: actor } });
     const row = await tx.apiToken.findUniqueOrThrow({ where: { id }, select: tokenSelect });

@@ -14,6 +14,7 @@ import type { SystemFacts } from "../../lib/protocol";
 import type { ServerContext } from "../context";
 import { publishEvents, recordEvents } from "../events/events";
 import { topics } from "../bus";
+import { transaction } from "../lib/transactions";
 
 /** Per server context: the agent version last seen for each device id. */
 const seen = new WeakMap<ServerContext, Map<string, string>>();
@@ -28,7 +29,7 @@ export async function noteAgentVersion(ctx: ServerContext, device: { id: string;
   if (!row) return;
   if (row.agentVersion !== version) {
     const older = row.agentVersion;
-    const events = await ctx.db.$transaction(async (tx) => {
+    const events = await transaction(ctx.db, async (tx) => {
       await tx.device.update({ where: { id: device.id }, data: { agentVersion: version } });
       return recordEvents(tx, [
         {

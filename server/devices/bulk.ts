@@ -19,7 +19,7 @@ import { cancelPendingActionsOf, decommissionChange, resumeChange } from "./life
 import { deviceWhere, type DeviceFilter } from "./queries";
 import { dialectOfDb } from "../lib/dialect-sql";
 import { deviceFactsSelect, rederive, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
-import { retryDeadlocks } from "../lib/pg-transactions";
+import { lockRows, locks, transaction } from "../lib/transactions";
 
 export const MAX_BULK_NAMES = 10_000;
 /** Devices per transaction. */
@@ -97,8 +97,9 @@ async function mutateDevices(
   const fleets = new Set<string>();
   for (const part of chunks(names)) {
     const now = ctx.now();
-    // Run again when PostgreSQL breaks a deadlock with the hot path: what it tallies is returned, not kept.
-    const { rows, touched, skipped, left } = await retryDeadlocks(() => ctx.db.$transaction(async (tx) => {
+    // What it tallies is returned, not kept: lib/transactions.ts may run it again.
+    const { rows, touched, skipped, left } = await transaction(ctx.db, async (tx) => {
+      await lockRows(tx, "Device", part, "name");
       const found = await tx.device.findMany({ where: { name: { in: part } }, select: deviceFactsSelect });
       const skipped: [reason: string, name: string][] = [];
       const left = new Set<string>();
@@ -137,7 +138,7 @@ async function mutateDevices(
       for (const { data, ids } of updates.values()) await tx.device.updateMany({ where: { id: { in: ids } }, data });
       if (alongside && changed.length) events.push(...(await alongside(tx, changed, now)));
       return { rows: await recordEvents(tx, events), touched: changed.map((r) => r.id), skipped, left };
-    }));
+    });
     for (const [reason, name] of skipped) tally.skip(reason, name);
     for (const f of left) fleets.add(f);
     tally.changed += touched.length;
@@ -194,9 +195,10 @@ export async function bulkLabel(ctx: ServerContext, target: BulkTarget, patch: L
   const fleets = new Set<string>();
   for (const part of chunks(names)) {
     const now = ctx.now();
-    // Run again when PostgreSQL breaks a deadlock with the hot path: what it tallies is returned, not kept.
-    const { rows, effects, skipped, changed } = await retryDeadlocks(() => ctx.db.$transaction(async (tx) => {
+    // What it tallies is returned, not kept: lib/transactions.ts may run it again.
+    const { rows, effects, skipped, changed } = await transaction(ctx.db, async (tx) => {
       const effects = newEffects();
+      await lockRows(tx, "Device", part, "name");
       const skipped: [reason: string, name: string][] = [];
       const devices = await tx.device.findMany({ where: { name: { in: part } }, select: { id: true, name: true, labels: { select: { key: true, value: true } } } });
       const changed: { id: string; labels: Labels }[] = [];
@@ -222,7 +224,8 @@ export async function bulkLabel(ctx: ServerContext, target: BulkTarget, patch: L
       await tx.deviceLabel.createMany({ data: changed.flatMap((d) => Object.entries(patch.add).map(([key, value]) => ({ deviceId: d.id, key, value }))) });
       await reconcileMembership(tx, { deviceIds: ids }, now, actor, effects);
       return { rows: await finishEffects(tx, ctx, effects, now, actor), effects, skipped, changed: changed.length };
-    }));
+      // Fleets settled against the fleets' selectors (server/fleets/membership.ts).
+    }, { sharedLocks: [locks.fleetSelectors] });
     for (const [reason, name] of skipped) tally.skip(reason, name);
     tally.changed += changed;
     afterCommit(ctx, effects, rows);

@@ -19,6 +19,7 @@ import { topics } from "../bus";
 import { recordInventory } from "./inventory";
 import { noteAgentVersion } from "./agent-version";
 import { derive, deviceFactsSelect, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
+import { lockRows, transaction } from "../lib/transactions";
 
 function applyReport(device: DeviceFactsRow, reportedJson: string, report: StatusReport, now: Date, ctx: ServerContext) {
   const events: NewEvent[] = [];
@@ -100,7 +101,8 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
     // A status change may make work offerable (e.g. back Online with actions waiting): wake its poll.
     ctx.bus.publish(topics.device(device.id), { at: Date.now() });
   } else {
-    const rows = await ctx.db.$transaction(async (tx) => {
+    const rows = await transaction(ctx.db, async (tx) => {
+      await lockRows(tx, "Device", [device.id]);
       const fresh = await tx.device.findUnique({ where: { id: device.id }, select: deviceFactsSelect });
       if (!fresh) throw notFound(`device "${device.name}"`);
       const { data, events } = applyReport(fresh, reportedJson, report, now, ctx);

@@ -12,6 +12,7 @@ import { publishEvents, recordEvents, type NewEvent } from "../events/events";
 import { topics } from "../bus";
 import { refreshFleetStatus } from "../fleets/controller";
 import { deviceFactsSelect, rederive, parseReported, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
+import { lockRows, transaction } from "../lib/transactions";
 
 async function mutateDevice(
   ctx: ServerContext,
@@ -22,7 +23,9 @@ async function mutateDevice(
   alongside?: (tx: Tx, row: DeviceFactsRow, now: Date) => Promise<NewEvent[]>,
 ): Promise<void> {
   const now = ctx.now();
-  const { rows, deviceId } = await ctx.db.$transaction(async (tx) => {
+  const { rows, deviceId } = await transaction(ctx.db, async (tx) => {
+    // The device's row, locked first: what is decided here is decided on what it is now.
+    await lockRows(tx, "Device", [name], "name");
     const row = await tx.device.findUnique({ where: { name }, select: deviceFactsSelect });
     if (!row) throw notFound(`device "${name}"`);
     const { patch, events } = change(row);

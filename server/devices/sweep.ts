@@ -7,6 +7,7 @@ import type { ServerContext } from "../context";
 import { publishEvents, recordEvents, type EventRow } from "../events/events";
 import { CONNECTED_SUMMARIES, deviceFactsSelect, derive, statusChangeEvents, statusColumns, storedStatus } from "./status";
 import { sweepCutoff } from "../../lib/device-status";
+import { transaction } from "../lib/transactions";
 
 /**
  * `termStartedAt`: when this server's controllers started (it became the leader, or started on
@@ -38,7 +39,7 @@ export async function sweepDisconnected(ctx: ServerContext, termStartedAt: Date 
     publishEvents(ctx, await ctx.fast.writeSweep(items, now));
     return stale.length;
   }
-  const rows: EventRow[] = await ctx.db.$transaction(async (tx) => {
+  const rows: EventRow[] = await transaction(ctx.db, async (tx) => {
     const out: EventRow[] = [];
     for (const row of stale) {
       const after = derive(row, now, ctx.statusSettings);

@@ -17,6 +17,7 @@ import { AppError, invalid, notFound } from "../errors";
 import { newToken, sha256 } from "../lib/crypto";
 import { publishEvents, recordEvents } from "../events/events";
 import { claimInTx, type IdempotencyClaim } from "../idempotency/idempotency";
+import { transaction } from "../lib/transactions";
 
 /** `drvt_<43 base64url characters>`: URL-safe, and only the characters install.sh accepts. */
 export const ENROLLMENT_TOKEN_PREFIX = "drvt";
@@ -72,7 +73,7 @@ export interface NewEnrollmentToken {
 export async function createEnrollmentToken(ctx: ServerContext, input: NewEnrollmentToken, actor: string, claim?: IdempotencyClaim): Promise<EnrollmentTokenView & { token: string }> {
   const token = newToken(ENROLLMENT_TOKEN_PREFIX);
   const now = ctx.now();
-  const { row, events } = await ctx.db.$transaction(async (tx) => {
+  const { row, events } = await transaction(ctx.db, async (tx) => {
     const row = await tx.enrollmentToken.create({
       data: {
         name: input.name,
@@ -124,7 +125,7 @@ export async function getEnrollmentToken(ctx: ServerContext, id: string): Promis
  */
 export async function revokeEnrollmentToken(ctx: ServerContext, id: string, actor: string): Promise<EnrollmentTokenView> {
   const now = ctx.now();
-  const { row, events } = await ctx.db.$transaction(async (tx) => {
+  const { row, events } = await transaction(ctx.db, async (tx) => {
     // Guarded on revokedAt: of two revocations at once, one writes the record and the event.
     const { count } = await tx.enrollmentToken.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: now, revokedBy: actor } });
     const row = await tx.enrollmentToken.findUnique({ where: { id }, select: tokenSelect });

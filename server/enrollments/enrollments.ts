@@ -8,8 +8,8 @@ import { enrollmentMachine, type EnrollmentState } from "../../lib/enrollment-st
 import { assertTransition } from "../../lib/state-machine";
 import type { EnrollmentDecision, EnrollmentRequestBody, SystemFacts } from "../../lib/protocol";
 import type { ServerContext } from "../context";
-import type { Db, Prisma, Tx } from "../db";
-import { sharedTransaction } from "../lib/pg-transactions";
+import type { Prisma, Tx } from "../db";
+import { locks, transaction, type TransactionOptions } from "../lib/transactions";
 import { AppError, conflict, notFound, unauthenticated, invalid } from "../errors";
 import { newToken, sameHash, sha256 } from "../lib/crypto";
 import { publishEvents, recordEvents, type EventRow, type NewEvent } from "../events/events";
@@ -200,12 +200,13 @@ async function createEnrollmentOnce(
       : null;
   // Approved at once by a rule or a token, it never sits in the inbox: the pending limits do not apply.
   if (!approver) await assertRoomForPending(ctx, ctx.db, clientAddress);
-  const effects = newEffects();
   // Approved at once, its writes are guarded by its own rows (the unique name, the token's use
-  // counted in its UPDATE, the device it creates): it may run beside others like it. One left
-  // Pending counts the inbox, a read-then-write: it takes the turn alone.
-  const transaction: <R>(db: Db, fn: (tx: Tx) => Promise<R>) => Promise<R> = approver ? sharedTransaction : (db, fn) => db.$transaction(fn);
-  const { row, events } = await transaction(ctx.db, async (tx: Tx) => {
+  // counted in its UPDATE, the device it creates) and it settles the device's fleet against the
+  // fleets' selectors (shared: such approvals run side by side). One left Pending counts the
+  // inbox, an invariant over every Pending row: SERIALIZABLE, so two at once never both fit.
+  const options: TransactionOptions = approver ? { sharedLocks: [locks.fleetSelectors] } : { serializable: true };
+  const { row, events, effects } = await transaction(ctx.db, async (tx: Tx) => {
+    const effects = newEffects();
     // Again inside: concurrent requests from one address must not all slip under the limit.
     if (!approver) await assertRoomForPending(ctx, tx, clientAddress);
     // The use is counted here, so a request refused or rolled back counts none.
@@ -231,10 +232,10 @@ async function createEnrollmentOnce(
       const facts = { id: row.id, deviceName: body.deviceName, ...data };
       newEvents.push(...(decidedNow ? await decided(tx, facts, "Approved", approver.actor, approver.reason, created) : await decideOne(tx, facts, "Approved", approver.actor, approver.reason, now, created)));
       await joinFleets(tx, ctx, created, now, approver.actor, effects);
-      return { row, events: [...(await recordEvents(tx, newEvents)), ...(await finishEffects(tx, ctx, effects, now, approver.actor))] };
+      return { row, events: [...(await recordEvents(tx, newEvents)), ...(await finishEffects(tx, ctx, effects, now, approver.actor))], effects };
     }
-    return { row, events: await recordEvents(tx, newEvents) };
-  });
+    return { row, events: await recordEvents(tx, newEvents), effects };
+  }, options);
   afterCommit(ctx, effects, events);
   if (effects.fleets.size) await refreshFleetStatus(ctx, [...effects.fleets]);
   return { enrollmentId: row.id, status: approver ? "Approved" : "Pending" };
@@ -263,7 +264,7 @@ export async function denyEnrollments(
   assertTransition(enrollmentMachine, "Pending", "Denied");
   const now = ctx.now();
   const where = { status: "Pending", ...(input.clientAddress !== undefined ? { clientAddress: input.clientAddress } : {}) };
-  const { rows, events } = await ctx.db.$transaction(async (tx) => {
+  const { rows, events } = await transaction(ctx.db, async (tx) => {
     const targets = await tx.enrollmentRequest.findMany({ where, select: { id: true }, orderBy: { createdAt: "asc" } });
     const ids = targets.map((t) => t.id);
     // Inside one transaction nothing else decides these rows meanwhile; the status guard stays
@@ -304,7 +305,7 @@ export async function reopenEnrollments(ctx: ServerContext, ids: string[], actor
   if (ids.length === 0) throw invalid("ids: at least one enrollment id");
   assertTransition(enrollmentMachine, "Denied", "Pending");
   const unique = [...new Set(ids)];
-  const { rows, events } = await ctx.db.$transaction(async (tx) => {
+  const { rows, events } = await transaction(ctx.db, async (tx) => {
     const found = await inChunks(unique, (chunk) => tx.enrollmentRequest.findMany({ where: { id: { in: chunk } }, select: { id: true, deviceName: true, status: true } }));
     const missing = unique.filter((id) => !found.some((f) => f.id === id));
     if (missing.length) throw notFound(`enrollment request ${missing.join(", ")}`);
@@ -450,8 +451,8 @@ export async function decideEnrollments(
   if (ids.length === 0) throw invalid("ids: at least one enrollment id");
   const now = ctx.now();
   const unique = [...new Set(ids)];
-  const effects = newEffects();
-  const { rows, events } = await ctx.db.$transaction(async (tx) => {
+  const { rows, events, effects } = await transaction(ctx.db, async (tx) => {
+    const effects = newEffects();
     const found = await inChunks(unique, (chunk) => tx.enrollmentRequest.findMany({ where: { id: { in: chunk } } }));
     const missing = unique.filter((id) => !found.some((f) => f.id === id));
     if (missing.length) throw notFound(`enrollment request ${missing.join(", ")}`);
@@ -461,8 +462,9 @@ export async function decideEnrollments(
     await joinFleets(tx, ctx, created, now, actor, effects);
     const events: EventRow[] = [...(await recordEvents(tx, newEvents)), ...(await finishEffects(tx, ctx, effects, now, actor))];
     const rows = await inChunks(unique, (chunk) => tx.enrollmentRequest.findMany({ where: { id: { in: chunk } }, select: enrollmentSelect }));
-    return { rows, events };
-  });
+    return { rows, events, effects };
+    // Approved devices join fleets by the fleets' selectors (server/fleets/membership.ts).
+  }, { sharedLocks: [locks.fleetSelectors] });
   afterCommit(ctx, effects, events);
   for (const id of unique) ctx.bus.publish(topics.enrollment(id));
   if (effects.fleets.size) await refreshFleetStatus(ctx, [...effects.fleets]);
@@ -496,7 +498,7 @@ async function readDecision(ctx: ServerContext, id: string, secret: string, clie
 
   const token = newToken(DEVICE_TOKEN_PREFIX);
   // Both writes are guarded (`tokenIssuedAt IS NULL`, the device of this request): it may run beside others like it.
-  const issued = await sharedTransaction(ctx.db, async (tx: Tx) => {
+  const issued = await transaction(ctx.db, async (tx: Tx) => {
     const { count } = await tx.enrollmentRequest.updateMany({ where: { id, tokenIssuedAt: null }, data: { tokenIssuedAt: ctx.now() } });
     if (count !== 1) return false; // another request of this agent got it first
     await tx.device.update({ where: { enrollmentId: id }, data: { tokenHash: sha256(token) } });

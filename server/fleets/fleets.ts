@@ -30,7 +30,7 @@ import { afterCommit, finishEffects, newEffects, renderDevices, type Effects, ty
 import { reconcileMembership } from "./membership";
 import { parseFleetStatus, refreshFleetStatus } from "./controller";
 import { runRolloutInTx, startRollout, supersedeOpenRollout } from "../rollouts/controller";
-import { retryDeadlocks, snapshotRead } from "../lib/pg-transactions";
+import { locks, snapshotRead, transaction } from "../lib/transactions";
 import { claimInTx, type IdempotencyClaim } from "../idempotency/idempotency";
 
 export const FLEET_API_VERSION = "drover/v1";
@@ -230,21 +230,30 @@ export async function listTemplateVersions(ctx: ServerContext, name: string, lim
   }));
 }
 
-/** Runs a fleet change in one transaction, then wakes, publishes and recounts. */
-async function change<T>(ctx: ServerContext, actor: string, body: (tx: Tx, now: Date, effects: Effects) => Promise<T>): Promise<T> {
+/**
+ * Runs a fleet change in one transaction, then wakes, publishes and recounts. It locks the
+ * fleet, and the fleets' selectors (server/fleets/membership.ts): exclusively when
+ * `selectors` says the change may move which fleet a device belongs to (a fleet created,
+ * deleted or its selector changed), shared otherwise, so changes of two fleets' templates run
+ * side by side.
+ */
+async function change<T>(ctx: ServerContext, actor: string, fleet: { name: string; selectors: boolean }, body: (tx: Tx, now: Date, effects: Effects) => Promise<T>): Promise<T> {
   const now = ctx.now();
-  // Thousands of members' rows: may meet the hot path's heartbeats in a deadlock (PostgreSQL).
-  const { result, rows, effects } = await retryDeadlocks(() => {
-    const effects = newEffects();
-    return ctx.db.$transaction(
-      async (tx) => {
-        const result = await body(tx, now, effects);
-        return { result, rows: await finishEffects(tx, ctx, effects, now, actor), effects };
-      },
+  const { result, rows, effects } = await transaction(
+    ctx.db,
+    async (tx) => {
+      const effects = newEffects();
+      const result = await body(tx, now, effects);
+      return { result, rows: await finishEffects(tx, ctx, effects, now, actor), effects };
+    },
+    {
+      locks: [locks.fleet(fleet.name), ...(fleet.selectors ? [locks.fleetSelectors] : [])],
+      sharedLocks: [locks.fleetSelectors],
       // 10,000 members re-derived in one transaction: more than Prisma's default 5 s on a busy machine.
-      { timeout: 60_000, maxWait: 30_000 },
-    );
-  });
+      timeout: 60_000,
+      maxWait: 30_000,
+    },
+  );
   afterCommit(ctx, effects, rows);
   await refreshFleetStatus(ctx, [...effects.fleets]);
   return result;
@@ -312,7 +321,7 @@ async function checkTemplateAgent(ctx: ServerContext, input: FleetInput): Promis
 export async function createFleet(ctx: ServerContext, input: FleetInput, actor: string, claim?: IdempotencyClaim): Promise<FleetObject> {
   const name = input.metadata.name;
   await checkTemplateAgent(ctx, input);
-  await change(ctx, actor, async (tx, now, effects) => {
+  await change(ctx, actor, { name, selectors: true }, async (tx, now, effects) => {
     await claimInTx(tx, claim, `Fleet/${name}`);
     if (await tx.fleet.findUnique({ where: { name }, select: { id: true } })) throw conflict(`fleet "${name}" already exists: PUT /fleets/${name} to change it`);
     const fleet = await tx.fleet.create({
@@ -351,7 +360,10 @@ export interface UpdateResult {
 export async function updateFleet(ctx: ServerContext, name: string, input: FleetInput, actor: string): Promise<UpdateResult> {
   if (input.metadata.name !== name) throw invalid(`metadata.name: "${input.metadata.name}" is not the fleet in the path ("${name}")`);
   await checkTemplateAgent(ctx, input);
-  const outcome = await change(ctx, actor, async (tx, now, effects) => {
+  // Whether the selector changes decides the lock on the fleets' selectors; read again inside.
+  const before = await ctx.db.fleet.findUnique({ where: { name }, select: { selector: true } });
+  const selectors = before !== null && stableJson(JSON.parse(before.selector)) !== stableJson(input.spec.selector);
+  const outcome = await change(ctx, actor, { name, selectors }, async (tx, now, effects) => {
     const fleet = await tx.fleet.findUnique({ where: { name }, select: fleetSelect });
     if (!fleet) throw notFound(`fleet "${name}"`);
     const current = await tx.templateVersion.findUnique({
@@ -365,6 +377,7 @@ export async function updateFleet(ctx: ServerContext, name: string, input: Fleet
       labels: stableJson(JSON.parse(fleet.labels)) !== stableJson(input.metadata.labels ?? {}),
       template: stableJson(currentSpec) !== stableJson(input.spec.template.spec),
     };
+    if (changed.selector && !selectors) throw conflict(`fleet ${name}'s selector was changed concurrently: apply it again`);
     const what = Object.entries(changed).filter(([, v]) => v).map(([k]) => k);
     if (what.length === 0) return { changed: false, templateVersion: null };
 
@@ -404,7 +417,7 @@ export async function updateFleet(ctx: ServerContext, name: string, input: Fleet
 }
 
 export async function deleteFleet(ctx: ServerContext, name: string, actor: string): Promise<{ deleted: string; devicesReleased: number }> {
-  const released = await change(ctx, actor, async (tx, now, effects) => {
+  const released = await change(ctx, actor, { name, selectors: true }, async (tx, now, effects) => {
     const fleet = await tx.fleet.findUnique({ where: { name }, select: { id: true } });
     if (!fleet) throw notFound(`fleet "${name}"`);
     const members = await tx.device.findMany({ where: { owner: name }, select: { id: true, name: true } });

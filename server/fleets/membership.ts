@@ -18,6 +18,7 @@ import { dialectOfDb, executeRaw, labelsObject, queryRaw } from "../lib/dialect-
 import { inIds } from "./sql";
 import { renderDevices, type Effects } from "./render";
 import { joinVersions } from "../rollouts/controller";
+import { lockInTx, locks } from "../lib/transactions";
 
 export interface FleetForMembership {
   id: string;
@@ -84,6 +85,7 @@ export async function reconcileMembership(tx: Tx, scope: MembershipScope, now: D
   );
 
   const leaving: string[] = [];
+  const left = new Set<string>();
   const joining = new Map<string, string[]>();
   const overlap = new Map<string, string[]>();
   for (const d of devices) {
@@ -93,6 +95,7 @@ export async function reconcileMembership(tx: Tx, scope: MembershipScope, now: D
     const next = decideMembership(d.owner, matching);
     if (next.owner !== d.owner) {
       if (d.owner !== null) {
+        left.add(d.owner);
         effects.events.push({
           objectKind: "Device",
           objectName: d.name,
@@ -131,6 +134,9 @@ export async function reconcileMembership(tx: Tx, scope: MembershipScope, now: D
     }
   }
 
+  // The fleets devices leave or join, locked: a template change or a rollout of one of them
+  // runs before or after this transaction, never beside it (its versions are read again below).
+  await lockInTx(tx, [...left, ...joining.keys()].map(locks.fleet));
   const at = now;
   if (leaving.length) {
     await executeRaw(tx, `UPDATE "Device" SET "owner" = NULL, "updatedAt" = ? WHERE "id" ${inIds(tx)}`, at, JSON.stringify(leaving));
@@ -138,9 +144,12 @@ export async function reconcileMembership(tx: Tx, scope: MembershipScope, now: D
   for (const [value, ids] of overlap) {
     await executeRaw(tx, `UPDATE "Device" SET "multipleOwners" = ?, "updatedAt" = ? WHERE "id" ${inIds(tx)}`, value === "" ? null : value, at, JSON.stringify(ids));
   }
-  const duringRollout = joining.size > 0 ? await joinVersions(tx) : new Map<string, string>();
+  if (joining.size === 0) return;
+  const versions = new Map((await tx.fleet.findMany({ where: { name: { in: [...joining.keys()] } }, select: { name: true, templateVersion: true } })).map((f) => [f.name, f.templateVersion]));
+  const duringRollout = await joinVersions(tx);
   for (const [fleetName, ids] of joining) {
-    const fleet = fleets.find((f) => f.name === fleetName)!;
+    const read = fleets.find((f) => f.name === fleetName)!;
+    const fleet = { ...read, templateVersion: versions.get(fleetName) ?? read.templateVersion };
     await executeRaw(tx, `UPDATE "Device" SET "owner" = ?, "updatedAt" = ? WHERE "id" ${inIds(tx)}`, fleetName, at, JSON.stringify(ids));
     // A device that joins gets its fleet's spec at once: the version members run now, or
     // while a rollout is open the one it replaces (the rollout gives it the new one in turn).

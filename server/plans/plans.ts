@@ -46,7 +46,7 @@ import {
 import type { ActionState } from "../../lib/action-status";
 import { afterPass, busyElsewhere, engineDevice, passInTx, planDeviceSelect, PLAN_CONTROLLER, type PassEffects } from "./controller";
 import { cancelActionInTx, type CancelOutcome } from "../actions/actions";
-import { snapshotRead } from "../lib/pg-transactions";
+import { locks, snapshotRead, transaction } from "../lib/transactions";
 import { claimInTx, type IdempotencyClaim } from "../idempotency/idempotency";
 
 export { PLAN_CONTROLLER };
@@ -127,7 +127,7 @@ export async function createPlan(ctx: ServerContext, args: CreateArgs): Promise<
   // An agentupgrade command names a build this server must hold (issue 12).
   for (const [i, shape] of shapes.entries()) if (shape.action) await checkAgentUpgradeArgs(ctx, shape.action.kind, shape.action.args, `spec.commands[${i}].action.args`);
   const id = newPlanId();
-  const effects = await ctx.db.$transaction(async (tx) => {
+  const effects = await transaction(ctx.db, async (tx) => {
     await claimInTx(tx, args.idempotency, `Plan/${id}`);
     const now = ctx.now();
     let carried: { planId: string; keys: Set<string> } | null = null;
@@ -209,7 +209,7 @@ export async function createPlan(ctx: ServerContext, args: CreateArgs): Promise<
     const events = await recordEvents(tx, [created, ...planEvents(id, result.events, PLAN_CONTROLLER)]);
     const pass = terminal ? null : await passInTx(tx, ctx, id, now);
     return { events: [...events, ...(pass?.events ?? [])], wake: pass?.wake ?? [], cancels: pass?.cancels ?? [] } satisfies PassEffects;
-  }, TX);
+  }, { ...TX, locks: [locks.plan(id)] });
   afterPass(ctx, effects);
   return getPlan(ctx, id);
 }
@@ -237,7 +237,7 @@ export async function retryPlan(ctx: ServerContext, id: string, actor: string, i
 type Asked = NewEvent[] | { events: NewEvent[]; cancels: CancelOutcome[] };
 
 async function askAndPass(ctx: ServerContext, id: string, ask: (tx: Tx, plan: { state: PlanState; requireApproval: boolean; approvedBy: string | null; cancelRequestedAt: Date | null; createdBy: string }, now: Date) => Promise<Asked>) {
-  const effects = await ctx.db.$transaction(async (tx) => {
+  const effects = await transaction(ctx.db, async (tx) => {
     const now = ctx.now();
     const plan = await tx.plan.findUnique({ where: { id }, select: { state: true, requireApproval: true, approvedBy: true, cancelRequestedAt: true, createdBy: true } });
     if (!plan) throw notFound(`plan "${id}"`);
@@ -246,7 +246,7 @@ async function askAndPass(ctx: ServerContext, id: string, ask: (tx: Tx, plan: { 
     const events = [...(await recordEvents(tx, newEvents)), ...cancels.flatMap((c) => c.events)];
     const pass = await passInTx(tx, ctx, id, now);
     return { events: [...events, ...(pass?.events ?? [])], wake: pass?.wake ?? [], cancels: [...cancels.map((c) => ({ ...c, events: [] })), ...(pass?.cancels ?? [])] };
-  }, TX);
+  }, { ...TX, locks: [locks.plan(id)] });
   afterPass(ctx, effects);
   return getPlan(ctx, id);
 }

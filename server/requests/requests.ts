@@ -20,6 +20,7 @@ import { inChunks } from "../lib/chunks";
 import { assertNotOwnApproval } from "../approvals/four-eyes";
 import { waitsOf } from "../actions/waits";
 import { outputGroups, type OutputGroupsPage, type OutputGroupsView } from "../actions/output-groups";
+import { transaction } from "../lib/transactions";
 
 export const REQUEST_ORIGINS = ["user", "plan", "workflow", "rollout"] as const;
 export type RequestOrigin = (typeof REQUEST_ORIGINS)[number];
@@ -286,7 +287,7 @@ export async function decideRequest(ctx: ServerContext, id: string, decision: "A
   // SQLite: one fast-path commit (prepared statements); otherwise one Prisma transaction.
   const { moved, events } = ctx.fast
     ? await ctx.fast.decideRequest({ requestId: id, to, decision, actor, reason: why, actionEvent, requestEvent }, now)
-    : await ctx.db.$transaction(async (tx) => {
+    : await transaction(ctx.db, async (tx) => {
         const at = sqlDate(tx, now);
         const moved = await tx.$queryRaw<{ id: string; deviceId: string }[]>`
           UPDATE "Action" SET "state" = ${to}, "decision" = ${decision}, "decidedBy" = ${actor}, "decidedAt" = ${at}, "decisionReason" = ${why},

@@ -51,7 +51,7 @@ import { isTerminalRolloutPhase } from "../../lib/rollout-status";
 import { afterCommit, finishEffects, newEffects, renderDevices, type Effects } from "../fleets/render";
 import { refreshFleetStatusInTx, revertFleetTemplate } from "../fleets/controller";
 import { loadRolloutMembers, type LoadedMember } from "./members";
-import { retryDeadlocks } from "../lib/pg-transactions";
+import { locks, transaction } from "../lib/transactions";
 
 export { ROLLOUT_CONTROLLER };
 
@@ -296,21 +296,19 @@ async function runOne(ctx: ServerContext, fleetId: string): Promise<void> {
   const look = await evaluate(ctx.db, fleetId, ctx.now());
   if (!look?.changed) return;
   const now = ctx.now();
-  // A batch of members' rows: may meet the hot path's heartbeats in a deadlock (PostgreSQL).
-  const done = await retryDeadlocks(() => {
-    const effects = newEffects();
-    return ctx.db.$transaction(
-      async (tx) => {
-        const ev = await evaluate(tx, fleetId, now);
-        if (!ev?.changed) return null;
-        await persist(tx, ev, now, effects);
-        const rows = await finishEffects(tx, ctx, effects, now, ROLLOUT_CONTROLLER);
-        // The counts commit with the phase: a reader never sees Completed beside the counts before it.
-        return { effects, rows: [...rows, ...(await refreshFleetStatusInTx(tx, ctx, [...effects.fleets]))] };
-      },
-      { timeout: 60_000, maxWait: 30_000 },
-    );
-  });
+  const done = await transaction(
+    ctx.db,
+    async (tx) => {
+      const effects = newEffects();
+      const ev = await evaluate(tx, fleetId, now);
+      if (!ev?.changed) return null;
+      await persist(tx, ev, now, effects);
+      const rows = await finishEffects(tx, ctx, effects, now, ROLLOUT_CONTROLLER);
+      // The counts commit with the phase: a reader never sees Completed beside the counts before it.
+      return { effects, rows: [...rows, ...(await refreshFleetStatusInTx(tx, ctx, [...effects.fleets]))] };
+    },
+    { locks: [locks.fleet(look.fleet.name)], timeout: 60_000, maxWait: 30_000 },
+  );
   if (!done) return;
   afterCommit(ctx, done.effects, done.rows);
 }

@@ -16,33 +16,31 @@ import { refreshFleetStatus } from "../fleets/controller";
 import { getFleet, type FleetObject } from "../fleets/fleets";
 import type { RolloutRequestKind } from "../../lib/rollout";
 import { ROLLOUT_CONTROLLER, runRolloutInTx } from "./controller";
-import { retryDeadlocks } from "../lib/pg-transactions";
+import { locks, transaction } from "../lib/transactions";
 
 export async function requestRollout(ctx: ServerContext, name: string, kind: RolloutRequestKind, actor: string, reason?: string): Promise<FleetObject> {
   const now = ctx.now();
-  // A batch of members' rows: may meet the hot path's heartbeats in a deadlock (PostgreSQL).
-  const { effects, rows } = await retryDeadlocks(() => {
-    const effects = newEffects();
-    return ctx.db.$transaction(
-      async (tx) => {
-        const fleet = await tx.fleet.findUnique({ where: { name }, select: { id: true } });
-        if (!fleet) throw notFound(`fleet "${name}"`);
-        const open = await tx.rollout.findFirst({ where: { fleetId: fleet.id, endedAt: null }, select: { id: true } });
-        if (!open) {
-          const last = await tx.rollout.findFirst({ where: { fleetId: fleet.id }, orderBy: { createdAt: "desc" }, select: { templateVersion: true, phase: true } });
-          const ended = last ? `: the rollout of version ${last.templateVersion} ended ${last.phase}` : "";
-          throw conflict(`fleet ${name} has no rollout in progress to ${kind}${ended}`);
-        }
-        const request = await tx.rolloutRequest.create({ data: { fleetId: fleet.id, kind, reason: reason ?? null, actor, createdAt: now }, select: { id: true } });
-        const decision = await runRolloutInTx(tx, fleet.id, now, effects);
-        const outcome = decision?.requests.find((r) => r.id === request.id);
-        // Rolled back with the rest: a request that changes nothing is not recorded.
-        if (!outcome || outcome.outcome !== "applied") throw conflict(`cannot ${kind} the rollout of fleet ${name}: ${outcome?.message ?? "the rollout did not take the request"}`);
-        return { effects, rows: await finishEffects(tx, ctx, effects, now, ROLLOUT_CONTROLLER) };
-      },
-      { timeout: 60_000, maxWait: 30_000 },
-    );
-  });
+  const { effects, rows } = await transaction(
+    ctx.db,
+    async (tx) => {
+      const effects = newEffects();
+      const fleet = await tx.fleet.findUnique({ where: { name }, select: { id: true } });
+      if (!fleet) throw notFound(`fleet "${name}"`);
+      const open = await tx.rollout.findFirst({ where: { fleetId: fleet.id, endedAt: null }, select: { id: true } });
+      if (!open) {
+        const last = await tx.rollout.findFirst({ where: { fleetId: fleet.id }, orderBy: { createdAt: "desc" }, select: { templateVersion: true, phase: true } });
+        const ended = last ? `: the rollout of version ${last.templateVersion} ended ${last.phase}` : "";
+        throw conflict(`fleet ${name} has no rollout in progress to ${kind}${ended}`);
+      }
+      const request = await tx.rolloutRequest.create({ data: { fleetId: fleet.id, kind, reason: reason ?? null, actor, createdAt: now }, select: { id: true } });
+      const decision = await runRolloutInTx(tx, fleet.id, now, effects);
+      const outcome = decision?.requests.find((r) => r.id === request.id);
+      // Rolled back with the rest: a request that changes nothing is not recorded.
+      if (!outcome || outcome.outcome !== "applied") throw conflict(`cannot ${kind} the rollout of fleet ${name}: ${outcome?.message ?? "the rollout did not take the request"}`);
+      return { effects, rows: await finishEffects(tx, ctx, effects, now, ROLLOUT_CONTROLLER) };
+    },
+    { locks: [locks.fleet(name)], timeout: 60_000, maxWait: 30_000 },
+  );
   afterCommit(ctx, effects, rows);
   await refreshFleetStatus(ctx, [name]);
   return getFleet(ctx, name);

@@ -41,6 +41,7 @@ import { DEFAULT_HEALTH_POLICY } from "../../lib/health-policy";
 import { randomUUID } from "node:crypto";
 import type { ServerContext } from "../context";
 import { Prisma, type Db, type Tx } from "../db";
+import { locks, transaction } from "../lib/transactions";
 import { publishEvents, recordEvents, type EventRow, type NewEvent } from "../events/events";
 import { topics } from "../bus";
 import { inChunks } from "../lib/chunks";
@@ -531,7 +532,7 @@ async function runSchedules(ctx: ServerContext, names: string[] | undefined): Pr
       continue;
     }
     try {
-      const effects = await ctx.db.$transaction((tx) => scheduleTickInTx(tx, ctx, row.name, ctx.now()), TX);
+      const effects = await transaction(ctx.db, (tx) => scheduleTickInTx(tx, ctx, row.name, ctx.now()), { ...TX, locks: [locks.workflow(row.name)] });
       if (effects) afterPass(ctx, effects);
     } catch (err) {
       ctx.log.error({ err, workflow: row.name }, "workflow schedule failed");
@@ -568,7 +569,7 @@ async function runOnce(ctx: ServerContext, names: string[] | undefined, look: bo
         const first = await load(ctx.db, name, ctx.now());
         if (!first || !changes(first.decision)) continue;
       }
-      const effects = await ctx.db.$transaction((tx) => passInTx(tx, ctx, name, ctx.now()), TX);
+      const effects = await transaction(ctx.db, (tx) => passInTx(tx, ctx, name, ctx.now()), { ...TX, locks: [locks.workflow(name)] });
       if (effects) afterPass(ctx, effects);
     } catch (err) {
       ctx.log.error({ err, workflow: name }, "workflow controller failed");

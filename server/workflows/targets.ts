@@ -10,6 +10,7 @@
  */
 import type { ServerContext } from "../context";
 import { Prisma, type Tx } from "../db";
+import { locks, transaction } from "../lib/transactions";
 import { conflict, invalid, notFound } from "../errors";
 import { recordEvents, type NewEvent } from "../events/events";
 import { cancelActionInTx, createActionInTx, type CancelOutcome } from "../actions/actions";
@@ -110,7 +111,7 @@ export function retryWorkflowTarget(ctx: ServerContext, name: string, step: stri
 }
 
 async function moveTarget(ctx: ServerContext, name: string, step: string, target: string, move: TargetMove, actor: string, reason: string): Promise<WorkflowObject> {
-  const effects = await ctx.db.$transaction(async (tx): Promise<PassEffects> => {
+  const effects = await transaction(ctx.db, async (tx): Promise<PassEffects> => {
     const now = ctx.now();
     const wf = await tx.workflow.findUnique({ where: { name }, include: { steps: true } });
     if (!wf) throw notFound(`workflow "${name}"`);
@@ -202,7 +203,7 @@ async function moveTarget(ctx: ServerContext, name: string, step: string, target
       followers: pass?.followers ?? [],
       timers: pass?.timers ?? [],
     };
-  }, TX);
+  }, { ...TX, locks: [locks.workflow(name)] });
   afterPass(ctx, effects);
   return getWorkflow(ctx, name);
 }

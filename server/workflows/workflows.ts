@@ -15,6 +15,7 @@
 import { stableJson } from "../../lib/stable-json";
 import type { ServerContext } from "../context";
 import { Prisma, type Tx } from "../db";
+import { locks, transaction } from "../lib/transactions";
 import { conflict, invalid, notFound } from "../errors";
 import { recordEvents, type NewEvent } from "../events/events";
 import { cancelActionInTx, type CancelOutcome } from "../actions/actions";
@@ -89,7 +90,7 @@ export async function createWorkflow(
 ): Promise<WorkflowObject> {
   const name = input.metadata.name;
   const start = options.start ?? input.spec.schedule === undefined;
-  const effects = await ctx.db.$transaction(async (tx) => {
+  const effects = await transaction(ctx.db, async (tx) => {
     // The request's idempotency key (issue 22) commits with the workflow or not at all.
     await claimInTx(tx, options.idempotency, `Workflow/${name}`);
     if (await tx.workflow.findUnique({ where: { name }, select: { name: true } })) throw conflict(`workflow "${name}" already exists: PUT /workflows/${name} replaces its spec`);
@@ -119,7 +120,8 @@ export async function createWorkflow(
     if (!start) return { ...noEffects(), events: await recordEvents(tx, [created]), timers };
     const effects = await startAndPass(tx, ctx, name, actor, now, [created]);
     return { ...effects, timers: [...effects.timers, ...timers] };
-  }, TX);
+    // SERIALIZABLE: its references are checked against every saved workflow (no cycle across them).
+  }, { ...TX, locks: [locks.workflow(name)], serializable: true });
   afterPass(ctx, effects);
   return getWorkflow(ctx, name);
 }
@@ -137,20 +139,20 @@ async function startAndPass(tx: Tx, ctx: ServerContext, name: string, actor: str
  * WorkflowStarted). 409 while it runs. `POST /workflows/{name}/start` and `/rerun` both land here.
  */
 export async function rerunWorkflow(ctx: ServerContext, name: string, actor: string): Promise<WorkflowObject> {
-  const effects = await ctx.db.$transaction(async (tx) => {
+  const effects = await transaction(ctx.db, async (tx) => {
     const wf = await tx.workflow.findUnique({ where: { name }, select: { phase: true, run: true } });
     if (!wf) throw notFound(`workflow "${name}"`);
     if (wf.phase === "Pending") return startAndPass(tx, ctx, name, actor, ctx.now(), []);
     if (wf.phase !== "Succeeded" && wf.phase !== "Failed") throw conflict(`workflow ${name} is ${wf.phase}: only a draft or a finished workflow can be started (cancel it first)`);
     return startAndPass(tx, ctx, name, actor, ctx.now(), [workflowEvent(name, "WorkflowRerun", wf.phase, `run ${wf.run} ended ${wf.phase}; starting run ${wf.run + 1}`, actor)]);
-  }, TX);
+  }, { ...TX, locks: [locks.workflow(name)] });
   afterPass(ctx, effects);
   return getWorkflow(ctx, name);
 }
 
 /** Stop a running workflow without deleting it: the controller fails it (Cancelled) and cancels its unfinished actions. */
 export async function cancelWorkflow(ctx: ServerContext, name: string, actor: string, reason?: string): Promise<WorkflowObject> {
-  const effects = await ctx.db.$transaction(async (tx) => {
+  const effects = await transaction(ctx.db, async (tx) => {
     const now = ctx.now();
     const wf = await tx.workflow.findUnique({ where: { name }, select: { phase: true } });
     if (!wf) throw notFound(`workflow "${name}"`);
@@ -160,7 +162,7 @@ export async function cancelWorkflow(ctx: ServerContext, name: string, actor: st
     const events = await recordEvents(tx, [workflowEvent(name, "WorkflowCancelRequested", "Running", reason ?? "", actor)]);
     const pass = await passInTx(tx, ctx, name, now);
     return { events: [...events, ...(pass?.events ?? [])], wake: pass?.wake ?? [], cancels: pass?.cancels ?? [], followers: pass?.followers ?? [], timers: pass?.timers ?? [] };
-  }, TX);
+  }, { ...TX, locks: [locks.workflow(name)] });
   afterPass(ctx, effects);
   return getWorkflow(ctx, name);
 }
@@ -174,7 +176,7 @@ export async function cancelWorkflow(ctx: ServerContext, name: string, actor: st
  */
 export async function updateWorkflow(ctx: ServerContext, name: string, input: WorkflowInput, actor: string): Promise<WorkflowObject> {
   if (input.metadata.name !== name) throw invalid(`metadata.name "${input.metadata.name}" is not the workflow in the path ("${name}")`);
-  const effects = await ctx.db.$transaction(async (tx): Promise<PassEffects | null> => {
+  const effects = await transaction(ctx.db, async (tx): Promise<PassEffects | null> => {
     const wf = await tx.workflow.findUnique({ where: { name }, include: { steps: true } });
     if (!wf) throw notFound(`workflow "${name}"`);
     const labels = input.metadata.labels ? JSON.stringify(input.metadata.labels) : null;
@@ -221,7 +223,8 @@ export async function updateWorkflow(ctx: ServerContext, name: string, input: Wo
     const pass = running ? await passInTx(tx, ctx, name, now) : null;
     const timers = scheduleChanged && next ? [{ name, at: next }] : [];
     return { events: [...events, ...(pass?.events ?? [])], wake: pass?.wake ?? [], cancels: pass?.cancels ?? [], followers: pass?.followers ?? [], timers: [...(pass?.timers ?? []), ...timers] };
-  }, TX);
+    // SERIALIZABLE: its references are checked against every saved workflow (no cycle across them).
+  }, { ...TX, locks: [locks.workflow(name)], serializable: true });
   if (effects) afterPass(ctx, effects);
   return getWorkflow(ctx, name);
 }
@@ -232,7 +235,7 @@ export async function updateWorkflow(ctx: ServerContext, name: string, input: Wo
  * running. A workflow following this one's run sees it gone and its step fails.
  */
 export async function deleteWorkflow(ctx: ServerContext, name: string, actor: string): Promise<{ deleted: string; actionsCancelled: number }> {
-  const { events, cancels, followers } = await ctx.db.$transaction(async (tx) => {
+  const { events, cancels, followers } = await transaction(ctx.db, async (tx) => {
     const now = ctx.now();
     const wf = await tx.workflow.findUnique({ where: { name }, select: { phase: true, run: true } });
     if (!wf) throw notFound(`workflow "${name}"`);
@@ -248,7 +251,8 @@ export async function deleteWorkflow(ctx: ServerContext, name: string, actor: st
     await tx.workflow.delete({ where: { name } });
     const events = await recordEvents(tx, [workflowEvent(name, "WorkflowDeleted", wf.phase, `run ${wf.run}${cancels.length ? `; ${cancels.length} unfinished action(s) cancelled` : ""}`, actor)]);
     return { events, cancels, followers: followers.map((f) => f.workflowName) };
-  }, TX);
+    // SERIALIZABLE: a workflow saved meanwhile with a reference to this one would name a workflow gone.
+  }, { ...TX, locks: [locks.workflow(name)], serializable: true });
   afterPass(ctx, { events: [...events, ...cancels.flatMap((c) => c.events)], wake: [], cancels: cancels.map((c) => ({ ...c, events: [] })), followers, timers: [] });
   return { deleted: name, actionsCancelled: cancels.length };
 }

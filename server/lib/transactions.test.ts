@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isDeadlock, retryDeadlocks, TurnQueue } from "./pg-transactions";
+import type { Db } from "../db";
+import { Contended, isDeadlock, transaction, TurnQueue } from "./transactions";
 
 /** A turn that records when it started and ended, and ends when told to. */
 function recorder() {
@@ -75,19 +76,22 @@ describe("TurnQueue", () => {
   });
 });
 
-describe("retryDeadlocks", () => {
+describe("transaction: run again whole", () => {
   const deadlock = Object.assign(new Error("Raw query failed. Code: `40P01`. Message: `deadlock detected`"), { code: "P2010" });
-  it("runs the attempt again after a deadlock, and gives up after four", async () => {
+  // A client as `transaction` sees one that is not PostgreSQL's: `$transaction(fn)` runs fn.
+  const client = { $transaction: (fn: (tx: unknown) => Promise<unknown>) => fn({}) } as unknown as Db;
+  it("runs the transaction again after a deadlock, a serialization failure or a contention, and gives up after six", async () => {
     let calls = 0;
-    expect(await retryDeadlocks(async () => (++calls < 3 ? Promise.reject(deadlock) : "done"))).toBe("done");
-    expect(calls).toBe(3);
-    calls = 0;
-    await expect(retryDeadlocks(async () => (++calls, Promise.reject(deadlock)))).rejects.toBe(deadlock);
+    const failures = [deadlock, { code: "P2034" }, new Contended("plan p moved")];
+    expect(await transaction(client, async () => (calls < 3 ? Promise.reject(failures[calls++]) : (calls++, "done")))).toBe("done");
     expect(calls).toBe(4);
+    calls = 0;
+    await expect(transaction(client, async () => (++calls, Promise.reject(deadlock)))).rejects.toBe(deadlock);
+    expect(calls).toBe(6);
   });
   it("passes any other error on at once", async () => {
     let calls = 0;
-    await expect(retryDeadlocks(async () => (++calls, Promise.reject(new Error("unique constraint"))))).rejects.toThrow("unique");
+    await expect(transaction(client, async () => (++calls, Promise.reject(new Error("unique constraint"))))).rejects.toThrow("unique");
     expect(calls).toBe(1);
   });
   it("knows Prisma's and PostgreSQL's codes for it", () => {
