@@ -203,8 +203,8 @@ async function createEnrollmentOnce(
   // Approved at once, its writes are guarded by its own rows (the unique name, the token's use
   // counted in its UPDATE, the device it creates) and it settles the device's fleet against the
   // fleets' selectors (shared: such approvals run side by side). One left Pending counts the
-  // inbox, an invariant over every Pending row: SERIALIZABLE, so two at once never both fit.
-  const options: TransactionOptions = approver ? { sharedLocks: [locks.fleetSelectors] } : { serializable: true };
+  // inbox, an invariant over every Pending row: it locks the inbox, so two at once never both fit.
+  const options: TransactionOptions = approver ? { sharedLocks: [locks.fleetSelectors] } : { locks: [locks.enrollmentInbox] };
   const { row, events, effects } = await transaction(ctx.db, async (tx: Tx) => {
     const effects = newEffects();
     // Again inside: concurrent requests from one address must not all slip under the limit.

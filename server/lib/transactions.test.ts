@@ -1,3 +1,5 @@
+import fs from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Db } from "../db";
 import { Contended, isDeadlock, transaction, TurnQueue } from "./transactions";
@@ -95,7 +97,19 @@ describe("transaction: run again whole", () => {
     expect(calls).toBe(1);
   });
   it("knows Prisma's and PostgreSQL's codes for it", () => {
-    expect([{ code: "P2034" }, { code: "40001" }, { meta: { code: "40P01" } }, deadlock].map(isDeadlock)).toEqual([true, true, true, true]);
+    const commitFailed = Object.assign(new Error("TransactionWriteConflict"), { cause: { originalCode: "40001", kind: "TransactionWriteConflict" } });
+    expect([{ code: "P2034" }, { code: "40001" }, { meta: { code: "40P01" } }, deadlock, commitFailed].map(isDeadlock)).toEqual([true, true, true, true, true]);
     expect([{ code: "P2002" }, new Error("timeout"), null, "40P01"].map(isDeadlock)).toEqual([false, false, false, false]);
+  });
+});
+
+describe("one wrapper", () => {
+  it("no server code opens an interactive transaction but through transaction()", () => {
+    const root = path.resolve(__dirname, "..");
+    const files = (fs.readdirSync(root, { recursive: true }) as string[]).filter(
+      (f) => f.endsWith(".ts") && !f.endsWith(".test.ts") && !f.startsWith("generated") && f !== path.join("lib", "transactions.ts"),
+    );
+    expect(files.length).toBeGreaterThan(50);
+    expect(files.filter((f) => /\.\$transaction\(/.test(fs.readFileSync(path.join(root, f), "utf8")))).toEqual([]);
   });
 });

@@ -14,12 +14,15 @@
  * and fail Prisma's maxWait), and at most `poolSize - 2` transactions hold connections at once,
  * the rest waiting here, two connections always left to reads.
  *
- * Invariants spanning rows that no single object owns take one of three means, each said where
- * it is used: `serializable` (PostgreSQL's SSI aborts one of two transactions that would break
- * it; the retry below runs it again); a row lock taken in the transaction (`lockRows`, e.g. the
- * devices a plan signals, so two plans never signal one device and a decommission never lands
- * between a pass's read and its write); or an advisory lock taken once the transaction knows
- * what it touches (`lockInTx`, e.g. the fleets a device joins).
+ * Invariants spanning rows take one of three means, each said where it is used: a lock named
+ * for the invariant itself (the enrollment inbox's limits, the workflows' references, the
+ * fleets' selectors); a row lock taken in the transaction (`lockRows`, e.g. the devices a plan
+ * signals, so two plans never signal one device and a decommission never lands between a
+ * pass's read and its write); or an advisory lock taken once the transaction knows what it
+ * touches (`lockInTx`, e.g. the fleets a device joins). Not SERIALIZABLE: Prisma 6.19's
+ * PostgreSQL adapter never gives back the connection of a transaction whose COMMIT fails
+ * (SSI's 40001 comes at commit), so each such failure leaked one of the pool's connections
+ * (seen: the server's close then waited for ever).
  *
  * **Retried whole.** A transaction returns its effects (events to publish, devices to wake,
  * tallies) rather than pushing them outside, so running `fn` again is safe: 40001, 40P01
@@ -38,8 +41,6 @@ export interface TransactionOptions {
   locks?: readonly string[];
   /** What it must not see change under it, locked shared: such transactions run side by side. */
   sharedLocks?: readonly string[];
-  /** PostgreSQL's SERIALIZABLE, for an invariant spanning rows of several objects. */
-  serializable?: boolean;
   timeout?: number;
   maxWait?: number;
 }
@@ -55,6 +56,10 @@ export const locks = {
    * it exclusively; a change that settles some devices' membership against it takes it shared.
    */
   fleetSelectors: "fleets:selectors",
+  /** The enrollment inbox's limits (Pending requests per address and in all): a request left Pending takes it. */
+  enrollmentInbox: "enrollments:inbox",
+  /** References between workflows (no cycle across them): a save of a workflow that refers to others takes it. */
+  workflowReferences: "workflows:references",
 } as const;
 
 /** The advisory locks' first key: a constant no other lock of Drover's uses ("DRTX"). */
@@ -185,7 +190,7 @@ export async function transaction<R>(db: Db, fn: (tx: Tx) => Promise<R>, options
         await takeAdvisory(tx, names);
         return fn(tx);
       },
-      { ...prismaOptions, ...(options.serializable ? { isolationLevel: "Serializable" } : {}) },
+      prismaOptions,
     ) as Promise<R>;
   return retried(() => turns.withNames(names, () => turns.slots.runShared(run)));
 }
@@ -234,10 +239,11 @@ export function snapshotRead<R>(db: Db, read: (db: Db) => Promise<R>): Promise<R
 /** PostgreSQL aborted the transaction to break a deadlock (40P01) or a serialization failure (40001): running it again may succeed. */
 export function isDeadlock(error: unknown): boolean {
   if (typeof error !== "object" || error === null) return false;
-  const e = error as { code?: unknown; meta?: { code?: unknown }; message?: unknown };
-  // P2034: Prisma's "write conflict or deadlock"; raw statements fail P2010 with the database's code.
-  if (e.code === "P2034" || e.code === "40P01" || e.code === "40001") return true;
-  if (e.meta?.code === "40P01" || e.meta?.code === "40001") return true;
+  const e = error as { code?: unknown; meta?: { code?: unknown }; cause?: { originalCode?: unknown }; message?: unknown };
+  // P2034: Prisma's "write conflict or deadlock"; raw statements fail P2010 with the database's
+  // code; a failed commit is the adapter's own error ("TransactionWriteConflict") with it as the cause.
+  const retryable = (code: unknown) => code === "40P01" || code === "40001";
+  if (e.code === "P2034" || retryable(e.code) || retryable(e.meta?.code) || retryable(e.cause?.originalCode)) return true;
   return typeof e.message === "string" && /\b(40P01|40001)\b|deadlock detected|could not serialize access/.test(e.message);
 }
 

@@ -49,6 +49,15 @@ export function parseWorkflowInput(value: unknown): WorkflowInput {
 }
 
 /** The graph, then the references against the saved workflows (this one's saved version replaced by `spec`). */
+/**
+ * A save's locks: the workflow, and when it refers to others the references' lock, since
+ * `validateAgainstSaved` checks them against every saved workflow: two saves that could close a
+ * cycle between them never run side by side.
+ */
+function workflowLocks(name: string, spec: WorkflowSpec): string[] {
+  return [locks.workflow(name), ...(stepReferences(spec).length > 0 ? [locks.workflowReferences] : [])];
+}
+
 async function validateAgainstSaved(tx: Tx, name: string, spec: WorkflowSpec): Promise<void> {
   const problem = validateWorkflowGraph(spec.steps)[0];
   if (problem) throw invalid(`${problem.path}: ${problem.message}`);
@@ -120,8 +129,7 @@ export async function createWorkflow(
     if (!start) return { ...noEffects(), events: await recordEvents(tx, [created]), timers };
     const effects = await startAndPass(tx, ctx, name, actor, now, [created]);
     return { ...effects, timers: [...effects.timers, ...timers] };
-    // SERIALIZABLE: its references are checked against every saved workflow (no cycle across them).
-  }, { ...TX, locks: [locks.workflow(name)], serializable: true });
+  }, { ...TX, locks: workflowLocks(name, input.spec) });
   afterPass(ctx, effects);
   return getWorkflow(ctx, name);
 }
@@ -223,8 +231,7 @@ export async function updateWorkflow(ctx: ServerContext, name: string, input: Wo
     const pass = running ? await passInTx(tx, ctx, name, now) : null;
     const timers = scheduleChanged && next ? [{ name, at: next }] : [];
     return { events: [...events, ...(pass?.events ?? [])], wake: pass?.wake ?? [], cancels: pass?.cancels ?? [], followers: pass?.followers ?? [], timers: [...(pass?.timers ?? []), ...timers] };
-    // SERIALIZABLE: its references are checked against every saved workflow (no cycle across them).
-  }, { ...TX, locks: [locks.workflow(name)], serializable: true });
+  }, { ...TX, locks: workflowLocks(name, input.spec) });
   if (effects) afterPass(ctx, effects);
   return getWorkflow(ctx, name);
 }
@@ -251,8 +258,8 @@ export async function deleteWorkflow(ctx: ServerContext, name: string, actor: st
     await tx.workflow.delete({ where: { name } });
     const events = await recordEvents(tx, [workflowEvent(name, "WorkflowDeleted", wf.phase, `run ${wf.run}${cancels.length ? `; ${cancels.length} unfinished action(s) cancelled` : ""}`, actor)]);
     return { events, cancels, followers: followers.map((f) => f.workflowName) };
-    // SERIALIZABLE: a workflow saved meanwhile with a reference to this one would name a workflow gone.
-  }, { ...TX, locks: [locks.workflow(name)], serializable: true });
+    // A workflow referring to this one and saved meanwhile finds it gone when its step runs (that step fails).
+  }, { ...TX, locks: [locks.workflow(name)] });
   afterPass(ctx, { events: [...events, ...cancels.flatMap((c) => c.events)], wake: [], cancels: cancels.map((c) => ({ ...c, events: [] })), followers, timers: [] });
   return { deleted: name, actionsCancelled: cancels.length };
 }
