@@ -218,24 +218,36 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
  * to cancel. When one has moved, the caller's transaction runs again (`Contended`) and decides
  * on what it reads then.
  */
-export async function holdTargets(tx: Tx, deviceIds: string[]): Promise<void> {
-  if (!(await lockRows(tx, "Device", deviceIds))) return;
+async function holdTargets(tx: Tx, deviceIds: string[]): Promise<boolean> {
+  if (!(await lockRows(tx, "Device", deviceIds))) return false;
   const gone = await inChunks([...new Set(deviceIds)], (chunk) =>
     tx.device.findMany({ where: { id: { in: chunk }, NOT: { lifecycle: "Enrolled", decommissionRequestedAt: null } }, select: { name: true } }),
   );
   if (gone.length > 0) throw new Contended(`device ${gone[0]!.name} is no longer Enrolled`);
+  return true;
 }
 
 /**
- * A request and its actions written inside the caller's transaction: the one place action rows
- * are inserted through Prisma (the SQLite fast path has its prepared inserts). The caller
- * records the events (ActionCreated per action, RequestCreated) with its own.
+ * Action rows written inside the caller's transaction, their devices held first
+ * (`holdTargets`): the one place action rows are inserted through Prisma (the SQLite fast path
+ * has its prepared inserts). Answers whether the devices' rows are locked until the caller
+ * commits (PostgreSQL), so the caller may check more of them (a plan: no other plan signals them).
+ */
+export async function insertActionRowsInTx(tx: Tx, rows: Prisma.ActionCreateManyInput[]): Promise<boolean> {
+  if (rows.length === 0) return false;
+  const held = await holdTargets(tx, rows.map((r) => r.deviceId));
+  await tx.action.createMany({ data: rows });
+  return held;
+}
+
+/**
+ * A request and its actions written inside the caller's transaction (`insertActionRowsInTx`).
+ * The caller records the events (ActionCreated per action, RequestCreated) with its own.
  */
 export async function insertActionsInTx(tx: Tx, request: NewRequestRow, rows: NewActionRow[], now: Date): Promise<void> {
   if (rows.length === 0) return;
-  await holdTargets(tx, rows.map((r) => r.deviceId));
   await tx.actionRequest.create({ data: request });
-  await tx.action.createMany({ data: rows.map((r) => ({ ...r, updatedAt: now })) });
+  await insertActionRowsInTx(tx, rows.map((r) => ({ ...r, updatedAt: now })));
 }
 
 export interface ActionForDevice {

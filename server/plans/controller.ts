@@ -29,8 +29,8 @@ import { Prisma, type Db, type Tx } from "../db";
 import { publishEvents, recordEvents, type EventRow, type NewEvent } from "../events/events";
 import { topics } from "../bus";
 import { inChunks } from "../lib/chunks";
-import { Contended, lockRows, locks, transaction } from "../lib/transactions";
-import { afterCancel, cancelActionInTx, needsApproval, type CancelOutcome } from "../actions/actions";
+import { Contended, locks, transaction } from "../lib/transactions";
+import { afterCancel, cancelActionInTx, insertActionRowsInTx, needsApproval, type CancelOutcome } from "../actions/actions";
 import { watchEndedActions } from "../actions/ended-watch";
 import { inheritedDecision, requestForRef } from "../requests/requests";
 import { decidePass, type EngineDevice, type EngineNode, type GroupCounts, type PassDecision } from "../../lib/plan";
@@ -89,8 +89,6 @@ interface Loaded {
   shapes: ReturnType<typeof commandShape>[];
   nodes: EngineNode[];
   decision: PassDecision;
-  /** The devices of the nodes read, by id, as read. */
-  devices: Map<string, PlanDeviceRow>;
 }
 
 const nodeSelect = { id: true, commandIndex: true, group: true, position: true, name: true, state: true, message: true, deviceId: true, actionId: true } satisfies Prisma.PlanNodeSelect;
@@ -192,7 +190,7 @@ async function load(db: Db | Tx, planId: string, now: Date): Promise<Loaded | nu
     counts,
     now,
   });
-  return { plan, shapes, nodes: [...signalled, ...candidates.controllers, ...candidates.workers], decision, devices: deviceById };
+  return { plan, shapes, nodes: [...signalled, ...candidates.controllers, ...candidates.workers], decision };
 }
 
 const FINAL = new Set<string>(FINAL_ACTION_STATES);
@@ -207,20 +205,14 @@ export async function busyElsewhere(db: Db | Tx, planId: string, deviceIds: stri
 }
 
 /**
- * The devices a pass is about to signal, locked (PostgreSQL: their rows, until the pass commits)
- * and read again: two plans' passes never signal one device (the candidate query's NOT EXISTS
- * read before another pass committed its signal), and a decommission never lands between the
- * pass's read of a device and its action. When one moved, the pass runs again (`Contended`).
+ * Two plans never signal one device: the candidate query's NOT EXISTS may have read before
+ * another plan's pass committed its signal. Checked again once the devices' rows are locked
+ * (`insertActionRowsInTx`, which also checks they are still Enrolled): when one was signalled
+ * meanwhile, the pass runs again (`Contended`) and picks another.
  */
-async function holdSignalledDevices(tx: Tx, planId: string, deviceIds: string[], read: Map<string, PlanDeviceRow>): Promise<void> {
-  if (!(await lockRows(tx, "Device", deviceIds))) return;
+async function assertNotSignalledElsewhere(tx: Tx, planId: string, deviceIds: string[]): Promise<void> {
   const busy = await busyElsewhere(tx, planId, deviceIds);
   for (const [deviceId, other] of busy) throw new Contended(`device ${deviceId} was signalled by plan ${other}`);
-  const now = await inChunks(deviceIds, (chunk) => tx.device.findMany({ where: { id: { in: chunk } }, select: { id: true, lifecycle: true, decommissionRequestedAt: true } }));
-  for (const d of now) {
-    const was = read.get(d.id);
-    if (!was || was.lifecycle !== d.lifecycle || was.decommissionRequestedAt?.getTime() !== d.decommissionRequestedAt?.getTime()) throw new Contended(`device ${d.id} changed`);
-  }
 }
 
 const changes = (d: PassDecision) => d.plan !== null || d.commands.length > 0 || d.nodes.length > 0 || d.signals.length > 0 || d.cancelActions.length > 0;
@@ -234,7 +226,6 @@ export async function passInTx(tx: Tx, ctx: ServerContext, planId: string, now: 
   if (!loaded || !changes(loaded.decision)) return null;
   const { plan, shapes, nodes, decision } = loaded;
   const nodeById = new Map(nodes.map((n) => [n.id, n]));
-  await holdSignalledDevices(tx, plan.id, decision.signals.flatMap((s) => nodeById.get(s.nodeId)?.device?.id ?? []), loaded.devices);
 
   // Node moves (signals are marked below with their action).
   const signalled = new Set(decision.signals.map((s) => s.nodeId));
@@ -328,7 +319,7 @@ export async function passInTx(tx: Tx, ctx: ServerContext, planId: string, now: 
         updatedAt: now,
       };
     });
-    await tx.action.createMany({ data: rows });
+    if (await insertActionRowsInTx(tx, rows)) await assertNotSignalledElsewhere(tx, plan.id, rows.map((r) => r.deviceId));
     await inChunks([...signalled], async (chunk) => [
       await tx.planNode.updateMany({ where: { id: { in: chunk }, state: "SignalPending" }, data: { state: "SignalSent", message: "", updatedAt: now } }),
     ]);
