@@ -15,9 +15,10 @@ export interface ServerContext {
   db: Db;
   /**
    * The agent hot path (devices/agent-store.ts): prepared statements with group commit, on
-   * SQLite (fast-path.ts) or PostgreSQL (fast-path-pg.ts); null only when a test turns it off.
+   * SQLite (fast-path.ts) or PostgreSQL (fast-path-pg.ts). Always there: the agent's side has
+   * no second implementation (issue 22).
    */
-  fast: AgentStore | null;
+  fast: AgentStore;
   bus: Bus;
   /** Whether the database answers (`/readyz`), and since when again after an outage (the sweep's grace). */
   database: DatabaseHealth;

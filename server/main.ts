@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import { toNodeHandler, fromNodeHeaders } from "better-auth/node";
 import { readEnv, heartbeatSeconds, type Env } from "./env";
-import { isPostgresUrl, openDb, sqlitePath, type Db } from "./db";
+import { openDb, sqlitePath, type Db } from "./db";
 import { WriteGate } from "./write-gate";
 import { FastPath } from "./devices/fast-path";
 import { PgFastPath } from "./devices/fast-path-pg";
@@ -50,8 +50,6 @@ export interface StartOptions {
   dev?: boolean;
   /** Skip the migrations (server/migrate.ts: the database is already at the schema). */
   skipMigrate?: boolean;
-  /** false: no fast path (agent store), so tests can run the Prisma paths. */
-  fastPath?: boolean;
   /** Shorter request deadlines for tests (front-door.ts has the defaults). */
   deadlines?: DeadlineOptions;
 }
@@ -98,14 +96,9 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const metrics = createMetrics();
   const file = sqlitePath(env.DATABASE_URL);
   // The agent hot path (devices/agent-store.ts): SQLite's second connection, or a pg pool.
-  const fast: AgentStore | null =
-    options.fastPath === false
-      ? null
-      : file
-        ? new FastPath(file, gate)
-        : isPostgresUrl(env.DATABASE_URL)
-          ? new PgFastPath(env.DATABASE_URL, { onError: (err) => log.warn({ err }, "agent store: an idle PostgreSQL connection failed") })
-          : null;
+  const fast: AgentStore = file
+    ? new FastPath(file, gate)
+    : new PgFastPath(env.DATABASE_URL, { onError: (err) => log.warn({ err }, "agent store: an idle PostgreSQL connection failed") });
   const ctx: ServerContext = {
     db,
     fast,

@@ -375,26 +375,3 @@ describe("at fleet scale", () => {
     expect(approveMs).toBeLessThan(5000);
   }, 60_000);
 });
-
-describe("without the fast path (Prisma only, as on PostgreSQL)", () => {
-  it("creates the request with its actions and decides it as a unit the same way", async () => {
-    const p = await startTestServer({ DROVER_SWEEP_SECONDS: "60" }, { fastPath: false });
-    try {
-      await insertDevices(p.ctx, "slow", 600, { slow: "yes" });
-      const res = await p.api<{ items: (ActionView & { requestId: string })[] }>("POST", "/actions", { labelSelector: "slow=yes", kind: "reboot", args: {} });
-      expect(res.status).toBe(201);
-      const requestId = res.body.items[0]!.requestId;
-      expect(await p.ctx.db.action.count({ where: { requestId } })).toBe(600);
-      const single = res.body.items[0]!.id;
-      expect((await p.api("POST", `/actions/${single}/approve`, {})).status).toBe(200);
-      const decided = await p.api<{ moved: number; request: RequestView }>("POST", `/requests/${requestId}/reject`, { reason: "not today" });
-      expect(decided.status, JSON.stringify(decided.body)).toBe(200);
-      expect(decided.body.moved).toBe(599);
-      expect(decided.body.request.progress).toMatchObject({ total: 600, cancelled: 599, byState: { PENDING_SCHEDULE: 1, CANCELLED: 599 } });
-      expect(await p.ctx.db.event.count({ where: { type: "ActionRejected" } })).toBe(599);
-      expectError(await p.api("POST", `/requests/${requestId}/approve`, {}), 409, "CONFLICT");
-    } finally {
-      await p.close();
-    }
-  }, 60_000);
-});

@@ -23,7 +23,7 @@ import { newRequestRow, requestCreatedEvent } from "../requests/requests";
 import { checkAgentUpgradeArgs } from "../agent-dist/versions";
 import { DEFAULT_HEALTH_POLICY, type HealthPolicy } from "../../lib/health-policy";
 import { assertNotOwnApproval } from "../approvals/four-eyes";
-import { claimInTx, type IdempotencyClaim } from "../idempotency/idempotency";
+import type { IdempotencyClaim } from "../idempotency/idempotency";
 
 export const actionSelect = {
   id: true,
@@ -177,13 +177,7 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
   newEvents.unshift(requestCreatedEvent(request, rows.length, actor));
   // SQLite: prepared inserts in one group commit (1,000 actions ≈ 20 ms; through Prisma ≈ 500 ms).
   const idempotency = claim ? { ...claim, ref: `ActionRequest/${request.id}` } : undefined;
-  const events = ctx.fast
-    ? await ctx.fast.insertActions(rows, newEvents, now, request, idempotency)
-    : await transaction(ctx.db, async (tx) => {
-        await claimInTx(tx, claim, `ActionRequest/${request.id}`);
-        await insertActionsInTx(tx, request, rows, now);
-        return recordEvents(tx, newEvents);
-      });
+  const events = await ctx.fast.insertActions(rows, newEvents, now, request, idempotency);
   publishEvents(ctx, events);
   if (!approval) for (const d of targets) ctx.bus.publish(topics.device(d.id), { at: Date.now() });
   // The rows as written: nothing else has touched them yet that the answer should show.

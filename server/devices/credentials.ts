@@ -13,7 +13,7 @@
 import type { ServerContext } from "../context";
 import { unauthenticated } from "../errors";
 import { sha256 } from "../lib/crypto";
-import { deviceFactsSelect, type DeviceFactsRow } from "./status";
+import type { DeviceFactsRow } from "./status";
 
 export const DEVICE_TOKEN_PREFIX = "drvd";
 
@@ -22,11 +22,7 @@ export type AuthenticatedDevice = DeviceFactsRow;
 /** The device a token belongs to, by id and name only: for the long-poll and action reports. */
 export async function authenticateDeviceIdentity(ctx: ServerContext, authorization: string | undefined): Promise<{ id: string; name: string }> {
   const hash = bearerHash(authorization);
-  const device = ctx.fast
-    ? await ctx.fast.deviceIdentityByTokenHash(hash)
-    : await ctx.db.device
-        .findUnique({ where: { tokenHash: hash }, select: { id: true, name: true, credentialRevokedAt: true } })
-        .then((d) => d && { id: d.id, name: d.name, revoked: d.credentialRevokedAt !== null });
+  const device = await ctx.fast.deviceIdentityByTokenHash(hash);
   if (!device) throw unauthenticated("unknown token");
   if (device.revoked) throw unauthenticated(REVOKED);
   return { id: device.id, name: device.name };
@@ -42,9 +38,7 @@ function bearerHash(authorization: string | undefined): string {
 
 export async function authenticateDevice(ctx: ServerContext, authorization: string | undefined): Promise<AuthenticatedDevice> {
   const hash = bearerHash(authorization);
-  const device = ctx.fast
-    ? await ctx.fast.deviceByTokenHash(hash)
-    : await ctx.db.device.findUnique({ where: { tokenHash: hash }, select: { ...deviceFactsSelect, credentialRevokedAt: true } });
+  const device = await ctx.fast.deviceByTokenHash(hash);
   if (!device) throw unauthenticated("unknown token");
   if (device.credentialRevokedAt) throw unauthenticated(REVOKED);
   return device;

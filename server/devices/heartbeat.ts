@@ -11,15 +11,13 @@
 import type { StatusReport } from "../../lib/protocol";
 import type { ReportedStatus } from "../../lib/device-status";
 import type { ServerContext } from "../context";
-import { publishEvents, recordEvents, type NewEvent } from "../events/events";
-import { notFound } from "../errors";
+import { publishEvents, type NewEvent } from "../events/events";
 import type { HeartbeatWrite } from "./agent-store";
 import { reconcileQueue } from "../actions/agent-reports";
 import { topics } from "../bus";
 import { recordInventory } from "./inventory";
 import { noteAgentVersion } from "./agent-version";
-import { derive, deviceFactsSelect, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
-import { lockRows, transaction } from "../lib/transactions";
+import { derive, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
 
 function applyReport(device: DeviceFactsRow, reportedJson: string, report: StatusReport, now: Date, ctx: ServerContext) {
   const events: NewEvent[] = [];
@@ -93,30 +91,18 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
   const changes = applyReport(device, reportedJson, report, now, ctx).events.length > 0;
   if (!changes) {
     // Nothing changed but lastSeen and the report; status columns are left as they are.
-    if (ctx.fast) await ctx.fast.touch(device.id, reportedJson, now);
-    else await ctx.db.device.update({ where: { id: device.id }, data: { reported: reportedJson, lastSeen: now } });
-  } else if (ctx.fast) {
+    await ctx.fast.touch(device.id, reportedJson, now);
+  } else {
     // Re-read, decide and write in one transaction (a group commit of the agent store).
     publishEvents(ctx, await ctx.fast.writeHeartbeat(device.id, (fresh) => applyReport(fresh, reportedJson, report, now, ctx)));
     // A status change may make work offerable (e.g. back Online with actions waiting): wake its poll.
-    ctx.bus.publish(topics.device(device.id), { at: Date.now() });
-  } else {
-    const rows = await transaction(ctx.db, async (tx) => {
-      await lockRows(tx, "Device", [device.id]);
-      const fresh = await tx.device.findUnique({ where: { id: device.id }, select: deviceFactsSelect });
-      if (!fresh) throw notFound(`device "${device.name}"`);
-      const { data, events } = applyReport(fresh, reportedJson, report, now, ctx);
-      await tx.device.update({ where: { id: device.id }, data });
-      return recordEvents(tx, events);
-    });
-    publishEvents(ctx, rows);
     ctx.bus.publish(topics.device(device.id), { at: Date.now() });
   }
   // A member's report that may move its fleet's rollout (a status, a restart count): the
   // rollout controller looks within a moment, so a canary pauses within a heartbeat.
   if (device.owner !== null && (changes || restartsMoved(device.reported, report))) ctx.bus.publish(topics.memberReports, { owner: device.owner });
   // The queue the agent sent is its whole queue: what we have as NEW or RUNNING and it lacks is LOST.
-  if (ctx.fast) await reconcileQueue(ctx, device, report.actions);
+  await reconcileQueue(ctx, device, report.actions);
   if (inventory) await inventory;
   // An agent that upgraded itself says so in its first full facts (issue 12); most reports: nothing.
   if (report.system?.agent) await noteAgentVersion(ctx, device, report.system);

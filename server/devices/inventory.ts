@@ -87,15 +87,7 @@ export function recordInventory(ctx: ServerContext, deviceId: string, system: Sy
   }
   if (!facts && !sample) return null;
   const factsJson = facts ? JSON.stringify(facts) : null;
-  if (ctx.fast) return ctx.fast.writeInventory(deviceId, factsJson, sample && JSON.stringify(sample), sample ? minuteStart(sample[0]) : 0, USAGE_SAMPLES, now);
-  return writeWithPrisma(ctx, deviceId, factsJson, sample, now);
-}
-
-async function writeWithPrisma(ctx: ServerContext, deviceId: string, factsJson: string | null, sample: UsageSample | null, now: Date): Promise<void> {
-  const row = await ctx.db.deviceInventory.findUnique({ where: { deviceId }, select: { samples: true } });
-  const samples = sample ? JSON.stringify(appendSample(row ? (JSON.parse(row.samples) as UsageSample[]) : [], sample)) : undefined;
-  const set = { ...(factsJson ? { system: factsJson, systemAt: now } : {}), ...(samples ? { samples } : {}), updatedAt: now };
-  await ctx.db.deviceInventory.upsert({ where: { deviceId }, create: { deviceId, ...set }, update: set });
+  return ctx.fast.writeInventory(deviceId, factsJson, sample && JSON.stringify(sample), sample ? minuteStart(sample[0]) : 0, USAGE_SAMPLES, now);
 }
 
 /** The inventory as the device's read shows it. */

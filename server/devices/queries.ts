@@ -320,21 +320,9 @@ export const STATUS_AXES = {
 export async function deviceCounts(ctx: ServerContext) {
   type Axes = Record<keyof typeof STATUS_AXES, Record<string, number>>;
   const counts: Axes = { summary: {}, updated: {}, applicationSummary: {}, lifecycle: {} };
-  if (ctx.fast) {
-    // One raw statement: Prisma's four groupBys over 10,000 rows held the event loop for long.
-    for (const r of await ctx.fast.statusCounts()) counts[r.axis as keyof Axes][r.value] = r.n;
-  } else {
-    const [summary, updated, applicationSummary, lifecycle] = await Promise.all([
-      ctx.db.device.groupBy({ by: ["summary"], _count: { _all: true } }),
-      ctx.db.device.groupBy({ by: ["updatedStatus"], _count: { _all: true } }),
-      ctx.db.device.groupBy({ by: ["applicationSummary"], _count: { _all: true } }),
-      ctx.db.device.groupBy({ by: ["lifecycle"], _count: { _all: true } }),
-    ]);
-    counts.summary = Object.fromEntries(summary.map((g) => [g.summary, g._count._all]));
-    counts.updated = Object.fromEntries(updated.map((g) => [g.updatedStatus, g._count._all]));
-    counts.applicationSummary = Object.fromEntries(applicationSummary.map((g) => [g.applicationSummary, g._count._all]));
-    counts.lifecycle = Object.fromEntries(lifecycle.map((g) => [g.lifecycle, g._count._all]));
-  }
+  // One raw statement: Prisma's four groupBys over 10,000 rows held the event loop for long.
+  for (const r of await ctx.fast.statusCounts()) counts[r.axis as keyof Axes][r.value] = r.n;
+
   const total = Object.values(counts.summary).reduce((a, b) => a + b, 0);
   const pendingEnrollments = await ctx.db.enrollmentRequest.count({ where: { status: "Pending" } });
   return { total, pendingEnrollments, ...counts };

@@ -4,10 +4,9 @@
  * disconnection timeout passes, without anyone looking at it.
  */
 import type { ServerContext } from "../context";
-import { publishEvents, recordEvents, type EventRow } from "../events/events";
+import { publishEvents } from "../events/events";
 import { CONNECTED_SUMMARIES, deviceFactsSelect, derive, statusChangeEvents, statusColumns, storedStatus } from "./status";
 import { sweepCutoff } from "../../lib/device-status";
-import { transaction } from "../lib/transactions";
 
 /**
  * `termStartedAt`: when this server's controllers started (it became the leader, or started on
@@ -31,24 +30,10 @@ export async function sweepDisconnected(ctx: ServerContext, termStartedAt: Date 
     take: 1000,
   });
   if (stale.length === 0) return 0;
-  if (ctx.fast) {
-    const items = stale.map((row) => {
-      const after = derive(row, now, ctx.statusSettings);
-      return { id: row.id, lastSeen: row.lastSeen!, columns: statusColumns(after), events: statusChangeEvents(row.name, storedStatus(row), after, "sweep") };
-    });
-    publishEvents(ctx, await ctx.fast.writeSweep(items, now));
-    return stale.length;
-  }
-  const rows: EventRow[] = await transaction(ctx.db, async (tx) => {
-    const out: EventRow[] = [];
-    for (const row of stale) {
-      const after = derive(row, now, ctx.statusSettings);
-      // Skip a device whose agent reported since we read it: its report already re-derived.
-      const { count } = await tx.device.updateMany({ where: { id: row.id, lastSeen: row.lastSeen }, data: statusColumns(after) });
-      if (count === 1) out.push(...(await recordEvents(tx, statusChangeEvents(row.name, storedStatus(row), after, "sweep"))));
-    }
-    return out;
+  const items = stale.map((row) => {
+    const after = derive(row, now, ctx.statusSettings);
+    return { id: row.id, lastSeen: row.lastSeen!, columns: statusColumns(after), events: statusChangeEvents(row.name, storedStatus(row), after, "sweep") };
   });
-  publishEvents(ctx, rows);
+  publishEvents(ctx, await ctx.fast.writeSweep(items, now));
   return stale.length;
 }

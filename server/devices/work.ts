@@ -16,11 +16,7 @@ import type { WorkFacts } from "./agent-store";
 export async function renderedSpecOf(ctx: ServerContext, d: Pick<WorkFacts, "renderedVersion" | "templateVersion" | "renderedSpecId" | "spec">): Promise<RenderedSpec | null> {
   let content: Record<string, unknown> | null = null;
   if (d.renderedSpecId !== null) {
-    if (ctx.fast) content = await ctx.fast.templateSpec(d.renderedSpecId);
-    else {
-      const tv = await ctx.db.templateVersion.findUnique({ where: { id: d.renderedSpecId }, select: { spec: true } });
-      content = tv ? (JSON.parse(tv.spec) as Record<string, unknown>) : null;
-    }
+    content = await ctx.fast.templateSpec(d.renderedSpecId);
   } else if (d.spec !== null) {
     content = JSON.parse(d.spec) as Record<string, unknown>;
   }
@@ -29,12 +25,7 @@ export async function renderedSpecOf(ctx: ServerContext, d: Pick<WorkFacts, "ren
 }
 
 export async function pendingWork(ctx: ServerContext, deviceId: string, specVersion: number): Promise<WorkResponse | null> {
-  const device: (WorkFacts & { actionWork?: boolean }) | null = ctx.fast
-    ? await ctx.fast.workFacts(deviceId)
-    : await ctx.db.device.findUnique({
-        where: { id: deviceId },
-        select: { renderedVersion: true, templateVersion: true, renderedSpecId: true, spec: true, decommissionRequestedAt: true, lifecycle: true, summary: true },
-      });
+  const device: (WorkFacts & { actionWork?: boolean }) | null = await ctx.fast.workFacts(deviceId);
   if (!device) return null;
   const work: WorkResponse = { actions: [] };
   let any = false;
@@ -51,7 +42,7 @@ export async function pendingWork(ctx: ServerContext, deviceId: string, specVers
   }
   const fast = ctx.fast;
   // PostgreSQL's workFacts answers the cheap check in the same round trip (actionWork).
-  if (fast && (device.actionWork ?? (await fast.hasActionWork(deviceId)))) {
+  if (device.actionWork ?? (await fast.hasActionWork(deviceId))) {
     // Scheduling rules (seed 004): only to a device that is up, as each action's health policy
     // counts up (Online, or Degraded by default; lib/health-policy.ts), within concurrency
     // policies. Never to one asked to decommission: it only hears the cancels for what it holds.

@@ -12,7 +12,7 @@ import { WAIT_REASONS, type WaitReason } from "../../lib/action-wait";
 import type { ServerContext } from "../context";
 import { Prisma, type Tx } from "../db";
 import { conflict, notFound } from "../errors";
-import { publishEvents, recordEvents, type EventRow, type NewEvent } from "../events/events";
+import { publishEvents, type NewEvent } from "../events/events";
 import { topics } from "../bus";
 import type { NewRequestRow } from "../devices/fast-path";
 import { sqlDate } from "../lib/dialect-sql";
@@ -20,7 +20,6 @@ import { inChunks } from "../lib/chunks";
 import { assertNotOwnApproval } from "../approvals/four-eyes";
 import { waitsOf } from "../actions/waits";
 import { outputGroups, type OutputGroupsPage, type OutputGroupsView } from "../actions/output-groups";
-import { transaction } from "../lib/transactions";
 
 export const REQUEST_ORIGINS = ["user", "plan", "workflow", "rollout"] as const;
 export type RequestOrigin = (typeof REQUEST_ORIGINS)[number];
@@ -284,24 +283,8 @@ export async function decideRequest(ctx: ServerContext, id: string, decision: "A
     message: `${moved} ${req.kind} action${moved === 1 ? "" : "s"} ${decision === "Approved" ? "approved" : "rejected"}${reason ? `: ${reason}` : ""}`,
     actor,
   });
-  // SQLite: one fast-path commit (prepared statements); otherwise one Prisma transaction.
-  const { moved, events } = ctx.fast
-    ? await ctx.fast.decideRequest({ requestId: id, to, decision, actor, reason: why, actionEvent, requestEvent }, now)
-    : await transaction(ctx.db, async (tx) => {
-        const at = sqlDate(tx, now);
-        const moved = await tx.$queryRaw<{ id: string; deviceId: string }[]>`
-          UPDATE "Action" SET "state" = ${to}, "decision" = ${decision}, "decidedBy" = ${actor}, "decidedAt" = ${at}, "decisionReason" = ${why},
-            "finishedAt" = ${to === "CANCELLED" ? Prisma.sql`${at}` : Prisma.sql`"finishedAt"`}, "updatedAt" = ${at}
-          WHERE "requestId" = ${id} AND "state" = 'PENDING_APPROVE'
-          RETURNING "id", "deviceId"`;
-        if (moved.length === 0) return { moved, events: [] };
-        await tx.actionRequest.update({ where: { id }, data: { decision, decidedBy: actor, decidedAt: now, decisionReason: why } });
-        const newEvents = [...moved.map((m) => actionEvent(m.id)), requestEvent(moved.length)];
-        // 500 rows a statement keeps each under SQLite's bound-parameter limit.
-        const events: EventRow[] = [];
-        for (let i = 0; i < newEvents.length; i += 500) events.push(...(await recordEvents(tx, newEvents.slice(i, i + 500))));
-        return { moved, events };
-      });
+  // One commit of the agent store (prepared statements).
+  const { moved, events } = await ctx.fast.decideRequest({ requestId: id, to, decision, actor, reason: why, actionEvent, requestEvent }, now);
   if (moved.length === 0) throw conflict(`request ${id} has no action waiting for approval: it was already decided`);
   publishEvents(ctx, events);
   if (decision === "Approved") for (const d of new Set(moved.map((m) => m.deviceId))) ctx.bus.publish(topics.device(d), { at: Date.now() });

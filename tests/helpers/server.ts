@@ -153,7 +153,7 @@ async function templateDatabase(): Promise<string> {
  */
 export async function startTestServer(
   env: StartOptions["env"] = {},
-  options: Pick<StartOptions, "fastPath" | "deadlines"> & { sameDatabaseAs?: TestServer } = {},
+  options: Pick<StartOptions, "deadlines"> & { sameDatabaseAs?: TestServer } = {},
 ): Promise<TestServer> {
   const { sameDatabaseAs, ...startOptions } = options;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-test-"));
