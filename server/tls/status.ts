@@ -1,0 +1,34 @@
+/**
+ * What the rest of the server knows of TLS (issue 23, `ctx.tls`): whether it is on, the CA the
+ * devices pin (served at /ca.pem, shown on the Add devices page), and whether this server
+ * speaks plain HTTP beyond its own machine (a warning at start, a banner for admins).
+ */
+import net from "node:net";
+import type { Env } from "../env";
+import { certificateFingerprint, type TlsMaterial } from "./certificates";
+
+export interface TlsStatus {
+  mode: "off" | "files";
+  /** The CA's certificate, PEM, or null when the server's certificate is from a CA devices already trust. */
+  caPem: string | null;
+  /** Its SHA-256 (lib/tls-fingerprint.ts). */
+  caFingerprint: string | null;
+  /** Plain HTTP on an address other machines reach. */
+  plainBeyondLoopback: boolean;
+}
+
+/** `localhost`, 127.0.0.0/8 or ::1: only this machine reaches it. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
+  if (bare === "localhost" || bare === "::1") return true;
+  return net.isIPv4(bare) && bare.startsWith("127.");
+}
+
+export function tlsStatus(env: Pick<Env, "HOST">, material: TlsMaterial | null): TlsStatus {
+  return {
+    mode: material ? "files" : "off",
+    caPem: material?.ca ?? null,
+    caFingerprint: material?.ca ? certificateFingerprint(material.ca) : null,
+    plainBeyondLoopback: !material && !isLoopbackHost(env.HOST),
+  };
+}
