@@ -51,3 +51,23 @@ export function issueTestServerCertificate(ca: TestCa, dir: string, name = "serv
   openssl(["x509", "-req", "-in", csr, "-CA", ca.caFile, "-CAkey", ca.caKeyFile, "-CAcreateserial", "-out", certFile, "-days", "365", "-extfile", ext], dir);
   return { certFile, keyFile };
 }
+
+/** One request over https trusting `ca` alone (global fetch cannot be given a CA): status, headers and body text. */
+export function httpsRequest(
+  url: string,
+  options: { ca: string; method?: string; headers?: Record<string, string>; body?: string },
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+  return import("node:https").then(
+    ({ default: https }) =>
+      new Promise((resolve, reject) => {
+        const req = https.request(url, { method: options.method ?? "GET", headers: options.headers, ca: options.ca, agent: false }, (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => (text += chunk));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+        });
+        req.on("error", reject);
+        req.end(options.body);
+      }),
+  );
+}
