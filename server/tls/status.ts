@@ -3,8 +3,8 @@
  * devices pin (served at /ca.pem, shown on the Add devices page), and whether this server
  * speaks plain HTTP beyond its own machine (a warning at start, a banner for admins).
  */
-import net from "node:net";
 import type { Env } from "../env";
+import { isLoopbackHost } from "../auth/sign-in-guard";
 import { certificateFingerprint, type TlsMaterial } from "./certificates";
 
 export interface TlsStatus {
@@ -17,18 +17,12 @@ export interface TlsStatus {
   plainBeyondLoopback: boolean;
 }
 
-/** `localhost`, 127.0.0.0/8 or ::1: only this machine reaches it. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
-  if (bare === "localhost" || bare === "::1") return true;
-  return net.isIPv4(bare) && bare.startsWith("127.");
-}
-
 export function tlsStatus(env: Pick<Env, "HOST">, material: TlsMaterial | null): TlsStatus {
   return {
     mode: material ? "files" : "off",
     caPem: material?.ca ?? null,
     caFingerprint: material?.ca ? certificateFingerprint(material.ca) : null,
+    // HOST is where the server listens: loopback (localhost, 127.0.0.0/8, ::1) is this machine only.
     plainBeyondLoopback: !material && !isLoopbackHost(env.HOST),
   };
 }
