@@ -126,6 +126,8 @@ const EnvSchema = z.object({
    * the chain after it), read again when either changes. Unset: plain HTTP (the quick start).
    */
   DROVER_TLS_CERT: z.string().min(1).optional(),
+  /** `auto`: the server makes its own CA on first start (kept in the database) and its certificate from it (server/tls/auto-ca.ts). */
+  DROVER_TLS: z.enum(["", "off", "auto"]).default(""),
   DROVER_TLS_KEY: z.string().min(1).optional(),
   /**
    * With DROVER_TLS_CERT: the certificate of the CA that signed it (PEM), served at /ca.pem and
@@ -137,6 +139,9 @@ const EnvSchema = z.object({
 }).superRefine((env, ctx) => {
   if (Boolean(env.DROVER_TLS_CERT) !== Boolean(env.DROVER_TLS_KEY)) {
     ctx.addIssue({ code: "custom", path: [env.DROVER_TLS_CERT ? "DROVER_TLS_KEY" : "DROVER_TLS_CERT"], message: "DROVER_TLS_CERT and DROVER_TLS_KEY go together" });
+  }
+  if (env.DROVER_TLS === "auto" && (env.DROVER_TLS_CERT || env.DROVER_TLS_KEY || env.DROVER_TLS_CA)) {
+    ctx.addIssue({ code: "custom", path: ["DROVER_TLS"], message: "auto makes the server's own CA and certificate: unset DROVER_TLS_CERT, DROVER_TLS_KEY and DROVER_TLS_CA, or unset DROVER_TLS" });
   }
   if (env.DROVER_TLS_CA && !env.DROVER_TLS_CERT) {
     ctx.addIssue({ code: "custom", path: ["DROVER_TLS_CA"], message: "needs DROVER_TLS_CERT and DROVER_TLS_KEY" });

@@ -8,7 +8,7 @@ import { isLoopbackHost } from "../auth/sign-in-guard";
 import { certificateFingerprint, type TlsMaterial } from "./certificates";
 
 export interface TlsStatus {
-  mode: "off" | "files";
+  mode: "off" | "files" | "auto";
   /** The CA's certificate, PEM, or null when the server's certificate is from a CA devices already trust. */
   caPem: string | null;
   /** Its SHA-256 (lib/tls-fingerprint.ts). */
@@ -17,9 +17,9 @@ export interface TlsStatus {
   plainBeyondLoopback: boolean;
 }
 
-export function tlsStatus(env: Pick<Env, "HOST">, material: TlsMaterial | null): TlsStatus {
+export function tlsStatus(env: Pick<Env, "HOST"> & Partial<Pick<Env, "DROVER_TLS">>, material: TlsMaterial | null): TlsStatus {
   return {
-    mode: material ? "files" : "off",
+    mode: !material ? "off" : env.DROVER_TLS === "auto" ? "auto" : "files",
     caPem: material?.ca ?? null,
     caFingerprint: material?.ca ? certificateFingerprint(material.ca) : null,
     // HOST is where the server listens: loopback (localhost, 127.0.0.0/8, ::1) is this machine only.

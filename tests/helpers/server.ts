@@ -154,7 +154,7 @@ async function templateDatabase(): Promise<string> {
  */
 export async function startTestServer(
   env: StartOptions["env"] = {},
-  options: Pick<StartOptions, "fastPath" | "deadlines"> & { sameDatabaseAs?: TestServer } = {},
+  options: Pick<StartOptions, "fastPath" | "deadlines" | "tlsSigner"> & { sameDatabaseAs?: TestServer } = {},
 ): Promise<TestServer> {
   const { sameDatabaseAs, ...startOptions } = options;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-test-"));
@@ -174,8 +174,8 @@ export async function startTestServer(
       ...env,
     },
   });
-  // Over TLS (issue 23), trusting the server's CA (DROVER_TLS_CA) alone.
-  const ca = env.DROVER_TLS_CA ? fs.readFileSync(env.DROVER_TLS_CA, "utf8") : null;
+  // Over TLS (issue 23), trusting the server's CA (DROVER_TLS_CA, or its own with DROVER_TLS=auto) alone.
+  const ca = running.ctx.tls.caPem;
   const call = async <T>(url: string, method: string, body: unknown, headers: Record<string, string>) => {
     const init = {
       method,
