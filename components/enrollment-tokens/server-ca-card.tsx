@@ -15,7 +15,7 @@ export function ServerCaCard({ fingerprint }: { fingerprint: string }) {
     <Card className="mb-5" data-testid="server-ca-card">
       <CardHeader
         title="This server's certificate authority"
-        description="Devices trust this CA alone for this server: the install command below checks its SHA-256 before it trusts anything, and the agent keeps it pinned."
+        description="Devices trust this CA alone for this server: the install command checks its SHA-256 before it trusts anything, and the agent keeps it pinned."
         actions={
           <a href="/ca.pem" download="drover-ca.pem" className="text-sm font-medium text-brand-700 hover:underline">
             Download ca.pem
