@@ -10,6 +10,7 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { DeviceName, DeviceRole, LabelsSchema, Platform, describeZodError } from "../lib/protocol";
 import { parseLabels, SelectorError } from "../lib/label-selector";
+import { parseFingerprint } from "../lib/tls-fingerprint";
 
 export class ArgsError extends Error {
   constructor(message: string) {
@@ -216,6 +217,14 @@ Options:
                        an agent upgrade whose download or check failed is tried again after
                        S seconds, then 4*S (three tries in all) before it is given up; env
                        DROVER_AGENT_UPGRADE_RETRY_SECONDS when not given (default: 30)
+  --ca-file FILE       an https --server is trusted only if this CA (PEM) signed its
+                       certificate (default: Node's trust store, public CAs)
+  --ca-fingerprint SHA256
+                       pin the server's CA by the SHA-256 of its certificate (64 hex digits,
+                       colons allowed), as the console's Add devices page shows it: the CA is
+                       taken from the chain the server presents and trusted alone; nothing is
+                       sent to a server whose chain lacks it. With --ca-file, the file must be
+                       that CA. install.sh passes both
   --log-level LEVEL    trace, debug, info, warn, error, fatal or silent (default: info)
   -V, --version        print the agent's version and exit
   -h, --help           show this help
@@ -234,6 +243,20 @@ executable) upgrades; one run from the sources (npm run agent) refuses.
 
 Exit status: 0 stopped by a signal or decommissioned; 1 credential revoked, name taken or
 another fatal error; 2 bad arguments; 75 upgraded: start it again.`;
+
+/** `--ca-fingerprint`: 64 hex digits (lib/tls-fingerprint.ts). */
+const CaFingerprint = z
+  .string()
+  .optional()
+  .transform((value, ctx): string | undefined => {
+    if (value === undefined || value.trim() === "") return undefined;
+    const parsed = parseFingerprint(value);
+    if (!parsed) {
+      ctx.addIssue({ code: "custom", message: "the SHA-256 of the CA's certificate: 64 hex digits, colons allowed" });
+      return z.NEVER;
+    }
+    return parsed;
+  });
 
 const AgentArgs = z.object({
   server: ServerUrl,
@@ -263,6 +286,14 @@ const AgentArgs = z.object({
   downloadMirror: DownloadMirror,
   upgradeRetrySeconds: z.coerce.number().min(0).max(86_400).default(30),
   logLevel: LogLevel.default("info"),
+  caFile: z
+    .string()
+    .optional()
+    .transform((file) => (file === undefined || file.trim() === "" ? undefined : path.resolve(file))),
+  caFingerprint: CaFingerprint,
+}).refine((a) => (a.caFile === undefined && a.caFingerprint === undefined) || a.server.startsWith("https://"), {
+  message: "--ca-file and --ca-fingerprint are for an https:// server",
+  path: ["server"],
 });
 export type AgentConfig = z.infer<typeof AgentArgs>;
 
@@ -295,6 +326,8 @@ export function parseAgentArgs(argv: string[], env: Readonly<Record<string, stri
     "download-mirror": { type: "string" },
     "log-level": { type: "string" },
     "upgrade-retry-seconds": { type: "string" },
+    "ca-file": { type: "string" },
+    "ca-fingerprint": { type: "string" },
     help: { type: "boolean", short: "h" },
     version: { type: "boolean", short: "V" },
   });
@@ -318,6 +351,8 @@ export function parseAgentArgs(argv: string[], env: Readonly<Record<string, stri
     downloadMirror: values["download-mirror"] ?? env.DROVER_AGENT_DOWNLOAD_MIRROR,
     upgradeRetrySeconds: values["upgrade-retry-seconds"] ?? env.DROVER_AGENT_UPGRADE_RETRY_SECONDS,
     logLevel: values["log-level"],
+    caFile: values["ca-file"],
+    caFingerprint: values["ca-fingerprint"],
   });
 }
 
@@ -536,6 +571,8 @@ const FLAG: Record<string, string> = {
   failDownloadNodes: "--fail-download-nodes",
   badSha256Nodes: "--bad-sha256-nodes",
   failApplyNodes: "--fail-apply-nodes",
+  caFile: "--ca-file",
+  caFingerprint: "--ca-fingerprint",
 };
 
 function validate<S extends z.ZodType>(schema: S, input: Record<string, unknown>): z.output<S> {

@@ -1,13 +1,16 @@
 /**
  * The node:http transport over https: node:https is loaded on the first https request (for an
- * idle agent's memory), and that request still goes out and answers like any other.
+ * idle agent's memory), and that request still goes out and answers like any other; pinned to a
+ * CA by fingerprint (issue 23), it trusts that CA alone and streams downloads.
  */
+import { X509Certificate } from "node:crypto";
 import fs from "node:fs";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createNodeHttpTransport } from "./http-transport";
+import { ServerTrust, sha256Of } from "./server-trust";
 
 const tls = path.join(import.meta.dirname, "test-support", "tls");
 
@@ -57,5 +60,56 @@ describe("createNodeHttpTransport over https", () => {
     controller.abort(new Error("stop"));
     await expect(transport.fetch(`${url}/x`, { signal: controller.signal })).rejects.toThrow("stop");
     transport.close();
+  });
+});
+
+describe("createNodeHttpTransport pinned to its server's CA (issue 23)", () => {
+  let server: https.Server;
+  let url: string;
+  const certPem = fs.readFileSync(path.join(tls, "cert.pem"), "utf8");
+  // The self-signed certificate is its own CA: the pin is its SHA-256.
+  const fingerprint = sha256Of(new X509Certificate(certPem).raw);
+  let requests = 0;
+
+  beforeAll(async () => {
+    expect(process.env.NODE_TLS_REJECT_UNAUTHORIZED).not.toBe("0");
+    server = https.createServer({ key: fs.readFileSync(path.join(tls, "key.pem")), cert: certPem }, (req, res) => {
+      requests++;
+      res.writeHead(200, { "content-type": "application/octet-stream" });
+      // A body in several chunks, as a download arrives.
+      res.write("first,");
+      setTimeout(() => res.end("second"), 20);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it("finds the pinned CA in the server's chain, then verifies against it alone; streamingFetch streams the body", async () => {
+    const transport = createNodeHttpTransport({ trust: new ServerTrust({ caFingerprint: fingerprint }) });
+    try {
+      expect(await (await transport.fetch(`${url}/a`)).text()).toBe("first,second");
+      const streamed = await transport.streamingFetch(`${url}/b`);
+      const chunks: string[] = [];
+      for await (const chunk of streamed.body as unknown as AsyncIterable<Uint8Array>) chunks.push(Buffer.from(chunk).toString());
+      expect(chunks.join("")).toBe("first,second");
+    } finally {
+      transport.close();
+    }
+  });
+
+  it("refuses a server whose chain lacks the pinned CA, saying so, and one Node does not trust without a pin", async () => {
+    const other = "ab".repeat(32);
+    const before = requests;
+    const pinned = createNodeHttpTransport({ trust: new ServerTrust({ caFingerprint: other }) });
+    await expect(pinned.fetch(`${url}/a`)).rejects.toThrow(new RegExp(`^server certificate is not signed by the pinned CA \\(sha256 ${other}\\): 127\\.0\\.0\\.1:\\d+ presented localhost \\(sha256 ${fingerprint}\\)$`));
+    pinned.close();
+    expect(requests).toBe(before);
+    const unpinned = createNodeHttpTransport();
+    await expect(unpinned.fetch(`${url}/a`)).rejects.toMatchObject({ code: "DEPTH_ZERO_SELF_SIGNED_CERT" });
+    unpinned.close();
   });
 });

@@ -14,6 +14,8 @@
  * `maxFreeSockets` idle ones kept for reuse.
  */
 import http from "node:http";
+import { Readable } from "node:stream";
+import type { ServerTrust } from "./server-trust";
 
 /** node:https (and TLS) is loaded on the first https request: it is ≈1 MB of an idle agent's RSS on plain http. */
 let httpsModule: Promise<typeof import("node:https")> | undefined;
@@ -21,6 +23,8 @@ const loadHttps = () => (httpsModule ??= import("node:https").then((m) => m.defa
 
 export interface NodeHttpTransport {
   fetch: typeof fetch;
+  /** The same requests with the answer's body as a stream (`body`), for downloads (runtime/artifact.ts downloadFile). */
+  streamingFetch: typeof fetch;
   /** Closes idle sockets; requests in flight finish. */
   close(): void;
 }
@@ -65,12 +69,38 @@ function headerRecord(init: HeadersInit | undefined): Record<string, string> {
   return headers;
 }
 
-export function createNodeHttpTransport(options: { maxFreeSockets?: number } = {}): NodeHttpTransport {
+/** An answer whose body is read as it arrives: `body` a web stream, or text/json once. */
+function streamedResponse(response: http.IncomingMessage): Response {
+  const status = response.statusCode ?? 0;
+  const text = async () => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of response) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString("utf8");
+  };
+  const streamed = {
+    status,
+    ok: status >= 200 && status < 300,
+    statusText: response.statusMessage ?? "",
+    headers: liteResponse(response, "").headers,
+    body: NULL_BODY_STATUSES.has(status) ? null : Readable.toWeb(response),
+    text,
+    json: async () => JSON.parse(await text()) as unknown,
+  };
+  return streamed as unknown as Response;
+}
+
+/**
+ * `trust` (issue 23): how https servers are checked (server-trust.ts): a pinned CA alone, found
+ * before the first request; default Node's trust store.
+ */
+export function createNodeHttpTransport(options: { maxFreeSockets?: number; trust?: ServerTrust } = {}): NodeHttpTransport {
   const agentOptions = { keepAlive: true, maxSockets: Infinity, maxFreeSockets: options.maxFreeSockets ?? 256, scheduling: "lifo" as const };
   const httpAgent = new http.Agent(agentOptions);
   let httpsAgent: http.Agent | undefined;
+  const trust = options.trust;
+  const explain = (error: unknown) => (trust ? trust.explain(error) : error);
 
-  const nodeFetch = (input: string | URL | Request, init: RequestInit = {}): Promise<Response> =>
+  const nodeFetch = (input: string | URL | Request, init: RequestInit = {}, streaming = false): Promise<Response> =>
     new Promise((resolve, reject) => {
       // Not `instanceof Request`: touching the global loads undici, which this transport avoids.
       const url = new URL(typeof input === "string" || input instanceof URL ? input : input.url);
@@ -87,18 +117,25 @@ export function createNodeHttpTransport(options: { maxFreeSockets?: number } = {
         reject(abortError(signal));
         return;
       }
-      const send = (request: http.ClientRequest) => sendRequest(request, body, signal, resolve, reject);
+      const send = (request: http.ClientRequest) => sendRequest(request, body, signal, streaming, resolve, (error) => reject(explain(error)));
       if (!secure) send(http.request(url, { method: init.method ?? "GET", headers, agent: httpAgent }));
       else
-        loadHttps().then((https) => {
-          httpsAgent ??= new https.Agent(agentOptions);
+        Promise.all([loadHttps(), trust?.caFor(url)]).then(([https, ca]) => {
+          httpsAgent ??= new https.Agent({ ...agentOptions, ...(ca ? { ca } : {}) });
           if (signal?.aborted) reject(abortError(signal));
           else send(https.request(url, { method: init.method ?? "GET", headers, agent: httpsAgent }));
         }, reject);
     });
 
-  /** Runs one request to its end, settling the fetch. */
-  function sendRequest(request: http.ClientRequest, body: string | null | undefined, signal: AbortSignal | undefined, resolve: (r: Response) => void, reject: (e: unknown) => void): void {
+  /** Runs one request to its end (to its answer's headers when `streaming`), settling the fetch. */
+  function sendRequest(
+    request: http.ClientRequest,
+    body: string | null | undefined,
+    signal: AbortSignal | undefined,
+    streaming: boolean,
+    resolve: (r: Response) => void,
+    reject: (e: unknown) => void,
+  ): void {
       // The caller's signal by hand: node:http's own `signal` option costs an end-of-stream
       // watcher and an abort listener per request.
       const onAbort = () => request.destroy(abortError(signal!));
@@ -109,6 +146,10 @@ export function createNodeHttpTransport(options: { maxFreeSockets?: number } = {
         reject(error);
       });
       request.on("response", (response) => {
+        if (streaming) {
+          response.once("close", settle);
+          return resolve(streamedResponse(response));
+        }
         const chunks: Buffer[] = [];
         response.on("data", (chunk: Buffer) => chunks.push(chunk));
         response.on("error", (error) => {
@@ -124,7 +165,8 @@ export function createNodeHttpTransport(options: { maxFreeSockets?: number } = {
   }
 
   return {
-    fetch: nodeFetch as typeof fetch,
+    fetch: ((input: string | URL | Request, init?: RequestInit) => nodeFetch(input, init)) as typeof fetch,
+    streamingFetch: ((input: string | URL | Request, init?: RequestInit) => nodeFetch(input, init, true)) as typeof fetch,
     close() {
       httpAgent.destroy();
       httpsAgent?.destroy();

@@ -12,6 +12,7 @@ import { builtinExecutors } from "./executors";
 import { HostHealthSource } from "./health";
 import { createNodeHttpTransport } from "./http-transport";
 import { HostRuntime } from "./runtime/host";
+import { ServerTrust } from "./server-trust";
 import { DEFAULT_APP_KILL_GRACE_MS } from "./runtime/supervisor";
 import { FileStateStore } from "./state";
 import { HostFactsSource } from "./system-facts";
@@ -51,6 +52,16 @@ export async function main(argv: string[]): Promise<number> {
     pino.destination({ dest: 1, sync: true }),
   );
 
+  // TLS (issue 23): the server's CA from --ca-file or --ca-fingerprint; a file that is not the pinned CA is a bad argument.
+  let trust: ServerTrust;
+  try {
+    trust = new ServerTrust({ caFile: config.caFile, caFingerprint: config.caFingerprint });
+  } catch (error) {
+    process.stderr.write(`drover-agent: ${(error as Error).message}\n`);
+    return 2;
+  }
+  const transport = createNodeHttpTransport({ maxFreeSockets: 2, trust });
+
   let store: FileStateStore;
   try {
     store = await FileStateStore.open(config.stateDir);
@@ -71,6 +82,8 @@ export async function main(argv: string[]): Promise<number> {
     logger,
     retryMs: config.upgradeRetrySeconds * 1000,
     onRestart: (info) => agent.restartForUpgrade(info),
+    // The builds come from the same server: a pinned CA holds for them too.
+    ...(trust.pinned ? { fetch: transport.streamingFetch } : {}),
   });
   try {
     await upgrader.load();
@@ -89,7 +102,7 @@ export async function main(argv: string[]): Promise<number> {
     },
     // node:http rather than global fetch: undici compiles its WebAssembly parser on first use,
     // about 10 MB of the idle agent's memory (issue 12: under 50 MB idle).
-    client: new ProtocolClient({ serverUrl: config.server, userAgent: `drover-agent/${AGENT_VERSION}`, fetch: createNodeHttpTransport({ maxFreeSockets: 2 }).fetch }),
+    client: new ProtocolClient({ serverUrl: config.server, userAgent: `drover-agent/${AGENT_VERSION}`, fetch: transport.fetch }),
     store,
     health: new HostHealthSource(config.stateDir),
     system: new HostFactsSource({ diskPath: config.stateDir, agentVersion: AGENT_VERSION }),
@@ -147,6 +160,8 @@ export async function main(argv: string[]): Promise<number> {
       allowApps: config.allowApps,
       updateCommand: config.updateCommand,
       downloadMirror: config.downloadMirror,
+      caFile: config.caFile,
+      caFingerprint: config.caFingerprint,
       version: AGENT_VERSION,
       runningFrom: running.file ?? "sources",
     },

@@ -10,6 +10,7 @@ import type { Metrics } from "./metrics";
 import type { StatusSettings } from "../lib/device-status";
 import type { AgentStore } from "./devices/agent-store";
 import type { DatabaseHealth } from "./database-health";
+import type { TlsStatus } from "./tls/status";
 
 export interface ServerContext {
   db: Db;
@@ -28,6 +29,8 @@ export interface ServerContext {
   /** Settings the status derivations read; restoredAt comes from the database. */
   statusSettings: StatusSettings;
   heartbeatSeconds: number;
+  /** TLS (issue 23): on or off, the CA devices pin; updated when the certificate files change. */
+  tls: TlsStatus;
   /** Wall clock, injectable for tests. */
   now: () => Date;
 }

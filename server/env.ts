@@ -121,7 +121,31 @@ const EnvSchema = z.object({
   DROVER_METRICS_SAMPLE_SECONDS: z.coerce.number().min(0.05).max(3600).default(60),
   /** Days of those samples kept; older ones are pruned at each sample. */
   DROVER_METRICS_RETENTION_DAYS: z.coerce.number().positive().max(3650).default(7),
+  /**
+   * TLS (issue 23): a certificate and its private key, PEM files (the certificate file may hold
+   * the chain after it), read again when either changes. Unset: plain HTTP (the quick start).
+   */
+  DROVER_TLS_CERT: z.string().min(1).optional(),
+  /** `auto`: the server makes its own CA on first start (kept in the database) and its certificate from it (server/tls/auto-ca.ts). */
+  DROVER_TLS: z.enum(["", "off", "auto"]).default(""),
+  DROVER_TLS_KEY: z.string().min(1).optional(),
+  /**
+   * With DROVER_TLS_CERT: the certificate of the CA that signed it (PEM), served at /ca.pem and
+   * pinned by the console's install line. Unset: devices check the server against their own
+   * trust store (a public CA).
+   */
+  DROVER_TLS_CA: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+}).superRefine((env, ctx) => {
+  if (Boolean(env.DROVER_TLS_CERT) !== Boolean(env.DROVER_TLS_KEY)) {
+    ctx.addIssue({ code: "custom", path: [env.DROVER_TLS_CERT ? "DROVER_TLS_KEY" : "DROVER_TLS_CERT"], message: "DROVER_TLS_CERT and DROVER_TLS_KEY go together" });
+  }
+  if (env.DROVER_TLS === "auto" && (env.DROVER_TLS_CERT || env.DROVER_TLS_KEY || env.DROVER_TLS_CA)) {
+    ctx.addIssue({ code: "custom", path: ["DROVER_TLS"], message: "auto makes the server's own CA and certificate: unset DROVER_TLS_CERT, DROVER_TLS_KEY and DROVER_TLS_CA, or unset DROVER_TLS" });
+  }
+  if (env.DROVER_TLS_CA && !env.DROVER_TLS_CERT) {
+    ctx.addIssue({ code: "custom", path: ["DROVER_TLS_CA"], message: "needs DROVER_TLS_CERT and DROVER_TLS_KEY" });
+  }
 });
 
 export type Env = z.infer<typeof EnvSchema>;

@@ -5,7 +5,10 @@
  * is bounded and arrives in time.
  */
 import type http from "node:http";
+import type https from "node:https";
+import type net from "node:net";
 import type { Socket } from "node:net";
+import tls from "node:tls";
 import { MAX_BODY_BYTES, type ErrorCode } from "../lib/protocol";
 import { HTTP_STATUS } from "./errors";
 import { hasBody, isJsonContentType, isYamlContentType, sendJson } from "./lib/http";
@@ -35,17 +38,21 @@ export interface DeadlineOptions {
   shedIdleAt?: number;
 }
 
-export function applyDeadlines(server: http.Server, options: DeadlineOptions = {}, onDrop?: () => void): void {
+/**
+ * `listener`: the server that accepts the sockets, when it is not `server` itself (TLS: a socket
+ * server in front of the https server, server/tls/front.ts): the connection cap is its.
+ */
+export function applyDeadlines(server: http.Server | https.Server, options: DeadlineOptions = {}, onDrop?: () => void, listener: net.Server = server): void {
   server.headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
   server.requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   // Between requests a socket may stay open this long: above the agents' heartbeat spacing,
   // so they reuse it (the default 5 s makes them reconnect for nearly every heartbeat).
   server.keepAliveTimeout = 75_000;
-  server.maxConnections = MAX_CONNECTIONS;
+  listener.maxConnections = MAX_CONNECTIONS;
   guardIdleSockets(server, server.headersTimeout, options.shedIdleAt ?? SHED_IDLE_AT);
   // Past maxConnections Node drops the socket before "connection" (no shedding can help then):
   // count it, so a full server shows in /metrics rather than only as clients' resets.
-  if (onDrop) server.on("drop", onDrop);
+  if (onDrop) listener.on("drop", onDrop);
 }
 
 /**
@@ -57,7 +64,7 @@ export function applyDeadlines(server: http.Server, options: DeadlineOptions = {
  * between requests); sockets in the middle of a request, held long-polls included, are never
  * shed.
  */
-function guardIdleSockets(server: http.Server, firstRequestMs: number, shedAt: number): void {
+function guardIdleSockets(server: http.Server | https.Server, firstRequestMs: number, shedAt: number): void {
   // Insertion order is age order: the first of each set is its oldest.
   const fresh = new Set<Socket>();
   const idle = new Set<Socket>();
@@ -70,7 +77,9 @@ function guardIdleSockets(server: http.Server, firstRequestMs: number, shedAt: n
     victim.destroy();
     return true;
   };
-  server.on("connection", (socket: Socket) => {
+  // Over TLS the request's socket is the TLS socket, which exists once its handshake is done (the
+  // handshake has its own deadline): count those.
+  server.on(server instanceof tls.Server ? "secureConnection" : "connection", (socket: Socket) => {
     open++;
     while (open > shedAt && shedOne()) { /* made room */ }
     fresh.add(socket);

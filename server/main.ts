@@ -37,7 +37,11 @@ import { DatabaseHealth } from "./database-health";
 import { TRPCError } from "@trpc/server";
 import { clientAddress, CLIENT_ADDRESS_HEADER, isHttps } from "./lib/client-address";
 import { installScript } from "./agent-dist/artifact";
-import { admit, applyDeadlines, parseRequestUrl, TIMEOUT_CHECK_INTERVAL_MS, type DeadlineOptions } from "./front-door";
+import { admit, applyDeadlines, HEADERS_TIMEOUT_MS, parseRequestUrl, TIMEOUT_CHECK_INTERVAL_MS, type DeadlineOptions } from "./front-door";
+import { readTlsFiles, watchTlsFiles, type TlsMaterial } from "./tls/certificates";
+import { autoTlsMaterial, type Signer } from "./tls/auto-ca";
+import { createTlsFront, HSTS, overTls, type TlsFront } from "./tls/front";
+import { tlsStatus } from "./tls/status";
 import { sameHash, sha256 } from "./lib/crypto";
 import { ROOT } from "./paths";
 
@@ -52,6 +56,8 @@ export interface StartOptions {
   skipMigrate?: boolean;
   /** Shorter request deadlines for tests (front-door.ts has the defaults). */
   deadlines?: DeadlineOptions;
+  /** What signs the certificates of DROVER_TLS=auto (server/tls/auto-ca.ts); none is built in yet. */
+  tlsSigner?: Signer;
 }
 
 export interface RunningServer {
@@ -90,10 +96,23 @@ function sameOrigin(req: http.IncomingMessage): boolean {
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const env = readEnv({ ...process.env, ...options.env });
   const log = rootLogger.child({}, { level: env.LOG_LEVEL });
+  // TLS (issue 23): the operator's certificate files, checked before anything else starts.
+  const tlsFiles = env.DROVER_TLS_CERT && env.DROVER_TLS_KEY ? { cert: env.DROVER_TLS_CERT, key: env.DROVER_TLS_KEY, ca: env.DROVER_TLS_CA } : null;
+  let tlsMaterial: TlsMaterial | null = tlsFiles ? readTlsFiles(tlsFiles) : null;
+  if (env.DROVER_TLS === "auto" && !options.tlsSigner) {
+    throw new Error("DROVER_TLS=auto: this build cannot sign certificates yet (it needs an X.509 library, issue 23); use DROVER_TLS_CERT and DROVER_TLS_KEY");
+  }
   if (!options.skipMigrate) await migrate(env.DATABASE_URL, { log });
   const gate = new WriteGate();
   const db = await openDb(env.DATABASE_URL, gate, { pgPoolSize: env.DROVER_PG_POOL_SIZE });
   const metrics = createMetrics();
+  // DROVER_TLS=auto: the cluster's CA from the database (made on the first start), a new certificate from it.
+  let autoNotAfter: Date | null = null;
+  if (env.DROVER_TLS === "auto" && options.tlsSigner) {
+    const auto = await autoTlsMaterial(db, env, options.tlsSigner, new Date());
+    tlsMaterial = auto;
+    autoNotAfter = auto.notAfter;
+  }
   const file = sqlitePath(env.DATABASE_URL);
   // The agent hot path (devices/agent-store.ts): SQLite's second connection, or a pg pool.
   const fast: AgentStore = file
@@ -109,6 +128,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     metrics,
     statusSettings: { disconnectionTimeoutSeconds: env.DROVER_DISCONNECTION_TIMEOUT_SECONDS, restoredAt: await loadRestoredAt(db) },
     heartbeatSeconds: heartbeatSeconds(env),
+    tls: tlsStatus(env, tlsMaterial),
     now: () => new Date(),
   };
   const auth = createAuth(db, await authSecret(db, env.DROVER_AUTH_SECRET), ctx, { accountLimit: env.DROVER_LOGIN_ACCOUNT_LIMIT, addressLimit: env.DROVER_LOGIN_ADDRESS_LIMIT });
@@ -149,9 +169,26 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       return void sendError(res, invalid("Host: not a host name or address with an optional port"));
     }
     const origin = env.DROVER_PUBLIC_URL ?? `${isHttps(req, env.DROVER_TRUSTED_PROXIES) ? "https" : "http"}://${host}`;
-    const text = installScript(origin);
+    const text = installScript(origin, ctx.tls.caPem);
     res.writeHead(200, { "content-type": "text/x-shellscript; charset=utf-8", "content-length": Buffer.byteLength(text), "cache-control": "no-cache" });
     res.end(req.method === "HEAD" ? undefined : text);
+  };
+
+  // GET /ca.pem (issue 23): the CA devices pin, public like the script that pins it (its key never leaves the server).
+  const caLimiter = new RateLimiter(2, 30);
+  const sendCa = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    try {
+      caLimiter.take(String(req.headers[CLIENT_ADDRESS_HEADER]));
+    } catch (error) {
+      return void sendError(res, error);
+    }
+    const pem = ctx.tls.caPem;
+    if (!pem) {
+      const why = ctx.tls.mode === "off" ? "this server speaks plain HTTP (no TLS)" : "its certificate is from a CA devices trust already (DROVER_TLS_CA is unset)";
+      return sendJson(res, 404, { error: { code: "NOT_FOUND", message: `no CA to pin: ${why}` } });
+    }
+    res.writeHead(200, { "content-type": "application/x-pem-file", "content-length": Buffer.byteLength(pem), "cache-control": "no-cache", "x-drover-ca-sha256": ctx.tls.caFingerprint ?? "" });
+    res.end(req.method === "HEAD" ? undefined : pem);
   };
 
   const metricsAllowed = (req: http.IncomingMessage): boolean => {
@@ -197,9 +234,11 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     next = { handle: (req, res) => handle(req, res), close: () => app.close() };
   }
 
-  const server = http.createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS }, (req, res) => {
+  const handle: http.RequestListener = (req, res) => {
     // Decided once, from the socket (and trusted proxies only); a client cannot set it.
     req.headers[CLIENT_ADDRESS_HEADER] = clientAddress(req, env.DROVER_TRUSTED_PROXIES);
+    // Browsers keep to https:// for this host from now on (ignored over plain HTTP, so sent only over TLS).
+    if (overTls(req)) res.setHeader("strict-transport-security", HSTS);
     const url = parseRequestUrl(req);
     if (!url) {
       metrics.requestsRefused.inc({ reason: "bad-url" });
@@ -241,6 +280,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       );
     }
     if (p === "/install.sh" && (req.method === "GET" || req.method === "HEAD")) return void sendInstall(req, res);
+    if (p === "/ca.pem" && (req.method === "GET" || req.method === "HEAD")) return void sendCa(req, res);
     // Every API prefix answers in the protocol's error shape, never with a console page.
     if (!next || p === "/api" || p.startsWith("/api/")) return sendJson(res, 404, { error: { code: "NOT_FOUND", message: `${req.method} ${p} not found` } });
     const pages = next;
@@ -254,8 +294,39 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
         return pages.handle(req, res);
       })
       .catch(fail);
-  });
-  applyDeadlines(server, options.deadlines, () => metrics.requestsRefused.inc({ reason: "max-connections" }));
+  };
+  const onDrop = () => metrics.requestsRefused.inc({ reason: "max-connections" });
+  let server: net.Server;
+  let front: TlsFront | null = null;
+  if (tlsMaterial) {
+    front = createTlsFront(handle, tlsMaterial, {
+      firstByteTimeoutMs: options.deadlines?.headersTimeoutMs ?? HEADERS_TIMEOUT_MS,
+      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+      publicUrl: env.DROVER_PUBLIC_URL,
+      onPlainHttp: () => metrics.requestsRefused.inc({ reason: "plain-http" }),
+    });
+    applyDeadlines(front.https, options.deadlines, onDrop, front.listener);
+    server = front.listener;
+  } else {
+    const plain = http.createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS }, handle);
+    applyDeadlines(plain, options.deadlines, onDrop);
+    server = plain;
+  }
+  // A renewal: new connections get the new certificate, and /ca.pem and the console the new CA.
+  const certificateWatch = tlsFiles
+    ? watchTlsFiles(tlsFiles, (material) => (front?.setMaterial(material), Object.assign(ctx.tls, tlsStatus(env, material))), log)
+    : null;
+  // DROVER_TLS=auto: a server up for most of a year gets a new certificate a month before its own ends.
+  const renewal =
+    autoNotAfter && options.tlsSigner
+      ? setInterval(() => {
+          if (!autoNotAfter || autoNotAfter.getTime() - Date.now() > 30 * 86_400_000) return;
+          autoTlsMaterial(db, env, options.tlsSigner!, new Date()).then(
+            (next) => (front?.setMaterial(next), (autoNotAfter = next.notAfter), log.info({ notAfter: next.notAfter }, "TLS: a new server certificate from the CA")),
+            (err: unknown) => log.warn({ err }, "TLS: could not renew the server certificate; trying again tomorrow"),
+          );
+        }, 86_400_000).unref()
+      : null;
 
   const controllers = startControllers(ctx);
   // On PostgreSQL, after the first try for the controller lock (server/leader.ts).
@@ -269,9 +340,17 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   });
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : env.PORT;
-  const url = `http://localhost:${port}`;
+  const url = `${tlsMaterial ? "https" : "http"}://localhost:${port}`;
   let closing: string | null = null;
   log.info({ url, database: env.DATABASE_URL.replace(/\/\/([^:/@]+):[^@]*@/, "//$1:***@") }, "Drover is listening");
+  if (ctx.tls.plainBeyondLoopback) {
+    log.warn(
+      { host: env.HOST, port },
+      `PLAIN HTTP on ${env.HOST}:${port}: device tokens, operator tokens, session cookies and the install script cross the network in the clear. ` +
+        "Set DROVER_TLS_CERT and DROVER_TLS_KEY, or HOST=127.0.0.1 to listen on this machine only (docs/architecture.md, TLS)",
+    );
+  }
+  if (ctx.tls.caFingerprint) log.info({ caFingerprint: ctx.tls.caFingerprint }, `TLS: devices pin this server's CA, sha256 ${ctx.tls.caFingerprint} (served at /ca.pem)`);
 
   return {
     url,
@@ -286,7 +365,16 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       // Step by step, each named while it runs: a close that hangs says where (`closing`).
       const steps: [string, () => Promise<unknown>][] = [
         ["controllers", async () => (ctx.database.close(), await controllers.stop())],
-        ["http server", () => new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections()))],
+        [
+          "http server",
+          async () => {
+            certificateWatch?.stop();
+            if (renewal) clearInterval(renewal);
+            if (front) return front.close();
+            const plain = server as http.Server;
+            await new Promise<void>((resolve) => (plain.close(() => resolve()), plain.closeAllConnections()));
+          },
+        ],
         ["heartbeat reports", () => heartbeatReports.stop()],
         ["console", async () => next?.close().catch(() => undefined)],
         ["agent store", async () => fast?.close()],

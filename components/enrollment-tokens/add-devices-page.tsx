@@ -11,6 +11,7 @@ import { Card, CardHeader } from "../ui/card";
 import { EmptyState, ErrorState } from "../ui/states";
 import { CreateTokenForm } from "./create-token-form";
 import { InstallCommand } from "./install-command";
+import { ServerCaCard } from "./server-ca-card";
 import { EnrollmentTokensTable } from "./tokens-table";
 import { RevokeEnrollmentTokenDialog } from "./revoke-dialog";
 import type { CreatedEnrollmentToken, EnrollmentToken } from "./types";
@@ -26,6 +27,8 @@ export function AddDevicesPage() {
   const queryClient = useQueryClient();
   const { canOperate } = useMe();
   const list = useQuery(trpc.enrollmentTokens.list.queryOptions({ limit: 1000 }));
+  const settings = useQuery(trpc.system.settings.queryOptions(undefined, { staleTime: 10 * 60_000 }));
+  const caFingerprint = settings.data?.tls.caFingerprint ?? null;
   const [created, setCreated] = useState<CreatedEnrollmentToken | null>(null);
   const [target, setTarget] = useState<EnrollmentToken | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
@@ -90,12 +93,14 @@ export function AddDevicesPage() {
           // Shown only after a create in this browser, never server-rendered. The address this
           // console was reached at is the one the devices should use too.
           server={window.location.origin}
+          caFingerprint={caFingerprint}
           onDone={() => {
             setCreated(null);
             create.reset();
           }}
         />
       )}
+      {caFingerprint && <ServerCaCard fingerprint={caFingerprint} />}
       {canOperate ? (
         !created && (
           <Card className="mb-5">

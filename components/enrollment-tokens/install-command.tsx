@@ -6,6 +6,7 @@ import { CopyButton } from "../ui/copy-button";
 import { Card, CardHeader } from "../ui/card";
 import { LabelChips } from "../ui/label-chips";
 import type { CreatedEnrollmentToken } from "./types";
+import { installCommands } from "@/lib/install-command";
 
 /** One command in a block with its Copy button. */
 function CommandBlock({ label, command, testId }: { label: string; command: string; testId: string }) {
@@ -30,11 +31,9 @@ function CommandBlock({ label, command, testId }: { label: string; command: stri
  * server keeps its hash). The one-liner installs the agent as a systemd service; the others are
  * for a machine without systemd, or to run the agent by hand.
  */
-export function InstallCommand({ created, server, onDone }: { created: CreatedEnrollmentToken; server: string; onDone: () => void }) {
-  const t = created.token;
-  const oneLine = `curl -fsSL ${server}/install.sh | sudo sh -s -- --token ${t}`;
-  const noService = `curl -fsSL ${server}/install.sh | sh -s -- --no-service --prefix "$HOME/drover-agent" --token ${t}`;
-  const byHand = `curl -fsSL -o drover-agent.mjs ${server}/api/agent/v1/download && node drover-agent.mjs --server ${server} --name "$(hostname | tr A-Z a-z)" --state-dir ./drover-state --enrollment-token ${t}`;
+export function InstallCommand({ created, server, caFingerprint, onDone }: { created: CreatedEnrollmentToken; server: string; caFingerprint: string | null; onDone: () => void }) {
+  // Pinned to the server's own CA when it has one (issue 23, lib/install-command.ts).
+  const { service: oneLine, noService, byHand, uninstall } = installCommands(server, created.token, caFingerprint);
   return (
     <Card className="mb-5 ring-2 ring-brand-500/40" data-testid="install-command-card">
       <CardHeader
@@ -74,7 +73,7 @@ export function InstallCommand({ created, server, onDone }: { created: CreatedEn
             <CommandBlock label="Install without a service (prints how to start it)" command={noService} testId="install-command-no-service" />
             <CommandBlock label="Run the agent by hand (Node.js 20 or newer)" command={byHand} testId="install-command-manual" />
             <p className="text-xs text-slate-500">
-              Remove an installed agent with <code className="rounded bg-slate-100 px-1 text-slate-700">curl -fsSL {server}/install.sh | sudo sh -s -- --uninstall</code> (add{" "}
+              Remove an installed agent with <code className="rounded bg-slate-100 px-1 text-slate-700">{uninstall}</code> (add{" "}
               <code className="rounded bg-slate-100 px-1 text-slate-700">--purge</code> to remove its state too).
             </p>
           </div>

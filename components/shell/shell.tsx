@@ -4,6 +4,7 @@ import { useEffect, useRef, useState, type MouseEvent, type ReactNode } from "re
 import { LiveUpdates } from "../live/live-updates";
 import { cx } from "../ui/cx";
 import { Nav } from "./nav";
+import { PlainHttpBanner } from "./plain-http-banner";
 import { ConnectionIndicator } from "./connection-indicator";
 import { ThemeToggle } from "./theme-toggle";
 import { UserMenu } from "./user-menu";
@@ -81,6 +82,7 @@ export function Shell({ children }: { children: ReactNode }) {
               <UserMenu />
             </div>
           </header>
+          <PlainHttpBanner />
           <main id="main" tabIndex={-1} className="mx-auto w-full max-w-[1400px] flex-1 px-4 py-6 focus:outline-none lg:px-6">
             {children}
           </main>

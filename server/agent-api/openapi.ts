@@ -119,7 +119,9 @@ export function agentOpenApi(): Record<string, unknown> {
         'Every error is JSON {"error": {"code", "message"}}. Before any route, any request may also meet the front door: ' +
         "413 TOO_LARGE (a body over 1 MiB), 415 UNSUPPORTED_MEDIA_TYPE (a body that is not JSON), 400 (a URL that cannot be parsed), " +
         "408 from Node (headers not in within 10 s, the request not within 30 s); an unknown route or method is 404 NOT_FOUND; a fault of the server is 500 INTERNAL; " +
-        "while the server cannot reach its database, 503 UNAVAILABLE with Retry-After (1–3 s).",
+        "while the server cannot reach its database, 503 UNAVAILABLE with Retry-After (1–3 s). " +
+        "TLS (issue 23): a server with DROVER_TLS_CERT speaks only TLS on its port; a plain HTTP request to an API path there is 400 INVALID_REQUEST naming the https:// URL (a console page is redirected, 308). " +
+        "A server with a CA of its own serves that CA's certificate at /ca.pem, outside this base path (GET or HEAD, rate-limited per address like the downloads, 404 NOT_FOUND when there is none); an agent pins it by the SHA-256 of its DER (--ca-fingerprint) and trusts it alone.",
     },
     servers: [{ url: AGENT_API_BASE }],
     components: { securitySchemes: { device: { type: "http", scheme: "bearer" } } },

@@ -16,6 +16,7 @@
  * or an `agentupgrade` action names any of them; `/download?version=X` serves it.
  */
 import { execFile } from "node:child_process";
+import { X509Certificate } from "node:crypto";
 import { createReadStream, readFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -26,6 +27,7 @@ import { z } from "zod";
 import { AGENT_MALLOC_ENV, AGENT_NODE_FLAGS, AgentVersion, compareAgentVersions } from "../../lib/agent-version";
 import { AppError, notFound } from "../errors";
 import { ROOT } from "../paths";
+import { certificateFingerprint } from "../tls/certificates";
 
 export const DEFAULT_AGENT_DIST = path.join(ROOT, "dist", "agent");
 
@@ -216,9 +218,15 @@ export function sendArtifact(req: IncomingMessage, res: ServerResponse, artifact
 // beside it anyway): one copy of the script, never a stale one next to the bundle.
 const INSTALL_TEMPLATE = readFileSync(path.join(ROOT, "server", "agent-dist", "install.sh"), "utf8");
 
-/** The install script with `server` (this server's public URL) and how the agent runs (AGENT_NODE_FLAGS, AGENT_MALLOC_ENV) filled in. */
-export function installScript(server: string): string {
+/**
+ * The install script with `server` (this server's public URL), the CA its devices pin (`caPem`,
+ * issue 23; null: plain HTTP or a public CA) and how the agent runs (AGENT_NODE_FLAGS,
+ * AGENT_MALLOC_ENV) filled in.
+ */
+export function installScript(server: string, caPem: string | null = null): string {
   return INSTALL_TEMPLATE.replaceAll("__DROVER_SERVER__", server.replace(/\/+$/, ""))
+    .replaceAll("__DROVER_CA_FINGERPRINT__", caPem ? certificateFingerprint(caPem) : "")
+    .replaceAll("__DROVER_CA_PEM__", caPem ? new X509Certificate(caPem).toString().trim() : "")
     .replaceAll("__DROVER_NODE_FLAGS__", AGENT_NODE_FLAGS.join(" "))
     .replaceAll("__DROVER_MALLOC_ENV__", Object.entries(AGENT_MALLOC_ENV).map(([k, v]) => `${k}=${v}`).join(" "));
 }

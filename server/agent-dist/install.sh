@@ -17,6 +17,11 @@
 # agent.version, or an agentupgrade action) and exits 75; systemd (Restart=always) or, without
 # it, bin/drover-agent starts it again on the new file. The old one stays as FILE.previous.
 #
+# TLS (issue 23): a server with a CA of its own renders it below (CA_PEM, CA_FINGERPRINT). The
+# downloads then trust that CA alone, and the agent is started pinned to it (--ca-file and
+# --ca-fingerprint), so no one between the device and the server can stand in for it. Fetch this
+# script with the console's line, which checks the CA's fingerprint before it trusts anything.
+#
 # What it does: downloads the agent from the server and checks its sha256, installs it under
 # the prefix (drover-agent.mjs, agent.env, bin/drover-agent, state/), writes and starts a
 # systemd unit (drover-agent.service) unless --no-service, and prints what it did. The
@@ -25,6 +30,14 @@
 set -eu
 
 SERVER="__DROVER_SERVER__"
+# The SHA-256 of the CA's certificate (DER), 64 hex digits; empty: plain HTTP or a public CA.
+CA_FINGERPRINT="__DROVER_CA_FINGERPRINT__"
+ca_pem() {
+  cat <<'DROVER_CA_PEM'
+__DROVER_CA_PEM__
+DROVER_CA_PEM
+}
+CACERT=""
 TOKEN=""
 NAME=""
 LABELS=""
@@ -50,7 +63,7 @@ while [ $# -gt 0 ]; do
     --binary) BINARY=1; shift ;;
     --uninstall) UNINSTALL=1; shift ;;
     --purge) PURGE=1; shift ;;
-    -h|--help) sed -n '2,24p' "$0" 2>/dev/null || true; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" 2>/dev/null || true; exit 0 ;;
     *) fail "unknown option $1 (see --help)" ;;
   esac
 done
@@ -74,7 +87,7 @@ if [ "$UNINSTALL" -eq 1 ]; then
     say "removed the service $UNIT"
   fi
   if [ -f "$PREFIX/drover-agent.pid" ]; then kill "$(cat "$PREFIX/drover-agent.pid")" 2>/dev/null || true; fi
-  rm -rf "$PREFIX/drover-agent.mjs" "$PREFIX/drover-agent" "$PREFIX/bin" "$PREFIX/agent.env" "$PREFIX/manifest.json" "$PREFIX/drover-agent.pid" \
+  rm -rf "$PREFIX/drover-agent.mjs" "$PREFIX/drover-agent" "$PREFIX/bin" "$PREFIX/agent.env" "$PREFIX/manifest.json" "$PREFIX/drover-agent.pid" "$PREFIX/ca.pem" \
     "$PREFIX/drover-agent.mjs.previous" "$PREFIX/drover-agent.previous" "$PREFIX"/.drover-agent-*
   if [ "$PURGE" -eq 1 ]; then
     rm -rf "$PREFIX"
@@ -113,15 +126,21 @@ fi
 case "$NAME" in *[!a-z0-9.-]*|"") fail "--name: lowercase letters, digits, '-' and '.'" ;; esac
 
 if command -v curl >/dev/null 2>&1; then
-  get() { curl -fsSL "$1" -o "$2"; }
+  get() { curl -fsSL ${CACERT:+--cacert "$CACERT"} "$1" -o "$2"; }
 elif command -v wget >/dev/null 2>&1; then
-  get() { wget -q "$1" -O "$2"; }
+  get() { wget -q ${CACERT:+--ca-certificate="$CACERT"} "$1" -O "$2"; }
 else
   fail "curl or wget is needed"
 fi
 
 mkdir -p "$PREFIX/bin" "$PREFIX/state"
 chmod 0700 "$PREFIX/state"
+if [ -n "$CA_FINGERPRINT" ]; then
+  case "$SERVER" in https://*) ;; *) fail "--server must be an https:// URL: this server pins its CA" ;; esac
+  ca_pem > "$PREFIX/ca.pem"
+  chmod 0644 "$PREFIX/ca.pem"
+  CACERT="$PREFIX/ca.pem"
+fi
 TMP="$PREFIX/.download.$$"
 trap 'rm -f "$TMP" "$TMP.json"' EXIT
 
@@ -148,6 +167,9 @@ DROVER_NAME=$NAME
 DROVER_LABELS=$LABELS
 DROVER_ENROLLMENT_TOKEN=$TOKEN
 DROVER_STATE_DIR=$PREFIX/state
+# The CA the agent trusts for its server, and its pin (empty: the system's trust store).
+DROVER_CA_FILE=$CACERT
+DROVER_CA_FINGERPRINT=$CA_FINGERPRINT
 # More agent options (see: node $PREFIX/drover-agent.mjs --help), e.g. --allow-exec /usr/bin/uptime
 DROVER_AGENT_OPTIONS=
 EOF
@@ -167,6 +189,7 @@ set -eu
 export __DROVER_MALLOC_ENV__
 set -- --server "\$DROVER_SERVER" --name "\$DROVER_NAME" --state-dir "\$DROVER_STATE_DIR" \\
   \${DROVER_LABELS:+--labels "\$DROVER_LABELS"} \${DROVER_ENROLLMENT_TOKEN:+--enrollment-token "\$DROVER_ENROLLMENT_TOKEN"} \\
+  \${DROVER_CA_FILE:+--ca-file "\$DROVER_CA_FILE"} \${DROVER_CA_FINGERPRINT:+--ca-fingerprint "\$DROVER_CA_FINGERPRINT"} \\
   \$DROVER_AGENT_OPTIONS "\$@"
 if [ -n "\${INVOCATION_ID:-}" ]; then
   if [ -x "$PREFIX/drover-agent" ]; then exec "$PREFIX/drover-agent" "\$@"; fi
@@ -189,7 +212,7 @@ done
 EOF
 chmod 0755 "$PREFIX/bin/drover-agent"
 say "installed drover-agent $VERSION (${QUERY:+single executable for $PLATFORM, }sha256 $GOT) in $PREFIX"
-say "settings: $PREFIX/agent.env (server $SERVER, name $NAME${LABELS:+, labels $LABELS}${TOKEN:+, with an enrollment token})"
+say "settings: $PREFIX/agent.env (server $SERVER, name $NAME${LABELS:+, labels $LABELS}${TOKEN:+, with an enrollment token}${CA_FINGERPRINT:+, the server's CA pinned: sha256 $CA_FINGERPRINT})"
 
 if [ "$SERVICE" -eq 1 ]; then
   has_systemd || fail "no systemd here: run again with --no-service and start $PREFIX/bin/drover-agent yourself"
@@ -221,4 +244,4 @@ else
   say "  $PREFIX/bin/drover-agent"
   say "or in the background: nohup $PREFIX/bin/drover-agent >> $PREFIX/agent.log 2>&1 & echo \$! > $PREFIX/drover-agent.pid"
 fi
-say "uninstall: curl -fsSL $SERVER/install.sh | sudo sh -s -- --uninstall${PREFIX:+ --prefix $PREFIX}"
+say "uninstall: curl -fsSL${CACERT:+ --cacert $CACERT} $SERVER/install.sh | sudo sh -s -- --uninstall${PREFIX:+ --prefix $PREFIX}"

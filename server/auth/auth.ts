@@ -47,7 +47,7 @@ export function createAuth(db: Db, secret: string, server?: GuardServer, throttl
       return host ? [`http://${host}`, `https://${host}`] : [];
     },
     advanced: {
-      useSecureCookies: secureCookies(server?.env.DROVER_PUBLIC_URL),
+      useSecureCookies: secureCookies(server?.env.DROVER_PUBLIC_URL, server?.env.DROVER_TLS_CERT !== undefined),
       // The address server/main.ts decided for this request: its own limiter can no longer be
       // walked past with a new X-Forwarded-For on each try.
       ipAddress: { ipAddressHeaders: [CLIENT_ADDRESS_HEADER] },

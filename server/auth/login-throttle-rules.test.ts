@@ -63,10 +63,13 @@ describe("login throttle rules", () => {
     expect(freshEntry(e, T, O)).toEqual(fresh);
   });
 
-  it("decides cookie security from the public URL, and knows loopback hosts", () => {
+  it("decides cookie security from the public URL or the server's own TLS, and knows loopback hosts", () => {
     expect(secureCookies(undefined)).toBe(false);
     expect(secureCookies("http://drover.example:3000")).toBe(false);
     expect(secureCookies("https://drover.example")).toBe(true);
+    // The server on TLS itself (issue 23): its port only ever serves the console over https.
+    expect(secureCookies(undefined, true)).toBe(true);
+    expect(secureCookies("http://drover.example:3000", true)).toBe(true);
     for (const host of ["localhost", "app.localhost", "127.0.0.1", "127.1.2.3", "[::1]"]) expect(isLoopbackHost(host)).toBe(true);
     for (const host of ["drover.test", "10.0.0.1", "[fd00::1]", "localhost.example.com"]) expect(isLoopbackHost(host)).toBe(false);
   });

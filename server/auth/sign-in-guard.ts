@@ -20,12 +20,14 @@ export const USER_EMAIL_DOMAIN = "users.drover.local";
 export type GuardServer = Pick<ServerContext, "env" | "log" | "now">;
 
 /**
- * Secure cookies only when the console's public address is https. Over plain http a browser
- * drops `Secure` (and `__Secure-`) cookies from any host but localhost, so signing in would
- * silently fail; better-auth's default (Secure whenever NODE_ENV is production) assumes TLS.
+ * Secure cookies only when the console is reached over https: its public address is https, or
+ * the server itself speaks TLS (issue 23: `tlsOn`, DROVER_TLS_CERT; plain HTTP to its port is only
+ * ever redirected). Over plain http a browser drops `Secure` (and `__Secure-`) cookies from any
+ * host but localhost, so signing in would silently fail; better-auth's default (Secure whenever
+ * NODE_ENV is production) assumes TLS.
  */
-export function secureCookies(publicUrl: string | undefined): boolean {
-  return publicUrl !== undefined && new URL(publicUrl).protocol === "https:";
+export function secureCookies(publicUrl: string | undefined, tlsOn = false): boolean {
+  return tlsOn || (publicUrl !== undefined && new URL(publicUrl).protocol === "https:");
 }
 
 /** Hosts a browser treats as secure even over http (Secure cookies work there). */
@@ -54,7 +56,7 @@ function signInAttempt(ctx: SignInContext): LoginAttempt | null {
 }
 
 export function signInHooks(throttle: LoginThrottle, server: GuardServer | undefined) {
-  const secure = secureCookies(server?.env.DROVER_PUBLIC_URL);
+  const secure = secureCookies(server?.env.DROVER_PUBLIC_URL, server?.env.DROVER_TLS_CERT !== undefined);
   let warned = false;
 
   /** Once per process: a browser signed in over http from a host that is not loopback. */

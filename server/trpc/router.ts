@@ -28,6 +28,11 @@ const systemRouter = router({
     actionConcurrency: ctx.server.env.DROVER_ACTION_CONCURRENCY.map((p) => ({ selector: p.text, max: p.max })),
     /** The oldest agent this server supports (issue 12): older devices are flagged. */
     minAgentVersion: minAgentVersion(ctx.server),
+    /**
+     * TLS (issue 23): the CA devices pin (shown on Add devices, in the install line), and whether
+     * this server speaks plain HTTP beyond its own machine (a banner for admins).
+     */
+    tls: { on: ctx.server.tls.mode !== "off", caFingerprint: ctx.server.tls.caFingerprint, plainBeyondLoopback: ctx.server.tls.plainBeyondLoopback },
   })),
 });
 

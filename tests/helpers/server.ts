@@ -14,6 +14,7 @@ import pg from "pg";
 import { issueOperatorToken } from "../../server/auth/auth";
 import { startServer, type RunningServer, type StartOptions } from "../../server/main";
 import { migrate } from "../../server/migrate";
+import { httpsRequest } from "./tls";
 
 export const ADMIN_PASSWORD = "admin-password-1";
 
@@ -153,7 +154,7 @@ async function templateDatabase(): Promise<string> {
  */
 export async function startTestServer(
   env: StartOptions["env"] = {},
-  options: Pick<StartOptions, "deadlines"> & { sameDatabaseAs?: TestServer } = {},
+  options: Pick<StartOptions, "deadlines" | "tlsSigner"> & { sameDatabaseAs?: TestServer } = {},
 ): Promise<TestServer> {
   const { sameDatabaseAs, ...startOptions } = options;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-test-"));
@@ -173,14 +174,16 @@ export async function startTestServer(
       ...env,
     },
   });
+  // Over TLS (issue 23), trusting the server's CA (DROVER_TLS_CA, or its own with DROVER_TLS=auto) alone.
+  const ca = running.ctx.tls.caPem;
   const call = async <T>(url: string, method: string, body: unknown, headers: Record<string, string>) => {
-    const res = await fetch(url, {
+    const init = {
       method,
       headers: { ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
       body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
+    };
+    const res = ca ? await httpsRequest(url, { ...init, ca }) : await fetch(url, init).then(async (r) => ({ status: r.status, text: await r.text() }));
+    return { status: res.status, body: (res.text ? JSON.parse(res.text) : undefined) as T };
   };
   // Issued as the token route does once the password is checked (tests/api-tokens and
   // server/auth/login-throttle test the route itself): a password check is a scrypt hash, ≈ 0.15 CPU-s.

@@ -1,0 +1,28 @@
+/**
+ * What the rest of the server knows of TLS (issue 23, `ctx.tls`): whether it is on, the CA the
+ * devices pin (served at /ca.pem, shown on the Add devices page), and whether this server
+ * speaks plain HTTP beyond its own machine (a warning at start, a banner for admins).
+ */
+import type { Env } from "../env";
+import { isLoopbackHost } from "../auth/sign-in-guard";
+import { certificateFingerprint, type TlsMaterial } from "./certificates";
+
+export interface TlsStatus {
+  mode: "off" | "files" | "auto";
+  /** The CA's certificate, PEM, or null when the server's certificate is from a CA devices already trust. */
+  caPem: string | null;
+  /** Its SHA-256 (lib/tls-fingerprint.ts). */
+  caFingerprint: string | null;
+  /** Plain HTTP on an address other machines reach. */
+  plainBeyondLoopback: boolean;
+}
+
+export function tlsStatus(env: Pick<Env, "HOST"> & Partial<Pick<Env, "DROVER_TLS">>, material: TlsMaterial | null): TlsStatus {
+  return {
+    mode: !material ? "off" : env.DROVER_TLS === "auto" ? "auto" : "files",
+    caPem: material?.ca ?? null,
+    caFingerprint: material?.ca ? certificateFingerprint(material.ca) : null,
+    // HOST is where the server listens: loopback (localhost, 127.0.0.0/8, ::1) is this machine only.
+    plainBeyondLoopback: !material && !isLoopbackHost(env.HOST),
+  };
+}
