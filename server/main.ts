@@ -39,7 +39,8 @@ import { clientAddress, CLIENT_ADDRESS_HEADER, isHttps } from "./lib/client-addr
 import { installScript } from "./agent-dist/artifact";
 import { admit, applyDeadlines, HEADERS_TIMEOUT_MS, parseRequestUrl, TIMEOUT_CHECK_INTERVAL_MS, type DeadlineOptions } from "./front-door";
 import { readTlsFiles, watchTlsFiles, type TlsMaterial } from "./tls/certificates";
-import { autoTlsMaterial, type Signer } from "./tls/auto-ca";
+import { autoTlsMaterial } from "./tls/auto-ca";
+import { x509Signer } from "./tls/signer";
 import { createTlsFront, HSTS, overTls, type TlsFront } from "./tls/front";
 import { tlsStatus } from "./tls/status";
 import { sameHash, sha256 } from "./lib/crypto";
@@ -56,8 +57,6 @@ export interface StartOptions {
   skipMigrate?: boolean;
   /** Shorter request deadlines for tests (front-door.ts has the defaults). */
   deadlines?: DeadlineOptions;
-  /** What signs the certificates of DROVER_TLS=auto (server/tls/auto-ca.ts); none is built in yet. */
-  tlsSigner?: Signer;
 }
 
 export interface RunningServer {
@@ -99,17 +98,14 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   // TLS (issue 23): the operator's certificate files, checked before anything else starts.
   const tlsFiles = env.DROVER_TLS_CERT && env.DROVER_TLS_KEY ? { cert: env.DROVER_TLS_CERT, key: env.DROVER_TLS_KEY, ca: env.DROVER_TLS_CA } : null;
   let tlsMaterial: TlsMaterial | null = tlsFiles ? readTlsFiles(tlsFiles) : null;
-  if (env.DROVER_TLS === "auto" && !options.tlsSigner) {
-    throw new Error("DROVER_TLS=auto: this build cannot sign certificates yet (it needs an X.509 library, issue 23); use DROVER_TLS_CERT and DROVER_TLS_KEY");
-  }
   if (!options.skipMigrate) await migrate(env.DATABASE_URL, { log });
   const gate = new WriteGate();
   const db = await openDb(env.DATABASE_URL, gate, { pgPoolSize: env.DROVER_PG_POOL_SIZE });
   const metrics = createMetrics();
   // DROVER_TLS=auto: the cluster's CA from the database (made on the first start), a new certificate from it.
   let autoNotAfter: Date | null = null;
-  if (env.DROVER_TLS === "auto" && options.tlsSigner) {
-    const auto = await autoTlsMaterial(db, env, options.tlsSigner, new Date());
+  if (env.DROVER_TLS === "auto") {
+    const auto = await autoTlsMaterial(db, env, x509Signer, new Date());
     tlsMaterial = auto;
     autoNotAfter = auto.notAfter;
   }
@@ -318,10 +314,10 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     : null;
   // DROVER_TLS=auto: a server up for most of a year gets a new certificate a month before its own ends.
   const renewal =
-    autoNotAfter && options.tlsSigner
+    autoNotAfter
       ? setInterval(() => {
           if (!autoNotAfter || autoNotAfter.getTime() - Date.now() > 30 * 86_400_000) return;
-          autoTlsMaterial(db, env, options.tlsSigner!, new Date()).then(
+          autoTlsMaterial(db, env, x509Signer, new Date()).then(
             (next) => (front?.setMaterial(next), (autoNotAfter = next.notAfter), log.info({ notAfter: next.notAfter }, "TLS: a new server certificate from the CA")),
             (err: unknown) => log.warn({ err }, "TLS: could not renew the server certificate; trying again tomorrow"),
           );

@@ -3,9 +3,7 @@
  * keeps it in the database, serves real TLS for this machine's names with it, and every server
  * of the database (a cluster, a restart) presents certificates of that one CA. A real agent pinned
  * to it enrolls; one pinned to another CA is refused.
- *
- * The certificates are signed by the openssl command for now (tests/helpers/tls.ts
- * `opensslSigner`): the server has no X.509 library of its own yet.
+ * The certificates are the server's own (server/tls/signer.ts, @peculiar/x509).
  */
 import os from "node:os";
 import fs from "node:fs";
@@ -16,12 +14,13 @@ import { AgentProcess, eventually, HEALTHY_HOST } from "../agent/test-support/ag
 import { loadOrCreateCa } from "../server/tls/auto-ca";
 import { HSTS } from "../server/tls/front";
 import { startTestServer, type TestServer } from "./helpers/server";
-import { httpsRequest, makeTestCa, opensslSigner } from "./helpers/tls";
+import { x509Signer } from "../server/tls/signer";
+import { httpsRequest, makeTestCa } from "./helpers/tls";
 
 let first: TestServer;
 
 beforeAll(async () => {
-  first = await startTestServer({ DROVER_TLS: "auto", DROVER_HEARTBEAT_SECONDS: "2" }, { tlsSigner: opensslSigner });
+  first = await startTestServer({ DROVER_TLS: "auto", DROVER_HEARTBEAT_SECONDS: "2" });
 });
 
 afterAll(async () => {
@@ -60,7 +59,7 @@ describe("DROVER_TLS=auto", () => {
   });
 
   it("every server on the database (a cluster, or this one restarted) presents a certificate of the same CA", async () => {
-    const second = await startTestServer({ DROVER_TLS: "auto" }, { tlsSigner: opensslSigner, sameDatabaseAs: first });
+    const second = await startTestServer({ DROVER_TLS: "auto" }, { sameDatabaseAs: first });
     try {
       expect(second.ctx.tls.caFingerprint).toBe(first.ctx.tls.caFingerprint);
       // Trusting the first server's CA alone, the second answers.
@@ -99,7 +98,7 @@ describe("DROVER_TLS=auto", () => {
     const second = await startTestServer({}, { sameDatabaseAs: first });
     try {
       await first.ctx.db.serverState.delete({ where: { key: "tlsCa" } });
-      const [a, b] = await Promise.all([loadOrCreateCa(first.ctx.db, opensslSigner, new Date()), loadOrCreateCa(second.ctx.db, opensslSigner, new Date())]);
+      const [a, b] = await Promise.all([loadOrCreateCa(first.ctx.db, x509Signer, new Date()), loadOrCreateCa(second.ctx.db, x509Signer, new Date())]);
       expect(a.certPem).toBe(b.certPem);
       expect(a.keyPem).toBe(b.keyPem);
     } finally {

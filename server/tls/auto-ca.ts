@@ -9,8 +9,8 @@
  * fresh database: the first write wins and every server reads it back. The key is read only
  * here and never served (/ca.pem serves the certificate).
  *
- * Signing needs an X.509 library (Node's crypto makes keys but signs no certificate); the
- * `Signer` is that part, given to the server (StartOptions.tlsSigner) until one is a dependency.
+ * Signing needs an X.509 library (Node's crypto makes keys but signs no certificate): the
+ * `Signer` is that part (signer.ts, @peculiar/x509).
  */
 import os from "node:os";
 import net from "node:net";

@@ -154,7 +154,7 @@ async function templateDatabase(): Promise<string> {
  */
 export async function startTestServer(
   env: StartOptions["env"] = {},
-  options: Pick<StartOptions, "deadlines" | "tlsSigner"> & { sameDatabaseAs?: TestServer } = {},
+  options: Pick<StartOptions, "deadlines"> & { sameDatabaseAs?: TestServer } = {},
 ): Promise<TestServer> {
   const { sameDatabaseAs, ...startOptions } = options;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-test-"));

@@ -7,9 +7,7 @@
 import { execFileSync } from "node:child_process";
 import { createHash, X509Certificate } from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import type { Signer } from "../../server/tls/auto-ca";
 
 export interface TestCa {
   name: string;
@@ -73,33 +71,3 @@ export function httpsRequest(
       }),
   );
 }
-
-/**
- * A `Signer` for DROVER_TLS=auto (server/tls/auto-ca.ts) on the openssl command, for the tests
- * until the server has an X.509 library of its own.
- */
-export const opensslSigner: Signer = {
-  async createCa(name) {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-signer-"));
-    try {
-      const ca = makeTestCa(dir, "ca", name);
-      return { certPem: ca.caPem, keyPem: fs.readFileSync(ca.caKeyFile, "utf8") };
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  },
-  async issueServerCertificate(ca, names, days) {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-signer-"));
-    try {
-      fs.writeFileSync(path.join(dir, "ca.pem"), ca.certPem);
-      fs.writeFileSync(path.join(dir, "ca.key"), ca.keyPem);
-      const alt = [...names.dns.map((n) => `DNS:${n}`), ...names.ips.map((ip) => `IP:${ip}`)].join(",");
-      fs.writeFileSync(path.join(dir, "server.ext"), `subjectAltName=${alt}\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n`);
-      openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=drover"], dir);
-      openssl(["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.pem", "-days", String(days), "-extfile", "server.ext"], dir);
-      return { certPem: fs.readFileSync(path.join(dir, "server.pem"), "utf8"), keyPem: fs.readFileSync(path.join(dir, "server.key"), "utf8") };
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  },
-};
