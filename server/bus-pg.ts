@@ -26,8 +26,9 @@
  * the server id at the start of the payload skips them before any parsing.
  *
  * Losing the connection: reconnect with backoff (0.1 s doubling to 5 s); meanwhile messages
- * queue (at most `MAX_QUEUED`; past that they are dropped and the other servers are told to
- * re-check everything). After a reconnect nothing it might have missed stays missed: every
+ * queue (at most `maxQueued`; past that they are dropped and the other servers are told to
+ * re-check everything, with the next batch sent: at once when connected, a burst outrunning
+ * the sender, e.g. a change to a fleet of 10,000 members, or after the reconnect). After a reconnect nothing it might have missed stays missed: every
  * parked poll and enrollment wait is woken, 500 at a time (a poll woken for nothing re-checks
  * the database and parks again), the events after the last one it saw are read back and delivered, and
  * running actions' outputs are re-read. Member reports are not replayed: the leader's next
@@ -73,6 +74,8 @@ export interface PgBusOptions {
   log: Logger;
   /** Tests: a fixed id. */
   serverId?: string;
+  /** Messages queued before the rest are dropped (and the others told to re-check everything). */
+  maxQueued?: number;
 }
 
 /** The bus a server uses: the PostgreSQL bridge when `url` is postgresql://, else in process. */
@@ -133,7 +136,7 @@ export class PgBus extends Bus {
     this.noteEvent(topic, payload);
     super.publish(topic, payload);
     if (this.closed) return;
-    if (this.queue.length >= MAX_QUEUED) {
+    if (this.queue.length >= (this.options.maxQueued ?? MAX_QUEUED)) {
       this.overflowed = true;
       return;
     }
@@ -201,12 +204,8 @@ export class PgBus extends Bus {
         .then(() => {
           this.reconnects++;
           this.options.log.info({ reconnects: this.reconnects }, "bus: reconnected to PostgreSQL");
-          // Tell the others to re-check too when this server had to drop messages.
-          if (this.overflowed) {
-            this.overflowed = false;
-            this.queue.push([WAKE_ALL]);
-            this.scheduleFlush();
-          }
+          // What queued meanwhile goes out (with a re-check for the others when some was dropped).
+          this.scheduleFlush();
           return this.recover();
         })
         .catch((err: unknown) => {
@@ -254,6 +253,12 @@ export class PgBus extends Bus {
     this.sending = true;
     const batch = this.queue;
     this.queue = [];
+    // Some were dropped: the others re-check everything (after what was kept, so nothing it
+    // says is older than what they then read).
+    if (this.overflowed) {
+      this.overflowed = false;
+      batch.push([WAKE_ALL]);
+    }
     try {
       await client.query(`SELECT pg_notify('${BUS_CHANNEL}', p) FROM unnest($1::text[]) AS p`, [pack(this.prefix, batch)]);
     } catch (err) {
@@ -264,8 +269,9 @@ export class PgBus extends Bus {
       } else {
         // Connection lost: back at the front of the queue, for the next connection.
         const all = batch.concat(this.queue);
-        if (all.length > MAX_QUEUED) this.overflowed = true;
-        this.queue = all.slice(0, MAX_QUEUED);
+        const max = this.options.maxQueued ?? MAX_QUEUED;
+        if (all.length > max) this.overflowed = true;
+        this.queue = all.slice(0, max);
       }
     } finally {
       this.sending = false;

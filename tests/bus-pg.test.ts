@@ -126,4 +126,23 @@ describe.runIf(testOnPostgres)("the PostgreSQL bus", () => {
     offEvents();
     offPoll();
   });
+
+  it("a burst past the queue's limit while connected: the rest are dropped and the others told at once to re-check everything", async () => {
+    const c = new PgBus({ url: database.url, db, log, serverId: "C", maxQueued: 50 });
+    await c.start();
+    const heard: number[] = [];
+    const rechecks: unknown[] = [];
+    const offHeard = b.subscribe<{ i: number }>(topics.device("burst"), (p) => (p === undefined ? rechecks.push("re-check") : heard.push(p.i)));
+    const offParked = b.subscribe(topics.device("parked-elsewhere"), (p) => rechecks.push(p ?? "parked re-check"));
+    try {
+      // In one turn of the event loop, before the first batch goes: 50 queue, 150 are dropped.
+      for (let i = 0; i < 200; i++) c.publish(topics.device("burst"), { i });
+      await eventually(() => rechecks.includes("parked re-check"), 5_000, "B told to re-check its parked polls");
+      expect(heard).toEqual([...Array(50).keys()]);
+    } finally {
+      offHeard();
+      offParked();
+      await c.close();
+    }
+  });
 });
