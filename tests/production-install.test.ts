@@ -5,9 +5,10 @@
  * The built tree (after `scripts/ensure-build.mjs`, a no-op when the build is current) is
  * copied to a temporary folder outside the repository (so nothing resolves from its
  * node_modules) with hard links, pruned to production packages, and its server is started on
- * a fresh database (SQLite, or a scratch PostgreSQL database under DROVER_TEST_DATABASE) and
- * checked over HTTP: the console, the operator API, the agent API, install.sh and the agent
- * download.
+ * a fresh SQLite database and checked over HTTP: the console, the operator API, the agent API,
+ * install.sh and the agent download; then the same install on an empty PostgreSQL database
+ * (its migrations, both APIs). It runs once, in the sqlite project: the copy and the prune are
+ * most of its minute, and they do not differ by database.
  *
  * The copy's files are hard links to the repository's: nothing here writes into one. npm
  * rewrites package.json, package-lock.json and node_modules/.package-lock.json, so those are
@@ -31,7 +32,7 @@ const ADMIN_PASSWORD = "production-admin-password";
 const NOT_COPIED = new Set(["node_modules", ".next", "dist", ".git", ".tmp", "data", "test-results", "playwright-report", "tsconfig.tsbuildinfo", "package.json", "package-lock.json"]);
 
 let dir = "";
-let server: ChildProcess | undefined;
+const servers: ChildProcess[] = [];
 let serverLog = "";
 let url = "";
 let pgDatabase = "";
@@ -60,7 +61,8 @@ function startBuiltServer(databaseUrl: string): Promise<string> {
     NEXT_TELEMETRY_DISABLED: "1",
   };
   const child = spawn(process.execPath, ["dist/server/main.mjs"], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
-  server = child;
+  servers.push(child);
+  serverLog = "";
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`the built server did not listen within 90 s:\n${serverLog}`)), 90_000);
     const onData = (chunk: Buffer) => {
@@ -81,9 +83,8 @@ function startBuiltServer(databaseUrl: string): Promise<string> {
   });
 }
 
-async function stopServer(): Promise<void> {
-  const child = server;
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+async function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((r) => child.once("exit", r));
   child.kill("SIGTERM");
   const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
@@ -91,64 +92,54 @@ async function stopServer(): Promise<void> {
   clearTimeout(timer);
 }
 
-beforeAll(async () => {
-  // Builds whatever is missing or outdated (the console too on a fresh clone: minutes).
-  await run(process.execPath, [path.join(ROOT, "scripts", "ensure-build.mjs")], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
+describe.skipIf(onPostgres)("a production install (npm prune --omit=dev --omit=optional) runs the built server", () => {
+  beforeAll(async () => {
+    // Builds whatever is missing or outdated (the console too on a fresh clone: minutes).
+    await run(process.execPath, [path.join(ROOT, "scripts", "ensure-build.mjs")], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
 
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-production-"));
-  // Hard links need the same file system; a copy of node_modules would take minutes.
-  const link = (from: string, to: string) => run("cp", ["-al", from, to]);
-  await Promise.all(
-    fs
-      .readdirSync(ROOT)
-      .filter((name) => !NOT_COPIED.has(name))
-      .map((name) => link(path.join(ROOT, name), dir)),
-  );
-  // .next without Next's build cache (hundreds of MB it never reads when serving).
-  fs.mkdirSync(path.join(dir, ".next"));
-  await Promise.all(
-    fs
-      .readdirSync(path.join(ROOT, ".next"))
-      .filter((name) => name !== "cache")
-      .map((name) => link(path.join(ROOT, ".next", name), path.join(dir, ".next"))),
-  );
-  // The server fills .next/server/route-cache as it serves: the copy starts with none of its
-  // own, so nothing is ever written through a link into the repository's build.
-  fs.rmSync(path.join(dir, ".next", "server", "route-cache"), { recursive: true, force: true });
-  await Promise.all([link(path.join(ROOT, "node_modules"), dir), link(path.join(ROOT, "dist"), dir)]);
-  for (const file of ["package.json", "package-lock.json", "node_modules/.package-lock.json"]) {
-    fs.rmSync(path.join(dir, file), { force: true });
-    fs.copyFileSync(path.join(ROOT, file), path.join(dir, file));
-  }
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-production-"));
+    // Hard links need the same file system; a copy of node_modules would take minutes.
+    const link = (from: string, to: string) => run("cp", ["-al", from, to]);
+    await Promise.all(
+      fs
+        .readdirSync(ROOT)
+        .filter((name) => !NOT_COPIED.has(name))
+        .map((name) => link(path.join(ROOT, name), dir)),
+    );
+    // .next without Next's build cache (hundreds of MB it never reads when serving).
+    fs.mkdirSync(path.join(dir, ".next"));
+    await Promise.all(
+      fs
+        .readdirSync(path.join(ROOT, ".next"))
+        .filter((name) => name !== "cache")
+        .map((name) => link(path.join(ROOT, ".next", name), path.join(dir, ".next"))),
+    );
+    // The server fills .next/server/route-cache as it serves: the copy starts with none of its
+    // own, so nothing is ever written through a link into the repository's build.
+    fs.rmSync(path.join(dir, ".next", "server", "route-cache"), { recursive: true, force: true });
+    await Promise.all([link(path.join(ROOT, "node_modules"), dir), link(path.join(ROOT, "dist"), dir)]);
+    for (const file of ["package.json", "package-lock.json", "node_modules/.package-lock.json"]) {
+      fs.rmSync(path.join(dir, file), { force: true });
+      fs.copyFileSync(path.join(ROOT, file), path.join(dir, file));
+    }
 
-  // --omit=optional too: with --omit=dev alone npm keeps vitest and what it needs (vite,
-  // esbuild, tsx), because better-auth names vitest as an optional peer dependency.
-  const pruned = await run("npm", ["prune", "--omit=dev", "--omit=optional", "--offline", "--no-audit", "--no-fund"], { cwd: dir, env: { ...process.env, npm_config_update_notifier: "false" } });
-  pruneOutput = pruned.stdout + pruned.stderr;
+    // --omit=optional too: with --omit=dev alone npm keeps vitest and what it needs (vite,
+    // esbuild, tsx), because better-auth names vitest as an optional peer dependency.
+    const pruned = await run("npm", ["prune", "--omit=dev", "--omit=optional", "--offline", "--no-audit", "--no-fund"], { cwd: dir, env: { ...process.env, npm_config_update_notifier: "false" } });
+    pruneOutput = pruned.stdout + pruned.stderr;
 
-  let databaseUrl = `file:${path.join(dir, "data", "drover.db")}`;
-  if (onPostgres) {
-    // An empty database: the bundled server applies prisma/postgresql/migrations itself.
-    const name = `drover_production_${process.pid}_${Date.now()}`;
-    await pgAdmin(`CREATE DATABASE ${name}`);
-    pgDatabase = name;
-    const u = new URL(PG_URL);
-    u.pathname = `/${name}`;
-    databaseUrl = u.toString();
-  }
-  url = await startBuiltServer(databaseUrl);
-}, 900_000);
+    url = await startBuiltServer(`file:${path.join(dir, "data", "drover.db")}`);
+  }, 900_000);
 
-afterAll(async () => {
-  try {
-    await stopServer();
-  } finally {
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
-    if (pgDatabase) await pgAdmin(`DROP DATABASE IF EXISTS ${pgDatabase} WITH (FORCE)`);
-  }
-}, 60_000);
+  afterAll(async () => {
+    try {
+      for (const child of servers) await stopServer(child);
+    } finally {
+      if (dir) fs.rmSync(dir, { recursive: true, force: true });
+      if (pgDatabase) await pgAdmin(`DROP DATABASE IF EXISTS ${pgDatabase} WITH (FORCE)`);
+    }
+  }, 60_000);
 
-describe("a production install (npm prune --omit=dev --omit=optional) runs the built server", () => {
   it("has no tsx, no esbuild and no vitest, and its ensure-build runs what is there", async () => {
     expect(pruneOutput).toMatch(/removed \d+ packages/);
     for (const name of ["tsx", "esbuild", "@esbuild/linux-x64", "vitest"]) expect(fs.existsSync(path.join(dir, "node_modules", name)), name).toBe(false);
@@ -226,4 +217,22 @@ describe("a production install (npm prune --omit=dev --omit=optional) runs the b
     expect(await res.json()).toMatchObject({ error: { code: "NOT_FOUND", message: expect.stringContaining("npm run build:agent") } });
     expect(fs.existsSync(path.join(dir, "dist", "agent"))).toBe(false);
   });
+
+  it("runs on PostgreSQL too: an empty database gets its migrations, and both APIs answer", async () => {
+    // An empty database: the bundled server applies prisma/postgresql/migrations itself.
+    const name = `drover_production_${process.pid}_${Date.now()}`;
+    await pgAdmin(`CREATE DATABASE ${name}`);
+    pgDatabase = name;
+    const u = new URL(PG_URL);
+    u.pathname = `/${name}`;
+    const pgUrl = await startBuiltServer(u.toString());
+    const tokenRes = await fetch(`${pgUrl}/api/v1/auth/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ username: "admin", password: ADMIN_PASSWORD }) });
+    expect(tokenRes.status).toBe(201);
+    const { token } = (await tokenRes.json()) as { token: string };
+    const enrollment = { deviceName: "prod-check-pg", labels: {}, platform: "linux-amd64", role: "worker", agentVersion: "0.1.0", secret: "p".repeat(43) };
+    const enrolled = await fetch(`${pgUrl}/api/agent/v1/enrollments`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(enrollment) });
+    expect(enrolled.status).toBe(201);
+    const pending = await fetch(`${pgUrl}/api/v1/enrollments?status=Pending`, { headers: { authorization: `Bearer ${token}` } });
+    expect(await pending.json()).toMatchObject({ items: [expect.objectContaining({ deviceName: "prod-check-pg" })] });
+  }, 120_000);
 });
