@@ -12,7 +12,7 @@
  */
 import { z } from "zod";
 import type { ServerContext } from "../context";
-import { queryRaw, dialectOfDb } from "../lib/dialect-sql";
+import { dialectOfDb, jsonArrayOfArrays, queryRaw } from "../lib/dialect-sql";
 import type { ActionState } from "../../lib/action-status";
 import { GROUP_ERROR_SHOWN, GROUP_OUTPUT_SHOWN } from "../../lib/output-groups";
 
@@ -71,9 +71,9 @@ function cut(col: string, max: number): string {
 ' || SUBSTR(${col}, LENGTH(${col}) - ${half - 1}) END`;
 }
 
-/** A JSON array of [device, actionId, k] built by the database (the one fragment that differs). */
+/** A JSON array of [device, actionId, k] built by the database. */
 function membersJson(dialect: "sqlite" | "postgresql"): string {
-  return dialect === "sqlite" ? `json_group_array(json_array(m."device", m."id", m."k"))` : `json_agg(json_build_array(m."device", m."id", m."k"))::text`;
+  return jsonArrayOfArrays(dialect, `m."device", m."id", m."k"`);
 }
 
 /** A page of the source's actions grouped by identical (state, error, output), largest group first. */

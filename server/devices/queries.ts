@@ -5,7 +5,7 @@
 import { parseSelector, type LabelSelector } from "../../lib/label-selector";
 import type { ServerContext } from "../context";
 import type { Dialect, Prisma } from "../db";
-import { dialectOfDb } from "../lib/dialect-sql";
+import { containsIgnoringCase, dialectOfDb } from "../lib/dialect-sql";
 import { invalid, notFound } from "../errors";
 import { renderedSpecOf } from "./work";
 import { outOfDateReason, parseReported } from "./status";
@@ -64,8 +64,7 @@ export function deviceWhere(filter: DeviceFilter, dialect: Dialect): Prisma.Devi
   if (filter.fleet) and.push({ owner: filter.fleet });
   // The alias too: operators know devices by the names they gave them.
   if (filter.search) {
-    // SQLite's LIKE already ignores ASCII case, and its Prisma has no `mode`.
-    const contains = dialect === "postgresql" ? { contains: filter.search, mode: "insensitive" as const } : { contains: filter.search };
+    const contains = containsIgnoringCase(dialect, filter.search);
     and.push({ OR: [{ name: contains }, { alias: contains }] });
   }
   if (hidesDecommissioned(filter)) and.push({ lifecycle: { not: "Decommissioned" } });

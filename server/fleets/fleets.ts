@@ -25,7 +25,7 @@ import type { Db, Prisma, Tx } from "../db";
 import { conflict, invalid, notFound } from "../errors";
 import { unifiedDiff } from "../../lib/unified-diff";
 import { stableJson } from "../../lib/stable-json";
-import { dialectOfDb, executeRaw, inJsonList, queryRaw } from "../lib/dialect-sql";
+import { dialectOfDb, executeRaw, newestIdPer, queryRaw } from "../lib/dialect-sql";
 import { afterCommit, finishEffects, newEffects, renderDevices, type Effects, type FleetRef } from "./render";
 import { reconcileMembership } from "./membership";
 import { parseFleetStatus, refreshFleetStatus } from "./controller";
@@ -181,15 +181,8 @@ async function loadFleetsFrom(db: Db, where: Prisma.FleetWhereInput): Promise<Fl
       where: { OR: rows.map((r) => ({ fleetId: r.id, version: Number(r.templateVersion) })) },
       select: { fleetId: true, spec: true },
     }),
-    // The latest rollout of each fleet (SQLite's bare column with max(): the row of the max;
-    // PostgreSQL's DISTINCT ON).
-    queryRaw<{ id: string }[]>(
-      db,
-      dialectOfDb(db) === "sqlite"
-        ? `SELECT "id", max("createdAt") FROM "Rollout" WHERE "fleetId" ${inJsonList("sqlite")} GROUP BY "fleetId"`
-        : `SELECT DISTINCT ON ("fleetId") "id" FROM "Rollout" WHERE "fleetId" ${inJsonList("postgresql")} ORDER BY "fleetId", "createdAt" DESC`,
-      JSON.stringify(rows.map((r) => r.id)),
-    ).then((latest) => db.rollout.findMany({ where: { id: { in: latest.map((l) => l.id) } }, select: { fleetId: true, ...rolloutSelect } })),
+    // The latest rollout of each fleet.
+    queryRaw<{ id: string }[]>(db, newestIdPer(dialectOfDb(db), "Rollout", "fleetId", "createdAt"), JSON.stringify(rows.map((r) => r.id))).then((latest) => db.rollout.findMany({ where: { id: { in: latest.map((l) => l.id) } }, select: { fleetId: true, ...rolloutSelect } })),
   ]);
   return rows.map((row) => {
     const tv = templates.find((t) => t.fleetId === row.id);

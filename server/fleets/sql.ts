@@ -7,7 +7,7 @@
  */
 import type { Tx } from "../db";
 import type { EventRow, NewEvent } from "../events/events";
-import { dialectOfDb, executeRaw, inJsonList, queryRaw } from "../lib/dialect-sql";
+import { dialectOfDb, executeRaw, inJsonList, jsonArrayRows, queryRaw } from "../lib/dialect-sql";
 import { rederive, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "../devices/status";
 import type { StatusSettings } from "../../lib/device-status";
 
@@ -23,7 +23,7 @@ const asBool = (v: unknown): boolean => v === true || v === 1 || v === 1n;
 export async function insertEvents(tx: Tx, events: NewEvent[], now: Date): Promise<EventRow[]> {
   if (events.length === 0) return [];
   const payload = JSON.stringify(events.map((e) => [e.objectKind, e.objectName, e.type, e.reason, e.message ?? "", e.actor]));
-  const from = dialectOfDb(tx) === "sqlite" ? `json_each(?)` : `jsonb_array_elements(?::jsonb) WITH ORDINALITY AS e(value, key)`;
+  const from = jsonArrayRows(dialectOfDb(tx));
   const rows = await queryRaw<{ id: number | bigint }[]>(
     tx,
     `INSERT INTO "Event" ("time", "objectKind", "objectName", "type", "reason", "message", "actor")

@@ -58,6 +58,37 @@ export function jsonField(dialect: Dialect, column: string, path: string[]): str
   return dialect === "sqlite" ? `json_extract(${column}, '$.${path.join(".")}')` : `(${column}::jsonb #>> '{${path.join(",")}}')`;
 }
 
+/** A JSON array text of one JSON array per row (`items`: its elements, e.g. `m."device", m."id"`), aggregated. */
+export function jsonArrayOfArrays(dialect: Dialect, items: string): string {
+  return dialect === "sqlite" ? `json_group_array(json_array(${items}))` : `json_agg(json_build_array(${items}))::text`;
+}
+
+/** The rows of a JSON array bound as one parameter, as `value` (each element) and `key` (its position, to ORDER BY). */
+export function jsonArrayRows(dialect: Dialect): string {
+  return dialect === "sqlite" ? `json_each(?)` : `jsonb_array_elements(?::jsonb) WITH ORDINALITY AS e(value, key)`;
+}
+
+/** The id of the newest row (by `orderColumn`) of `table` for each `groupColumn` in a bound JSON list. */
+export function newestIdPer(dialect: Dialect, table: string, groupColumn: string, orderColumn: string): string {
+  // SQLite's bare column beside max() is the max's row; PostgreSQL has DISTINCT ON.
+  return dialect === "sqlite"
+    ? `SELECT "id", max("${orderColumn}") FROM "${table}" WHERE "${groupColumn}" ${inJsonList(dialect)} GROUP BY "${groupColumn}"`
+    : `SELECT DISTINCT ON ("${groupColumn}") "id" FROM "${table}" WHERE "${groupColumn}" ${inJsonList(dialect)} ORDER BY "${groupColumn}", "${orderColumn}" DESC`;
+}
+
+/** The largest number at `field` among the objects of the JSON array at `arrayKey` of a JSON text column (NULL when there is no such array). */
+export function maxInJsonArray(dialect: Dialect, column: string, arrayKey: string, field: string): string {
+  // SQLite's json_each tolerates a missing list; PostgreSQL's jsonb_array_elements needs an array.
+  return dialect === "sqlite"
+    ? `(SELECT max(json_extract(a.value, '$.${field}')) FROM json_each(${column}, '$.${arrayKey}') a)`
+    : `(SELECT max((a ->> '${field}')::float8) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(${column}::jsonb -> '${arrayKey}') = 'array' THEN ${column}::jsonb -> '${arrayKey}' ELSE '[]'::jsonb END) a)`;
+}
+
+/** Prisma's `contains` ignoring case: SQLite's LIKE already ignores ASCII case, and its Prisma has no `mode`. */
+export function containsIgnoringCase(dialect: Dialect, text: string): { contains: string; mode?: "insensitive" } {
+  return dialect === "postgresql" ? { contains: text, mode: "insensitive" } : { contains: text };
+}
+
 /** A Date as a bound value in a `Prisma.sql` template: SQLite's stored text, or the Date itself. */
 export function sqlDate(db: Db | Tx, d: Date): string | Date {
   return dialectOfDb(db) === "sqlite" ? sqliteDate(d) : d;

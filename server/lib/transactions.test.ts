@@ -117,4 +117,22 @@ describe("one door each (issue 22)", () => {
     const store = [path.join("actions", "actions.ts"), path.join("devices", "fast-path.ts"), path.join("devices", "fast-path-pg.ts")];
     expect(matching(/\baction\.create(Many)?\(|INSERT INTO "Action"/, store)).toEqual([]);
   });
+
+  it("outside the store and the database's set-up, at most five lines branch on the database kind", () => {
+    const storeAndSetUp = [
+      ["lib", "dialect-sql.ts"],
+      ["lib", "transactions.ts"],
+      ["devices", "fast-path.ts"],
+      ["devices", "fast-path-pg.ts"],
+      ["db.ts"],
+      ["migrate.ts"],
+      ["bus-pg.ts"],
+    ].map((p) => path.join(...p));
+    const branch = /[!=]== "(postgresql|sqlite)"|isPostgres(Url|Client)\(|sqlitePath\(|_activeProvider/;
+    const lines = sources
+      .filter((f) => !storeAndSetUp.includes(f))
+      .flatMap((f) => fs.readFileSync(path.join(root, f), "utf8").split("\n").flatMap((line, i) => (branch.test(line) ? [`${f}:${i + 1}`] : [])));
+    // Today: the controllers' leader (PostgreSQL only) and the agent store's choice at start.
+    expect(lines.length, lines.join("\n")).toBeLessThanOrEqual(5);
+  });
 });

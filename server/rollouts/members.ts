@@ -18,7 +18,7 @@
  *   keeps reporting its last failure until it takes a new one): it is not this spec's failure.
  */
 import type { Tx, Db } from "../db";
-import { dialectOfDb, jsonField, labelsObject, queryRaw } from "../lib/dialect-sql";
+import { dialectOfDb, jsonField, labelsObject, maxInJsonArray, queryRaw } from "../lib/dialect-sql";
 import type { RolloutMember } from "../../lib/rollout";
 import type { Labels } from "../../lib/label-selector";
 import type { UpdatedStatus, UpdateState } from "../../lib/device-status";
@@ -48,12 +48,8 @@ const asDate = (v: string | Date | null): Date | null => (v === null ? null : v 
 
 export async function loadRolloutMembers(db: Tx | Db, fleet: { id: string; name: string }): Promise<LoadedMember[]> {
   const d = dialectOfDb(db);
-  // The largest restart count among the reported applications (SQLite's json_each tolerates a
-  // missing list; PostgreSQL's jsonb_array_elements needs an array).
-  const restarts =
-    d === "sqlite"
-      ? `(SELECT max(json_extract(a.value, '$.restarts')) FROM json_each(d."reported", '$.applications') a)`
-      : `(SELECT max((a ->> 'restarts')::float8) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(d."reported"::jsonb -> 'applications') = 'array' THEN d."reported"::jsonb -> 'applications' ELSE '[]'::jsonb END) a)`;
+  // The largest restart count among the reported applications.
+  const restarts = maxInJsonArray(d, 'd."reported"', "applications", "restarts");
   const rows = await queryRaw<Row[]>(
     db,
     `SELECT d."id", d."name", d."renderedVersion", d."renderedAt", d."lastSeen", d."summary", d."updatedStatus", d."updatingReason",
