@@ -94,9 +94,12 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
     await ctx.fast.touch(device.id, reportedJson, now);
   } else {
     // Re-read, decide and write in one transaction (a group commit of the agent store).
-    publishEvents(ctx, await ctx.fast.writeHeartbeat(device.id, (fresh) => applyReport(fresh, reportedJson, report, now, ctx)));
+    const rows = await ctx.fast.writeHeartbeat(device.id, (fresh) => applyReport(fresh, reportedJson, report, now, ctx));
+    publishEvents(ctx, rows);
     // A status change may make work offerable (e.g. back Online with actions waiting): wake its poll.
-    ctx.bus.publish(topics.device(device.id), { at: Date.now() });
+    // The credential revoked (issue 23): its held polls end now, refused.
+    const revoked = rows.some((e) => e.type === "CredentialRevoked");
+    ctx.bus.publish(topics.device(device.id), { at: Date.now(), ...(revoked ? { revoked } : {}) });
   }
   // A member's report that may move its fleet's rollout (a status, a restart count): the
   // rollout controller looks within a moment, so a canary pauses within a heartbeat.
