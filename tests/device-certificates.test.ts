@@ -6,7 +6,10 @@
  * are each refused with 401 and a message saying why, and change nothing. With
  * DROVER_DEVICE_TOKENS=refuse bearer tokens are refused.
  */
-import { X509Certificate } from "node:crypto";
+import { X509Certificate, createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { AgentProcess, eventually, HEALTHY_HOST } from "../agent/test-support/agent-process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { certificateRequest, newDeviceKey } from "../agent/device-certificate";
 import { sha256 } from "../server/lib/crypto";
@@ -17,13 +20,20 @@ import { httpsRequest } from "./helpers/tls";
 
 let s: TestServer;
 let refusing: TestServer;
+/** Certificates of 15 s, so that a real agent renews within a test (past two thirds: 10 s). */
+let shortLived: TestServer;
 
 beforeAll(async () => {
-  [s, refusing] = await Promise.all([startTestServer({ DROVER_TLS: "auto" }), startTestServer({ DROVER_TLS: "auto", DROVER_DEVICE_TOKENS: "refuse" })]);
+  [s, refusing, shortLived] = await Promise.all([
+    startTestServer({ DROVER_TLS: "auto" }),
+    startTestServer({ DROVER_TLS: "auto", DROVER_DEVICE_TOKENS: "refuse" }),
+    startTestServer({ DROVER_TLS: "auto", DROVER_DEVICE_CERT_SECONDS: "15", DROVER_HEARTBEAT_SECONDS: "2" }),
+  ]);
 });
 
 afterAll(async () => {
-  await Promise.all([s?.close(), refusing?.close()]);
+  AgentProcess.killAll();
+  await Promise.all([s?.close(), refusing?.close(), shortLived?.close()]);
 });
 
 interface Credential {
@@ -162,6 +172,68 @@ describe("devices identified by client certificates (DROVER_TLS=auto)", () => {
     expect((await row(s, other.name)).lastSeen).toBeNull();
     expect((await row(s, tokenDevice.name)).lastSeen).toBeNull();
   });
+});
+
+const fingerprintOf = (pem: string) => createHash("sha256").update(new X509Certificate(pem).raw).digest("hex");
+
+interface StoredIdentity {
+  token?: string;
+  key?: string;
+  certificate?: string;
+}
+
+describe("a real agent (the built one) over TLS", () => {
+  it("enrolls by CSR (its key 0600, never sent), renews before its certificate ends, and is cut off when its decommission completes", async () => {
+    const server = shortLived;
+    const name = uniqueName("real");
+    const stateDir = path.join(server.dir, name);
+    const agent = new AgentProcess(["--server", server.url, "--name", name, "--state-dir", stateDir, "--ca-fingerprint", server.ctx.tls.caFingerprint!], { preload: [HEALTHY_HOST] });
+    const enrolled = await agent.waitFor("enrolled");
+    const request = await server.ctx.db.enrollmentRequest.findUniqueOrThrow({ where: { id: String(enrolled.enrollmentId) }, select: { csr: true } });
+    expect(request.csr).toContain("BEGIN CERTIFICATE REQUEST");
+    expect(request.csr).not.toContain("PRIVATE KEY");
+    expect((await server.api("POST", `/enrollments/${String(enrolled.enrollmentId)}/approve`, {})).status).toBe(200);
+    await agent.waitFor("approved");
+
+    const file = path.join(stateDir, "identity.json");
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    const first = JSON.parse(fs.readFileSync(file, "utf8")) as StoredIdentity;
+    expect(first.token).toBeUndefined();
+    expect(first.key).toContain("PRIVATE KEY");
+    expect((await row(server, name)).certFingerprint).toBe(fingerprintOf(first.certificate!));
+    await eventually(async () => ((await row(server, name)).lastSeen ? true : undefined), 20_000, "a heartbeat over the certificate");
+
+    // Past two thirds of its 15 s: a new key and certificate, recorded, and the agent goes on with them.
+    await agent.waitFor("certificate.renewal", 30_000);
+    const renewed = JSON.parse(fs.readFileSync(file, "utf8")) as StoredIdentity;
+    expect(renewed.key).not.toBe(first.key);
+    expect((await row(server, name)).certFingerprint).toBe(fingerprintOf(renewed.certificate!));
+    const seen = (await row(server, name)).lastSeen!;
+    await eventually(async () => ((await row(server, name)).lastSeen! > seen ? true : undefined), 20_000, "a heartbeat over the renewed certificate");
+    // The old certificate is refused from then on.
+    expectError(await call(server, "POST", "/status", { cert: first.certificate!, key: first.key! }, heartbeatBody()), 401, "UNAUTHENTICATED", /not the certificate this server last issued/);
+
+    const latest = JSON.parse(fs.readFileSync(file, "utf8")) as StoredIdentity;
+    expect((await server.api("POST", `/devices/${name}/decommission`, {})).status).toBe(200);
+    expect(await agent.exited).toBe(0);
+    expect((await row(server, name)).credentialRevokedAt).not.toBeNull();
+    expectError(await call(server, "GET", "/work?wait=0", { cert: latest.certificate!, key: latest.key! }), 401, "UNAUTHENTICATED", /credential revoked/);
+  }, 90_000);
+
+  it("moves an agent enrolled with a token over to a certificate on its next start", async () => {
+    const d = await enrollDevice(s);
+    const stateDir = path.join(s.dir, d.name);
+    fs.mkdirSync(stateDir, { mode: 0o700 });
+    fs.writeFileSync(path.join(stateDir, "identity.json"), JSON.stringify({ version: 1, deviceName: d.name, enrollmentId: d.enrollmentId, token: d.token, decommissioning: false, decommissioned: false }), { mode: 0o600 });
+    const agent = new AgentProcess(["--server", s.url, "--name", d.name, "--state-dir", stateDir, "--ca-fingerprint", s.ctx.tls.caFingerprint!], { preload: [HEALTHY_HOST] });
+    await agent.waitFor("certificate.move-over");
+    const stored = JSON.parse(fs.readFileSync(path.join(stateDir, "identity.json"), "utf8")) as StoredIdentity;
+    expect(stored.token).toBeUndefined();
+    expect((await row(s, d.name)).certFingerprint).toBe(fingerprintOf(stored.certificate!));
+    await eventually(async () => ((await row(s, d.name)).lastSeen ? true : undefined), 20_000, "a heartbeat over the certificate");
+    agent.kill("SIGTERM");
+    expect(await agent.exited).toBe(0);
+  }, 60_000);
 });
 
 describe("DROVER_DEVICE_TOKENS=refuse", () => {
