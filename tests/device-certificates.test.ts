@@ -101,17 +101,25 @@ describe("devices identified by client certificates (DROVER_TLS=auto)", () => {
     expect((await call(s, "GET", "/work?wait=0", d)).status).toBe(200);
   });
 
-  it("renews over the current certificate: the new one works, the old one is refused from then on", async () => {
+  it("renews over the current certificate: the new one works, and once it is used the old one is refused", async () => {
     const d = await enrollByCsr(s);
     const key = newDeviceKey();
     const renewed = await call<{ certificate: string; notAfter: string }>(s, "POST", "/certificate", d, { csr: certificateRequest(key, d.name) });
     expect(renewed.status, JSON.stringify(renewed.body)).toBe(200);
     expect(new Date(renewed.body.notAfter).toISOString()).toBe(new Date(new X509Certificate(renewed.body.certificate).validTo).toISOString());
-    expect((await call(s, "POST", "/status", { cert: renewed.body.certificate, key }, heartbeatBody())).status).toBe(200);
+    // Its answer lost on the way: the device asks again over the old certificate, still accepted; the first new one is not.
+    const again = await call<{ certificate: string; notAfter: string }>(s, "POST", "/certificate", d, { csr: certificateRequest(key, d.name) });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expectError(await call(s, "POST", "/status", { cert: renewed.body.certificate, key }, heartbeatBody()), 401, "UNAUTHENTICATED", /not the certificate this server last issued/);
+    expect((await call(s, "POST", "/status", d, heartbeatBody())).status).toBe(200);
+    // The new one used: from then on the old one is refused.
+    expect((await call(s, "POST", "/status", { cert: again.body.certificate, key }, heartbeatBody())).status).toBe(200);
+    expect((await row(s, d.name)).certFingerprint).toBe(new X509Certificate(again.body.certificate).fingerprint256.replaceAll(":", "").toLowerCase());
     expectError(await call(s, "POST", "/status", d, heartbeatBody()), 401, "UNAUTHENTICATED", /not the certificate this server last issued/);
+    const renewedBody = again.body;
     // A CSR that is not one is refused, and the current certificate stays the one.
-    expectError(await call(s, "POST", "/certificate", { cert: renewed.body.certificate, key }, { csr: "-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n" }), 400, "INVALID_REQUEST", /csr/);
-    expect((await call(s, "GET", "/work?wait=0", { cert: renewed.body.certificate, key })).status).toBe(200);
+    expectError(await call(s, "POST", "/certificate", { cert: renewedBody.certificate, key }, { csr: "-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n" }), 400, "INVALID_REQUEST", /csr/);
+    expect((await call(s, "GET", "/work?wait=0", { cert: renewedBody.certificate, key })).status).toBe(200);
   });
 
   it("moves a device enrolled with a token over to a certificate (tokens accepted by default)", async () => {

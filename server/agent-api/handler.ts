@@ -21,7 +21,7 @@ import {
 } from "../../lib/protocol";
 import type { ServerContext } from "../context";
 import { AppError, invalid, notFound, unauthenticated } from "../errors";
-import { renewDeviceCertificate, REVOKED } from "../devices/certificates";
+import { presentedCertificate, renewDeviceCertificate, REVOKED } from "../devices/certificates";
 import { decodePathSegment, queryObject, RateLimiter, readJson, sendError, sendJson } from "../lib/http";
 import { Arrivals, PollBudget } from "./poll-budget";
 import { awaitDecision, createEnrollment } from "../enrollments/enrollments";
@@ -209,7 +209,7 @@ export function createAgentApi(ctx: ServerContext) {
     const device = await authenticateDeviceIdentity(ctx, req);
     perDevice.take(device.id);
     const body = parse(CertificateRequestBody, await readJson(req));
-    const issued = await renewDeviceCertificate(ctx, device, body.csr);
+    const issued = await renewDeviceCertificate(ctx, device, body.csr, presentedCertificate(req)?.fingerprint ?? null);
     sendJson(res, 200, { certificate: issued.certPem, notAfter: issued.notAfter.toISOString() } satisfies CertificateResponse);
     return 200;
   }

@@ -228,7 +228,7 @@ export function agentOpenApi(): Record<string, unknown> {
       "/certificate": {
         post: {
           summary:
-            "A new client certificate (issue 23) for the key of `csr` (the same key or a new one), signed by the server's CA, valid DROVER_DEVICE_CERT_SECONDS (30 days) from now; from then on only the new one is accepted. " +
+            "A new client certificate (issue 23) for the key of `csr` (the same key or a new one), signed by the server's CA, valid DROVER_DEVICE_CERT_SECONDS (30 days) from now. The certificate the request came over stays accepted until the new one is first used (an answer lost on its way costs nothing: ask again over the old one); any other earlier one is refused. " +
             "Authenticated by the current certificate (or, while DROVER_DEVICE_TOKENS=accept, the device token: how an agent enrolled with a token moves over). An agent renews once less than a third of its certificate's lifetime is left",
           requestBody: { required: true, content: jsonContent(CertificateRequestBody, "input") },
           responses: {

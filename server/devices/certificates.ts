@@ -39,9 +39,12 @@ export async function signDeviceCertificate(ctx: ServerContext, device: { id: st
   }
 }
 
-/** The Device columns that record the certificate issued (only that one is accepted from then on). */
-export function certificateColumns(issued: IssuedClientCertificate) {
-  return { certFingerprint: issued.fingerprint, certSerial: issued.serial, certNotAfter: issued.notAfter };
+/**
+ * The Device columns that record the certificate issued. `previous`: the certificate the
+ * renewal was asked over, still accepted until the new one is first used (null: none).
+ */
+export function certificateColumns(issued: IssuedClientCertificate, previous: string | null = null) {
+  return { certFingerprint: issued.fingerprint, certPreviousFingerprint: previous, certSerial: issued.serial, certNotAfter: issued.notAfter };
 }
 
 /** Checks a CSR before anything is written (enrollment): 400 naming what is wrong. */
@@ -68,7 +71,7 @@ function refusal(code: string): string {
   return `client certificate refused: ${why}`;
 }
 
-interface Presented {
+export interface Presented {
   fingerprint: string;
   /** The device the certificate names (its URI), or null when it names none. */
   deviceId: string | null;
@@ -95,23 +98,44 @@ export function presentedCertificate(req: IncomingMessage): Presented | null {
 
 export const REVOKED = "credential revoked: the device was decommissioned";
 
-/** The device a verified certificate belongs to: the one it names, when it is the certificate last issued to it. */
+/**
+ * The device a verified certificate belongs to: the one it names, when it is the certificate
+ * last issued to it (or the one its renewal was asked over, until the new one is first used:
+ * that first use retires it).
+ */
 export async function deviceByCertificate(ctx: ServerContext, presented: Presented): Promise<DeviceWithCredential> {
   if (!presented.deviceId) throw unauthenticated("client certificate refused: it names no device (urn:drover:device:<id>)");
-  const device = await ctx.db.device.findUnique({ where: { certFingerprint: presented.fingerprint }, select: { ...deviceFactsSelect, credentialRevokedAt: true } });
-  if (!device) throw unauthenticated("client certificate refused: not the certificate this server last issued to the device it names (renewed since, or never issued)");
+  const fingerprint = presented.fingerprint;
+  const found = await ctx.db.device.findFirst({
+    where: { OR: [{ certFingerprint: fingerprint }, { certPreviousFingerprint: fingerprint }] },
+    select: { ...deviceFactsSelect, credentialRevokedAt: true, certFingerprint: true, certPreviousFingerprint: true },
+  });
+  if (!found) throw unauthenticated("client certificate refused: not the certificate this server last issued to the device it names (renewed since, or never issued)");
+  const { certFingerprint, certPreviousFingerprint, ...device } = found;
   if (device.id !== presented.deviceId) throw unauthenticated("client certificate refused: it names another device than the one it was issued to");
   if (device.credentialRevokedAt) throw unauthenticated(REVOKED);
+  // The renewed certificate in use: the one it replaced stops working (guarded: a renewal meanwhile keeps its own).
+  if (certFingerprint === fingerprint && certPreviousFingerprint !== null) {
+    await ctx.db.device.updateMany({ where: { id: device.id, certFingerprint: fingerprint }, data: { certPreviousFingerprint: null } });
+  }
   return device;
 }
 
 /**
- * `POST /certificate`: a new certificate for the device's (new or same) key. From its commit only
- * the new one is accepted. A device revoked meanwhile gets none (its row's guard).
+ * `POST /certificate`: a new certificate for the device's (new or same) key. The one the request
+ * came over stays accepted until the new one is first used, so an answer lost on its way costs
+ * the device nothing (it asks again over the old one); any older one is refused from the commit.
+ * A device revoked meanwhile gets none (its row's guard).
  */
-export async function renewDeviceCertificate(ctx: ServerContext, device: { id: string; name: string }, csrPem: string): Promise<IssuedClientCertificate> {
+export async function renewDeviceCertificate(
+  ctx: ServerContext,
+  device: { id: string; name: string },
+  csrPem: string,
+  /** The certificate the request came over (null: a token's), accepted until the new one is used. */
+  over: string | null,
+): Promise<IssuedClientCertificate> {
   const issued = await signDeviceCertificate(ctx, device, csrPem);
-  const { count } = await ctx.db.device.updateMany({ where: { id: device.id, credentialRevokedAt: null }, data: certificateColumns(issued) });
+  const { count } = await ctx.db.device.updateMany({ where: { id: device.id, credentialRevokedAt: null }, data: certificateColumns(issued, over) });
   if (count !== 1) throw unauthenticated(REVOKED);
   return issued;
 }
