@@ -153,6 +153,10 @@ const EnvSchema = z.object({
   if (env.DROVER_TLS_CA && !env.DROVER_TLS_CERT) {
     ctx.addIssue({ code: "custom", path: ["DROVER_TLS_CA"], message: "needs DROVER_TLS_CERT and DROVER_TLS_KEY" });
   }
+  // Without the server's own CA no device certificate is ever signed: refusing tokens would lock every device out.
+  if (env.DROVER_DEVICE_TOKENS === "refuse" && env.DROVER_TLS !== "auto") {
+    ctx.addIssue({ code: "custom", path: ["DROVER_DEVICE_TOKENS"], message: "refuse needs DROVER_TLS=auto (the CA that signs device certificates); without it devices have only tokens" });
+  }
 });
 
 export type Env = z.infer<typeof EnvSchema>;

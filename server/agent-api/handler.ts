@@ -20,8 +20,8 @@ import {
   type WorkResponse,
 } from "../../lib/protocol";
 import type { ServerContext } from "../context";
-import { AppError, invalid, notFound, unauthenticated } from "../errors";
-import { presentedCertificate, renewDeviceCertificate, REVOKED } from "../devices/certificates";
+import { AppError, invalid, notFound } from "../errors";
+import { presentedCertificate, renewDeviceCertificate } from "../devices/certificates";
 import { decodePathSegment, queryObject, RateLimiter, readJson, sendError, sendJson } from "../lib/http";
 import { Arrivals, PollBudget } from "./poll-budget";
 import { awaitDecision, createEnrollment } from "../enrollments/enrollments";
@@ -50,8 +50,6 @@ const DownloadQuery = z.object({ platform: z.string().regex(/^[a-z0-9]+-[a-z0-9]
 export interface WakePayload {
   /** When the change that makes work happened (ms since epoch), for the wake-latency metric. */
   at: number;
-  /** The device's credential was revoked (its decommission finished): its held polls end now, 401. */
-  revoked?: boolean;
 }
 
 export function createAgentApi(ctx: ServerContext) {
@@ -123,10 +121,6 @@ export function createAgentApi(ctx: ServerContext) {
       };
       const onWake = (wake?: WakePayload) => {
         if (settled) return;
-        if (wake?.revoked) {
-          if (settle()) resolve(sendError(res, unauthenticated(REVOKED), ctx.log));
-          return;
-        }
         if (checking) {
           again = wake;
           return;

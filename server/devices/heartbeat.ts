@@ -94,12 +94,9 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
     await ctx.fast.touch(device.id, reportedJson, now);
   } else {
     // Re-read, decide and write in one transaction (a group commit of the agent store).
-    const rows = await ctx.fast.writeHeartbeat(device.id, (fresh) => applyReport(fresh, reportedJson, report, now, ctx));
-    publishEvents(ctx, rows);
+    publishEvents(ctx, await ctx.fast.writeHeartbeat(device.id, (fresh) => applyReport(fresh, reportedJson, report, now, ctx)));
     // A status change may make work offerable (e.g. back Online with actions waiting): wake its poll.
-    // The credential revoked (issue 23): its held polls end now, refused.
-    const revoked = rows.some((e) => e.type === "CredentialRevoked");
-    ctx.bus.publish(topics.device(device.id), { at: Date.now(), ...(revoked ? { revoked } : {}) });
+    ctx.bus.publish(topics.device(device.id), { at: Date.now() });
   }
   // A member's report that may move its fleet's rollout (a status, a restart count): the
   // rollout controller looks within a moment, so a canary pauses within a heartbeat.
