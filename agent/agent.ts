@@ -12,10 +12,12 @@
  * the run: the credential revoked (401/403), the name taken (409 on enrollment), the
  * device decommissioned, or stop().
  */
+import { X509Certificate } from "node:crypto";
 import type { Logger } from "pino";
 import type { DeviceRole, StatusReport, SystemFacts } from "../lib/protocol";
 import { ActionQueue, type ActionStats } from "./actions";
 import { InvalidResponseError, ProtocolClient, ProtocolError, TransportError } from "./client";
+import { certificateRequest, newDeviceKey } from "./device-certificate";
 import { builtinExecutors, capabilitiesOf, type ExecutorRegistry } from "./executors";
 import type { HealthSource, Resources } from "./health";
 import { randomBytes } from "./random";
@@ -102,6 +104,12 @@ export interface AgentOptions {
   system?: SystemFactsSource;
   /** An enrollment token (issue 12), sent with the enrollment request; a refused one ends the run. */
   enrollmentToken?: string | undefined;
+  /**
+   * Issue 23: the device is identified by a client certificate (a key it makes, a CSR with its
+   * enrollment request, renewed over itself) where the server signs them; this presents it on
+   * new connections (http-transport.ts setClientCertificate). Absent: a bearer token only.
+   */
+  useClientCertificate?: ((credential: { cert: string; key: string }) => void) | undefined;
   now?: () => number;
   random?: () => number;
 }
@@ -119,6 +127,9 @@ export type AgentOutcome =
   | { kind: "state-error"; message: string }
   /** The agent replaced its own file (upgrade.ts): its service manager starts the new one. */
   | { kind: "restart"; info: string };
+
+/** The server's 400 when it signs no device certificates (server/devices/certificates.ts NO_DEVICE_CA). */
+const NO_DEVICE_CA = /signs no device certificates/;
 
 /** How the CLI exits for each outcome. */
 export function exitCodeFor(outcome: AgentOutcome): number {
@@ -265,8 +276,9 @@ export class Agent {
     return this.actions.stats;
   }
 
+  /** Whether the agent holds its credential: a token or a client certificate. */
   get hasToken(): boolean {
-    return this.identity?.token !== undefined;
+    return this.identity?.token !== undefined || this.identity?.certificate !== undefined;
   }
 
   get isSilent(): boolean {
@@ -315,7 +327,7 @@ export class Agent {
     if (identity?.decommissioned) return { kind: "already-decommissioned" };
     await this.updater.load();
 
-    if (identity?.token === undefined) {
+    if (identity?.token === undefined && identity?.certificate === undefined) {
       const enrolled = await this.enroll(identity);
       if ("kind" in enrolled) return enrolled;
       identity = enrolled;
@@ -323,6 +335,9 @@ export class Agent {
       this.log.info({ event: "resumed", enrollmentId: identity.enrollmentId, renderedVersion: this.appliedVersion }, "resuming with the stored credential");
     }
     this.identity = identity;
+    this.presentCertificate();
+    // An agent enrolled with a token moves over to a certificate on its next start (issue 23).
+    if (identity.certificate === undefined && this.options.useClientCertificate && !this.certificatesUnavailable) await this.renewCertificate("move-over");
     return this.operate();
   }
 
@@ -346,7 +361,7 @@ export class Agent {
       // same name and secret, which the server answers with the same request.
       let enrollment = identity.enrollment;
       if (!enrollment) {
-        enrollment = { secret: await newSecret(), requestedAt: isoTime(this.now()) };
+        enrollment = { secret: await newSecret(), requestedAt: isoTime(this.now()), ...(this.wantsCertificate ? { key: newDeviceKey() } : {}) };
         identity = { ...identity, enrollment };
         await this.saveIdentity(identity);
       }
@@ -362,6 +377,7 @@ export class Agent {
               role: device.role,
               agentVersion: device.agentVersion,
               secret: enrollment.secret,
+              ...(enrollment.key && this.wantsCertificate ? { csr: certificateRequest(enrollment.key, device.name) } : {}),
               ...(this.options.enrollmentToken ? { enrollmentToken: this.options.enrollmentToken } : {}),
               ...(await this.enrollmentFacts()),
             },
@@ -376,6 +392,12 @@ export class Agent {
           if (this.stopped) break;
           if (error instanceof ProtocolError && error.status === 409) {
             return { kind: "enrollment-conflict", message: error.message };
+          }
+          // A server that signs no certificates (not DROVER_TLS=auto): enroll with a token instead.
+          if (error instanceof ProtocolError && error.status === 400 && enrollment.key && NO_DEVICE_CA.test(error.message)) {
+            this.certificatesUnavailable = true;
+            this.log.info({ event: "certificate.unavailable" }, "the server signs no device certificates; enrolling for a token");
+            continue;
           }
           // 401/403 here: the enrollment token was refused (unknown, revoked, expired, used up); asking again cannot change that.
           if (error instanceof ProtocolError && (error.status === 400 || error.status === 401 || error.status === 403 || error.status === 413)) {
@@ -392,12 +414,18 @@ export class Agent {
         const decision = await client.getEnrollment(enrollment.id, enrollment.secret, this.timing.enrollWaitSeconds, signal);
         retry.reset();
         if (decision.status === "Approved") {
-          if (decision.token === undefined) return { kind: "token-lost", enrollmentId: enrollment.id };
+          const credential =
+            decision.certificate !== undefined && enrollment.key
+              ? { key: enrollment.key, certificate: decision.certificate, certificateReceivedAt: isoTime(this.now()) }
+              : decision.token !== undefined
+                ? { token: decision.token }
+                : null;
+          if (!credential) return { kind: "token-lost", enrollmentId: enrollment.id };
           const approved: IdentityDocument = {
             version: 1,
             deviceName: device.name,
             enrollmentId: enrollment.id,
-            token: decision.token,
+            ...credential,
             decommissioning: false,
             decommissioned: false,
           };
@@ -659,6 +687,7 @@ export class Agent {
     this.stats.heartbeats++;
     // Acknowledged: later heartbeats carry usage only until a fact changes.
     if (facts) this.factsSent = { facts, at: this.now() };
+    this.maybeRenewCertificate();
     return answer;
   }
 
@@ -837,10 +866,61 @@ export class Agent {
     return this.identity;
   }
 
+  /** The bearer token; "" when the client certificate authenticates (the client then sends no Authorization). */
   private token(): string {
+    if (this.identity?.certificate !== undefined) return "";
     const token = this.identity?.token;
     if (token === undefined) throw new StateError("no credential");
     return token;
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Client certificate (issue 23)
+
+  /** Set when the server answered that it signs no device certificates: tokens then. */
+  private certificatesUnavailable = false;
+  private renewing: Promise<void> | null = null;
+
+  private get wantsCertificate(): boolean {
+    return this.options.useClientCertificate !== undefined && !this.certificatesUnavailable;
+  }
+
+  private presentCertificate(): void {
+    const { key, certificate } = this.identity ?? {};
+    if (key !== undefined && certificate !== undefined) this.options.useClientCertificate?.({ cert: certificate, key });
+  }
+
+  /** After a heartbeat: renews once less than a third of the certificate's time is left (reckoned from when it came). */
+  private maybeRenewCertificate(): void {
+    const { certificate, certificateReceivedAt } = this.identity ?? {};
+    if (certificate === undefined || this.renewing) return;
+    const from = certificateReceivedAt ? Date.parse(certificateReceivedAt) : this.now();
+    const to = Date.parse(new X509Certificate(certificate).validTo);
+    if (this.now() < from + ((to - from) * 2) / 3) return;
+    this.renewing = this.renewCertificate("renewal").finally(() => (this.renewing = null));
+  }
+
+  /**
+   * POST /certificate with a new key's CSR, over the current certificate (or, moving over, the
+   * token); the key and the certificate are written together (identity.json, 0600) before they
+   * are used. A failure is logged and tried again after the next heartbeat (or start).
+   */
+  private async renewCertificate(why: "renewal" | "move-over"): Promise<void> {
+    const identity = this.identity;
+    if (!identity) return;
+    const key = newDeviceKey();
+    try {
+      const answer = await this.options.client.renewCertificate(this.token(), certificateRequest(key, identity.deviceName), this.stopController.signal);
+      const { token: _token, ...rest } = this.identity ?? identity;
+      const next: IdentityDocument = { ...rest, key, certificate: answer.certificate, certificateReceivedAt: isoTime(this.now()) };
+      await this.saveIdentity(next);
+      this.identity = next;
+      this.presentCertificate();
+      this.log.info({ event: `certificate.${why}`, notAfter: answer.notAfter }, why === "renewal" ? "client certificate renewed" : "moved over from the device token to a client certificate");
+    } catch (error) {
+      if (error instanceof ProtocolError && error.status === 400 && NO_DEVICE_CA.test(error.message)) this.certificatesUnavailable = true;
+      if (!this.stopped) this.log.warn({ event: `certificate.${why}-failed`, error: errorInfo(error) }, "could not get a client certificate; trying again later");
+    }
   }
 
   private logOutcome(outcome: AgentOutcome): void {

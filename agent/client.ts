@@ -11,6 +11,8 @@ import { z } from "zod";
 import {
   ActionReport,
   AGENT_API_BASE,
+  CertificateRequestBody,
+  CertificateResponse,
   EnrollmentCreated,
   EnrollmentDecision,
   EnrollmentRequestBody,
@@ -149,6 +151,11 @@ export class ProtocolClient {
     });
   }
 
+  /** POST /certificate (issue 23): a new client certificate for the key of `csr`. */
+  async renewCertificate(token: string, csr: string, signal?: AbortSignal) {
+    return this.request(CertificateResponse, "POST", "/certificate", { token, body: CertificateRequestBody.parse({ csr }), signal });
+  }
+
   private async request<T extends z.ZodType | null>(
     schema: T,
     method: string,
@@ -162,7 +169,8 @@ export class ProtocolClient {
     },
   ): Promise<T extends z.ZodType ? z.output<T> : unknown> {
     const headers: Record<string, string> = { accept: "application/json", ...options.headers };
-    if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+    // An empty token: the connection's client certificate authenticates the device (issue 23).
+    if (options.token) headers.authorization = `Bearer ${options.token}`;
     if (options.body !== undefined) headers["content-type"] = "application/json";
     if (this.userAgent) headers["user-agent"] = this.userAgent;
 

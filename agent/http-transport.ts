@@ -27,6 +27,11 @@ export interface NodeHttpTransport {
   streamingFetch: typeof fetch;
   /** Closes idle sockets; requests in flight finish. */
   close(): void;
+  /**
+   * The device's client certificate and key (issue 23), presented on https connections opened
+   * from now on; those open keep theirs until they close (a held poll is not cut).
+   */
+  setClientCertificate(credential: { cert: string; key: string }): void;
 }
 
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
@@ -97,6 +102,7 @@ export function createNodeHttpTransport(options: { maxFreeSockets?: number; trus
   const agentOptions = { keepAlive: true, maxSockets: Infinity, maxFreeSockets: options.maxFreeSockets ?? 256, scheduling: "lifo" as const };
   const httpAgent = new http.Agent(agentOptions);
   let httpsAgent: http.Agent | undefined;
+  let clientCertificate: { cert: string; key: string } | null = null;
   const trust = options.trust;
   const explain = (error: unknown) => (trust ? trust.explain(error) : error);
 
@@ -121,7 +127,7 @@ export function createNodeHttpTransport(options: { maxFreeSockets?: number; trus
       if (!secure) send(http.request(url, { method: init.method ?? "GET", headers, agent: httpAgent }));
       else
         Promise.all([loadHttps(), trust?.caFor(url)]).then(([https, ca]) => {
-          httpsAgent ??= new https.Agent({ ...agentOptions, ...(ca ? { ca } : {}) });
+          httpsAgent ??= new https.Agent({ ...agentOptions, ...(ca ? { ca } : {}), ...(clientCertificate ?? {}) });
           if (signal?.aborted) reject(abortError(signal));
           else send(https.request(url, { method: init.method ?? "GET", headers, agent: httpsAgent }));
         }, reject);
@@ -170,6 +176,17 @@ export function createNodeHttpTransport(options: { maxFreeSockets?: number; trus
     close() {
       httpAgent.destroy();
       httpsAgent?.destroy();
+    },
+    setClientCertificate(credential) {
+      clientCertificate = credential;
+      const old = httpsAgent;
+      httpsAgent = undefined;
+      // Its idle sockets now, those in use (a held poll, at most a minute) once they are done.
+      if (old) {
+        for (const list of Object.values(old.freeSockets)) for (const socket of list ?? []) socket.destroy();
+        old.maxFreeSockets = 0;
+        setTimeout(() => old.destroy(), 90_000).unref();
+      }
     },
   };
 }

@@ -107,6 +107,8 @@ export async function main(argv: string[]): Promise<number> {
     health: new HostHealthSource(config.stateDir),
     system: new HostFactsSource({ diskPath: config.stateDir, agentVersion: AGENT_VERSION }),
     enrollmentToken: config.enrollmentToken,
+    // Issue 23: over TLS the device is identified by a key of its own and a certificate from the server's CA (where it signs them).
+    ...(config.server.startsWith("https:") ? { useClientCertificate: (credential: { cert: string; key: string }) => transport.setClientCertificate(credential) } : {}),
     executors: builtinExecutors({
       allowExec: config.allowExec,
       realReboot: config.realReboot,

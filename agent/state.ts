@@ -1,7 +1,8 @@
 /**
  * The agent's durable state: small JSON documents in its state directory.
  *
- *   identity.json  device name, enrollment id + secret (before approval), token (after),
+ *   identity.json  device name, enrollment id + secret (before approval), token or private key
+ *                  and client certificate (after),
  *                  decommissioning / decommissioned flags. Mode 0600.
  *   spec.json      the last applied rendered spec and its renderedVersion. Mode 0600.
  *   actions.json   the action journal (journal.ts): the queue and recently finished actions.
@@ -57,10 +58,19 @@ export const IdentityDocument = z.object({
       id: z.string().optional(),
       secret: z.string(),
       requestedAt: z.string(),
+      /** The device's private key (issue 23), made before the request so that a retry sends the same CSR. */
+      key: z.string().optional(),
     })
     .optional(),
   enrollmentId: z.string().optional(),
   token: z.string().optional(),
+  /**
+   * Issue 23: the device's private key (PEM; this file is 0600 and the key never leaves it),
+   * its client certificate from the server's CA, and when it came (renewal is reckoned from it).
+   */
+  key: z.string().optional(),
+  certificate: z.string().optional(),
+  certificateReceivedAt: z.string().optional(),
   /** Set when a decommission request arrived; a restart after a crash finishes the job. */
   decommissioning: z.boolean().default(false),
   decommissioned: z.boolean().default(false),

@@ -55,6 +55,8 @@ describe("an agent pinned to its server's CA", () => {
 
   it("pinned by fingerprint alone, takes the CA from the server's chain, enrolls and reports", async () => {
     const agent = new AgentProcess(agentArgs("pinned-right", "--ca-fingerprint", ca.fingerprint.toUpperCase().replace(/(..)(?=.)/g, "$1:")), { preload: [HEALTHY_HOST] });
+    // Issue 23: this server's certificate is the operator's (no CA key): it signs no device certificate, so the agent enrolls for a token.
+    await agent.waitFor("certificate.unavailable");
     const enrolled = await agent.waitFor("enrolled");
     expect((await server.api("POST", `/enrollments/${String(enrolled.enrollmentId)}/approve`, {})).status).toBe(200);
     await eventually(async () => {

@@ -101,6 +101,11 @@ export const EnrollmentRequestBody = z.object({
   secret: EnrollmentSecret,
   system: SystemFacts.optional(),
   enrollmentToken: z.string().max(256).optional(),
+  /**
+   * Issue 23: a PKCS#10 certificate signing request (PEM) for a key the device made and keeps;
+   * on approval the decision carries `certificate`, signed by the server's CA, instead of `token`.
+   */
+  csr: z.string().min(1).max(8192).optional(),
 });
 export type EnrollmentRequestBody = z.infer<typeof EnrollmentRequestBody>;
 
@@ -109,7 +114,12 @@ export const EnrollmentStatus = z.enum(ENROLLMENT_STATUSES);
 export type EnrollmentStatus = z.infer<typeof EnrollmentStatus>;
 
 export const EnrollmentCreated = z.object({ enrollmentId: z.string(), status: EnrollmentStatus });
-export const EnrollmentDecision = z.object({ status: EnrollmentStatus, token: z.string().optional() });
+export const EnrollmentDecision = z.object({ status: EnrollmentStatus, token: z.string().optional(), certificate: z.string().optional() });
+
+/** `POST /certificate` (issue 23): a new certificate for a new (or the same) key, before the current one ends. */
+export const CertificateRequestBody = z.object({ csr: z.string().min(1).max(8192) });
+export const CertificateResponse = z.object({ certificate: z.string(), notAfter: z.string() });
+export type CertificateResponse = z.infer<typeof CertificateResponse>;
 export type EnrollmentDecision = z.infer<typeof EnrollmentDecision>;
 
 export const WaitQuery = z.object({

@@ -11,6 +11,7 @@ import type { StatusSettings } from "../lib/device-status";
 import type { AgentStore } from "./devices/agent-store";
 import type { DatabaseHealth } from "./database-health";
 import type { TlsStatus } from "./tls/status";
+import type { DeviceCa } from "./devices/certificates";
 
 export interface ServerContext {
   db: Db;
@@ -31,6 +32,11 @@ export interface ServerContext {
   heartbeatSeconds: number;
   /** TLS (issue 23): on or off, the CA devices pin; updated when the certificate files change. */
   tls: TlsStatus;
+  /**
+   * The CA that signs devices' client certificates (issue 23): the server's own under
+   * DROVER_TLS=auto, null otherwise (no device certificates then: tokens only).
+   */
+  deviceCa: DeviceCa | null;
   /** Wall clock, injectable for tests. */
   now: () => Date;
 }

@@ -17,3 +17,14 @@ describe("DATABASE_URL (issue 11)", () => {
     expect(() => readEnv({ DROVER_PG_POOL_SIZE: "0" })).toThrow(/DROVER_PG_POOL_SIZE/);
   });
 });
+
+describe("DROVER_DEVICE_TOKENS (issue 23)", () => {
+  it("accepts tokens by default; refusing them needs the server's own CA, else no device could authenticate", () => {
+    expect(readEnv({}).DROVER_DEVICE_TOKENS).toBe("accept");
+    expect(readEnv({ DROVER_TLS: "auto", DROVER_DEVICE_TOKENS: "refuse" }).DROVER_DEVICE_TOKENS).toBe("refuse");
+    expect(() => readEnv({ DROVER_DEVICE_TOKENS: "refuse" })).toThrow(/DROVER_DEVICE_TOKENS.*refuse needs DROVER_TLS=auto/);
+    expect(() => readEnv({ DROVER_DEVICE_TOKENS: "sometimes" })).toThrow(/DROVER_DEVICE_TOKENS/);
+    expect(readEnv({}).DROVER_DEVICE_CERT_SECONDS).toBe(30 * 86_400);
+    expect(() => readEnv({ DROVER_DEVICE_CERT_SECONDS: "5" })).toThrow(/DROVER_DEVICE_CERT_SECONDS/);
+  });
+});

@@ -135,6 +135,13 @@ const EnvSchema = z.object({
    * trust store (a public CA).
    */
   DROVER_TLS_CA: z.string().min(1).optional(),
+  /**
+   * Device bearer tokens (issue 23): `accept` (the default for one release, so installed agents
+   * move over to a client certificate on their next start) or `refuse` (certificates only).
+   */
+  DROVER_DEVICE_TOKENS: z.enum(["accept", "refuse"]).default("accept"),
+  /** Lifetime of a device's client certificate, seconds (30 days); the agent renews past two thirds of it. */
+  DROVER_DEVICE_CERT_SECONDS: z.coerce.number().int().min(10).max(397 * 86_400).default(30 * 86_400),
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
 }).superRefine((env, ctx) => {
   if (Boolean(env.DROVER_TLS_CERT) !== Boolean(env.DROVER_TLS_KEY)) {
@@ -145,6 +152,10 @@ const EnvSchema = z.object({
   }
   if (env.DROVER_TLS_CA && !env.DROVER_TLS_CERT) {
     ctx.addIssue({ code: "custom", path: ["DROVER_TLS_CA"], message: "needs DROVER_TLS_CERT and DROVER_TLS_KEY" });
+  }
+  // Without the server's own CA no device certificate is ever signed: refusing tokens would lock every device out.
+  if (env.DROVER_DEVICE_TOKENS === "refuse" && env.DROVER_TLS !== "auto") {
+    ctx.addIssue({ code: "custom", path: ["DROVER_DEVICE_TOKENS"], message: "refuse needs DROVER_TLS=auto (the CA that signs device certificates); without it devices have only tokens" });
   }
 });
 

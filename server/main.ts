@@ -39,7 +39,8 @@ import { clientAddress, CLIENT_ADDRESS_HEADER, isHttps } from "./lib/client-addr
 import { installScript } from "./agent-dist/artifact";
 import { admit, applyDeadlines, HEADERS_TIMEOUT_MS, parseRequestUrl, TIMEOUT_CHECK_INTERVAL_MS, type DeadlineOptions } from "./front-door";
 import { readTlsFiles, watchTlsFiles, type TlsMaterial } from "./tls/certificates";
-import { autoTlsMaterial } from "./tls/auto-ca";
+import { autoTlsMaterial, loadOrCreateCa } from "./tls/auto-ca";
+import type { DeviceCa } from "./devices/certificates";
 import { x509Signer } from "./tls/signer";
 import { createTlsFront, HSTS, overTls, type TlsFront } from "./tls/front";
 import { tlsStatus } from "./tls/status";
@@ -104,10 +105,13 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const metrics = createMetrics();
   // DROVER_TLS=auto: the cluster's CA from the database (made on the first start), a new certificate from it.
   let autoNotAfter: Date | null = null;
+  let deviceCa: DeviceCa | null = null;
   if (env.DROVER_TLS === "auto") {
     const auto = await autoTlsMaterial(db, env, x509Signer, new Date());
     tlsMaterial = auto;
     autoNotAfter = auto.notAfter;
+    // The same CA signs devices' client certificates (issue 23): the one CA whose key the server holds.
+    deviceCa = { ca: await loadOrCreateCa(db, x509Signer, new Date()), signer: x509Signer };
   }
   const file = sqlitePath(env.DATABASE_URL);
   // The agent hot path (devices/agent-store.ts): SQLite's second connection, or a pg pool.
@@ -125,6 +129,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     statusSettings: { disconnectionTimeoutSeconds: env.DROVER_DISCONNECTION_TIMEOUT_SECONDS, restoredAt: await loadRestoredAt(db) },
     heartbeatSeconds: heartbeatSeconds(env),
     tls: tlsStatus(env, tlsMaterial),
+    deviceCa,
     now: () => new Date(),
   };
   const auth = createAuth(db, await authSecret(db, env.DROVER_AUTH_SECRET), ctx, { accountLimit: env.DROVER_LOGIN_ACCOUNT_LIMIT, addressLimit: env.DROVER_LOGIN_ADDRESS_LIMIT });
@@ -300,6 +305,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
       publicUrl: env.DROVER_PUBLIC_URL,
       onPlainHttp: () => metrics.requestsRefused.inc({ reason: "plain-http" }),
+      clientCa: deviceCa?.ca.certPem,
     });
     applyDeadlines(front.https, options.deadlines, onDrop, front.listener);
     server = front.listener;

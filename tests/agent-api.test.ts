@@ -651,7 +651,8 @@ describe("errors, limits and the contract", () => {
     expect(doc.openapi).toMatch(/^3\.1\./);
     expect(doc.info.title).toEqual(expect.any(String));
     // Every route, each with every status it answers: tests/agent-protocol-doc.test.ts holds it to docs/agent-protocol.md.
-    expect(Object.keys(doc.paths).sort()).toEqual(["/actions/{id}", "/download", "/download/manifest", "/enrollments", "/enrollments/{id}", "/openapi.json", "/status", "/work"]);
+    expect(Object.keys(doc.paths).sort()).toEqual(["/actions/{id}", "/certificate", "/download", "/download/manifest", "/enrollments", "/enrollments/{id}", "/openapi.json", "/status", "/work"]);
+    expect(Object.keys(doc.paths["/certificate"] ?? {})).toEqual(["post"]);
     expect(Object.keys(doc.paths["/actions/{id}"] ?? {})).toEqual(["put"]);
     expect(Object.keys(doc.paths["/enrollments"] ?? {})).toEqual(["post"]);
     expect(Object.keys(doc.paths["/enrollments/{id}"] ?? {})).toEqual(["get"]);
@@ -661,7 +662,9 @@ describe("errors, limits and the contract", () => {
     expect(doc.paths["/status"]?.post?.requestBody).toBeDefined();
     expect(doc.paths["/work"]?.get?.responses).toHaveProperty("200");
     expect(doc.paths["/status"]?.post?.responses).toHaveProperty("413");
-    expect(Object.values(doc.components.securitySchemes)).toContainEqual({ type: "http", scheme: "bearer" });
+    expect(Object.values(doc.components.securitySchemes)).toContainEqual(expect.objectContaining({ type: "http", scheme: "bearer" }));
+    // Issue 23: the device's client certificate.
+    expect(Object.values(doc.components.securitySchemes)).toContainEqual(expect.objectContaining({ type: "mutualTLS" }));
     // The request schema is the one the handler validates with.
     const schema = JSON.stringify(doc.paths["/status"]?.post?.requestBody);
     for (const field of ["resources", "applications", "conditions", "config", "decommissioning", "actions"]) expect(schema).toContain(`"${field}"`);

@@ -10,6 +10,8 @@ import { z } from "zod";
 import {
   ActionReport,
   AGENT_API_BASE,
+  CertificateRequestBody,
+  type CertificateResponse,
   EnrollmentRequestBody,
   StatusReport,
   WaitQuery,
@@ -19,6 +21,7 @@ import {
 } from "../../lib/protocol";
 import type { ServerContext } from "../context";
 import { AppError, invalid, notFound } from "../errors";
+import { presentedCertificate, renewDeviceCertificate } from "../devices/certificates";
 import { decodePathSegment, queryObject, RateLimiter, readJson, sendError, sendJson } from "../lib/http";
 import { Arrivals, PollBudget } from "./poll-budget";
 import { awaitDecision, createEnrollment } from "../enrollments/enrollments";
@@ -71,7 +74,7 @@ export function createAgentApi(ctx: ServerContext) {
   });
 
   async function work(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
-    const device = await authenticateDeviceIdentity(ctx, req.headers.authorization);
+    const device = await authenticateDeviceIdentity(ctx, req);
     perDevice.take(device.id);
     const q = parse(WorkQuery, queryObject(url));
     if (q.wait === 0) {
@@ -187,7 +190,7 @@ export function createAgentApi(ctx: ServerContext) {
   }
 
   async function status(req: IncomingMessage, res: ServerResponse): Promise<number> {
-    const device = await authenticateDevice(ctx, req.headers.authorization);
+    const device = await authenticateDevice(ctx, req);
     perDevice.take(device.id);
     const report = parse(StatusReport, await readJson(req));
     await ingestStatus(ctx, device, report);
@@ -195,8 +198,18 @@ export function createAgentApi(ctx: ServerContext) {
     return 200;
   }
 
+  /** Issue 23: a new client certificate for the device's key, asked for before the current one ends. */
+  async function certificate(req: IncomingMessage, res: ServerResponse): Promise<number> {
+    const device = await authenticateDeviceIdentity(ctx, req);
+    perDevice.take(device.id);
+    const body = parse(CertificateRequestBody, await readJson(req));
+    const issued = await renewDeviceCertificate(ctx, device, body.csr, presentedCertificate(req)?.fingerprint ?? null);
+    sendJson(res, 200, { certificate: issued.certPem, notAfter: issued.notAfter.toISOString() } satisfies CertificateResponse);
+    return 200;
+  }
+
   async function actionReport(req: IncomingMessage, res: ServerResponse, id: string): Promise<number> {
-    const device = await authenticateDeviceIdentity(ctx, req.headers.authorization);
+    const device = await authenticateDeviceIdentity(ctx, req);
     perDevice.take(device.id);
     const report = parse(ActionReport, await readJson(req));
     sendJson(res, 200, await reportAction(ctx, device, id, report));
@@ -208,6 +221,7 @@ export function createAgentApi(ctx: ServerContext) {
     const method = req.method ?? "GET";
     if (path === "/work" && method === "GET") return { name: "work", status: await work(req, res, url) };
     if (path === "/status" && method === "POST") return { name: "status", status: await status(req, res) };
+    if (path === "/certificate" && method === "POST") return { name: "certificate", status: await certificate(req, res) };
     if (path === "/enrollments" && method === "POST") return { name: "enroll", status: await enroll(req, res) };
     const m = /^\/enrollments\/([^/]+)$/.exec(path);
     if (m?.[1] && method === "GET") return { name: "enrollment", status: await enrollmentStatus(req, res, url, decodePathSegment(m[1], "enrollment id")) };

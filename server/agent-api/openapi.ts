@@ -7,6 +7,8 @@ import { z } from "zod";
 import {
   ActionReport,
   AGENT_API_BASE,
+  CertificateRequestBody,
+  CertificateResponse,
   EnrollmentCreated,
   EnrollmentDecision,
   EnrollmentRequestBody,
@@ -61,7 +63,8 @@ const RATE_LIMITED_DEVICE = "RATE_LIMITED: the device's requests (work, status a
 const INVALID_BODY = "INVALID_REQUEST: the body is not JSON, is empty, or fails validation (the message names the field), or it has a \"__proto__\" key";
 const TOO_LARGE = "TOO_LARGE: a body over 1 MiB (1,048,576 bytes); on a declared Content-Length the connection is closed after the answer";
 const NOT_JSON = "UNSUPPORTED_MEDIA_TYPE: a body whose Content-Type is not application/json (or application/*+json); the connection is closed after the answer";
-const UNAUTHENTICATED_DEVICE = "UNAUTHENTICATED: no `Authorization: Bearer <device token>`, a token the server does not know, or one revoked when its device was decommissioned";
+const UNAUTHENTICATED_DEVICE =
+  "UNAUTHENTICATED: no client certificate and no `Authorization: Bearer <device token>`; a client certificate that is expired, not signed by the server's CA, names no device or another one, or is not the one last issued to its device; a token the server does not know, or any token while DROVER_DEVICE_TOKENS=refuse; or a credential revoked when its device was decommissioned";
 const waitParameter = {
   name: "wait",
   in: "query",
@@ -124,21 +127,27 @@ export function agentOpenApi(): Record<string, unknown> {
         "A server with a CA of its own serves that CA's certificate at /ca.pem, outside this base path (GET or HEAD, rate-limited per address like the downloads, 404 NOT_FOUND when there is none); an agent pins it by the SHA-256 of its DER (--ca-fingerprint) and trusts it alone.",
     },
     servers: [{ url: AGENT_API_BASE }],
-    components: { securitySchemes: { device: { type: "http", scheme: "bearer" } } },
-    security: [{ device: [] }],
+    components: {
+      securitySchemes: {
+        device: { type: "http", scheme: "bearer", description: "The device token from the enrollment decision; accepted while the server's DROVER_DEVICE_TOKENS=accept (the default for one release)" },
+        deviceCertificate: { type: "mutualTLS", description: "The client certificate from the enrollment decision or POST /certificate (DROVER_TLS=auto servers), presented in the TLS handshake; it comes first when both are sent" },
+      },
+    },
+    security: [{ deviceCertificate: [] }, { device: [] }],
     paths: {
       "/enrollments": {
         post: {
           summary:
             "Ask to join the fleet (idempotent for the same deviceName and secret). The optional host facts (system) are kept with the request for the operator to check the machine before approving it, with the address it first came from; a repeat with the same secret updates the facts and the request's last-seen address and time. " +
             "With an enrollmentToken (an operator's, from the console's Add devices page or `drover create enrollment-token`), the token's labels go over the requested ones (the token wins), the request records the token, and a token made with autoApprove answers Approved at once; one use is counted with the request, and a repeat of the same request counts none. " +
-            "A token the server does not know is 401 UNAUTHENTICATED; one that is revoked, expired or used up is 403 FORBIDDEN saying which; either way nothing is created and no use is counted, and asking again will not change it (the agent stops)",
+            "A token the server does not know is 401 UNAUTHENTICATED; one that is revoked, expired or used up is 403 FORBIDDEN saying which; either way nothing is created and no use is counted, and asking again will not change it (the agent stops). " +
+            "With a csr (PKCS#10, PEM, for an EC P-256 or RSA key the device made and keeps; its subject is ignored, the server names the device) on a DROVER_TLS=auto server, the decision carries a client certificate instead of a token; a server with DROVER_DEVICE_TOKENS=refuse requires one",
           security: [],
           requestBody: { required: true, content: jsonContent(EnrollmentRequestBody, "input") },
           responses: {
             "201": { description: "The request, new or the same one again (same deviceName and secret): Pending, or Approved at once (an auto-approve rule or token), or its current status", content: jsonContent(EnrollmentCreated) },
             ...errors({
-              400: `${INVALID_BODY}; or the labels with the enrollment token's would be more than 64`,
+              400: `${INVALID_BODY}; or the labels with the enrollment token's would be more than 64; or the csr does not parse or its signature does not verify, the server has no CA to sign it (not DROVER_TLS=auto), or there is no csr while DROVER_DEVICE_TOKENS=refuse`,
               401: "UNAUTHENTICATED: an enrollmentToken the server does not know",
               403: "FORBIDDEN: the enrollmentToken was revoked, has expired or is used up (the message says which)",
               409: "CONFLICT: the deviceName is already enrolled, or already pending with another secret",
@@ -151,7 +160,7 @@ export function agentOpenApi(): Record<string, unknown> {
       },
       "/enrollments/{id}": {
         get: {
-          summary: `Wait up to \`wait\` seconds (at most ${MAX_WAIT_SECONDS}) for the decision; the token appears in the first answer after approval only. A wait counts against the server's budget of held requests`,
+          summary: `Wait up to \`wait\` seconds (at most ${MAX_WAIT_SECONDS}) for the decision; the token (or, for a request with a csr, the certificate) appears in the first answer after approval only. A wait counts against the server's budget of held requests`,
           security: [],
           parameters: [
             { name: "id", in: "path", required: true, description: "enrollmentId from POST /enrollments", schema: { type: "string" } },
@@ -159,7 +168,7 @@ export function agentOpenApi(): Record<string, unknown> {
             { name: "X-Enrollment-Secret", in: "header", required: true, description: "The secret sent with POST /enrollments", schema: { type: "string" } },
           ],
           responses: {
-            "200": { description: "Decision: Pending (still, after the wait), Denied, or Approved (with token the first time only)", content: jsonContent(EnrollmentDecision) },
+            "200": { description: "Decision: Pending (still, after the wait), Denied, or Approved (with token, or certificate for a request with a csr, the first time only)", content: jsonContent(EnrollmentDecision) },
             ...errors({
               400: "INVALID_REQUEST: wait is not a whole number ≥ 0, or the id has a malformed %-escape",
               401: "UNAUTHENTICATED: no X-Enrollment-Secret header, or not this request's secret",
@@ -213,6 +222,24 @@ export function agentOpenApi(): Record<string, unknown> {
           responses: {
             "200": { description: "Next heartbeat interval", content: jsonContent(StatusResponse) },
             ...errors({ 400: INVALID_BODY, 401: UNAUTHENTICATED_DEVICE, 413: TOO_LARGE, 415: NOT_JSON, 429: RATE_LIMITED_DEVICE }),
+          },
+        },
+      },
+      "/certificate": {
+        post: {
+          summary:
+            "A new client certificate (issue 23) for the key of `csr` (the same key or a new one), signed by the server's CA, valid DROVER_DEVICE_CERT_SECONDS (30 days) from now. The certificate the request came over stays accepted until the new one is first used (an answer lost on its way costs nothing: ask again over the old one); any other earlier one is refused. " +
+            "Authenticated by the current certificate (or, while DROVER_DEVICE_TOKENS=accept, the device token: how an agent enrolled with a token moves over). An agent renews once less than a third of its certificate's lifetime is left",
+          requestBody: { required: true, content: jsonContent(CertificateRequestBody, "input") },
+          responses: {
+            "200": { description: "The certificate (PEM) and its end", content: jsonContent(CertificateResponse) },
+            ...errors({
+              400: `${INVALID_BODY}; or the csr does not parse or its signature does not verify; or the server has no CA to sign it (not DROVER_TLS=auto)`,
+              401: UNAUTHENTICATED_DEVICE,
+              413: TOO_LARGE,
+              415: NOT_JSON,
+              429: RATE_LIMITED_DEVICE,
+            }),
           },
         },
       },

@@ -15,6 +15,7 @@ import { newToken, sameHash, sha256 } from "../lib/crypto";
 import { publishEvents, recordEvents, type EventRow, type NewEvent } from "../events/events";
 import { topics } from "../bus";
 import { DEVICE_TOKEN_PREFIX } from "../devices/credentials";
+import { certificateColumns, checkCsr, signDeviceCertificate } from "../devices/certificates";
 import { inChunks } from "../lib/chunks";
 import { afterCommit, finishEffects, newEffects, type Effects } from "../fleets/render";
 import { reconcileMembership } from "../fleets/membership";
@@ -141,6 +142,9 @@ async function createEnrollmentOnce(
   clientAddress?: string,
 ): Promise<{ enrollmentId: string; status: EnrollmentState }> {
   const secretHash = sha256(body.secret);
+  // Issue 23: a CSR is checked before anything is written; without one, a server that refuses tokens has nothing to give.
+  if (body.csr !== undefined) await checkCsr(ctx, body.csr);
+  else if (ctx.env.DROVER_DEVICE_TOKENS === "refuse") throw invalid("this server identifies devices by certificate (DROVER_DEVICE_TOKENS=refuse): send a csr with the enrollment request");
   const findRequest = () => ctx.db.enrollmentRequest.findUnique({ where: { deviceName: body.deviceName } });
   let existing = await findRequest();
   if (!existing && (await ctx.db.device.findUnique({ where: { name: body.deviceName }, select: { id: true } }))) {
@@ -157,6 +161,8 @@ async function createEnrollmentOnce(
           lastSeenAt: ctx.now(),
           lastSeenAddress: clientAddress ?? existing.lastSeenAddress,
           ...(body.system ? { system: JSON.stringify(body.system) } : {}),
+          // An agent that lost its key before approval asks again with a new one.
+          ...(body.csr !== undefined && existing.tokenIssuedAt === null ? { csr: body.csr } : {}),
         },
         select: { id: true },
       });
@@ -186,6 +192,7 @@ async function createEnrollmentOnce(
     role: body.role,
     agentVersion: body.agentVersion,
     secretHash,
+    csr: body.csr ?? null,
     status: "Pending",
     decidedBy: null,
     decidedAt: null,
@@ -496,6 +503,20 @@ async function readDecision(ctx: ServerContext, id: string, secret: string, clie
   const status = row.status as EnrollmentState;
   if (status !== "Approved" || row.tokenIssuedAt !== null) return { status, pending: status === "Pending" };
 
+  if (row.csr !== null && ctx.deviceCa) {
+    // Issue 23: the device's certificate rather than a token (tokenIssuedAt marks either as given out).
+    const device = await ctx.db.device.findUnique({ where: { enrollmentId: id }, select: { id: true, name: true } });
+    if (!device) throw notFound(`device of enrollment request "${id}"`);
+    const certificate = await signDeviceCertificate(ctx, device, row.csr);
+    const given = await transaction(ctx.db, async (tx: Tx) => {
+      const { count } = await tx.enrollmentRequest.updateMany({ where: { id, tokenIssuedAt: null }, data: { tokenIssuedAt: ctx.now() } });
+      if (count !== 1) return false;
+      await tx.device.update({ where: { id: device.id }, data: certificateColumns(certificate) });
+      return true;
+    });
+    return given ? { status, certificate: certificate.certPem, pending: false } : { status, pending: false };
+  }
+
   const token = newToken(DEVICE_TOKEN_PREFIX);
   // Both writes are guarded (`tokenIssuedAt IS NULL`, the device of this request): it may run beside others like it.
   const issued = await transaction(ctx.db, async (tx: Tx) => {
@@ -544,7 +565,7 @@ export async function awaitDecision(
 }
 
 function strip(d: EnrollmentDecision & { pending: boolean }): EnrollmentDecision {
-  return d.token ? { status: d.status, token: d.token } : { status: d.status };
+  return d.token ? { status: d.status, token: d.token } : d.certificate ? { status: d.status, certificate: d.certificate } : { status: d.status };
 }
 
 export async function getEnrollment(ctx: ServerContext, id: string): Promise<EnrollmentView> {

@@ -35,7 +35,24 @@ export interface Signer {
   createCa(name: string, now: Date): Promise<CertificateAuthority>;
   /** A server certificate (a new key) for `names`, signed by `ca`, valid `days` from `now`. */
   issueServerCertificate(ca: CertificateAuthority, names: ServerNames, days: number, now: Date): Promise<{ certPem: string; keyPem: string }>;
+  /**
+   * A device's client certificate (issue 23) for the public key of `csrPem` (a PKCS#10 request
+   * whose signature is checked; its names are ignored: the server names the device), valid
+   * `seconds` from `now`. Throws `InvalidCsr` for a request that does not parse or verify.
+   */
+  issueClientCertificate(ca: CertificateAuthority, csrPem: string, device: { id: string; name: string }, seconds: number, now: Date): Promise<IssuedClientCertificate>;
 }
+
+export interface IssuedClientCertificate {
+  certPem: string;
+  /** SHA-256 of the DER, 64 lowercase hex digits: what the server looks the device up by. */
+  fingerprint: string;
+  serial: string;
+  notAfter: Date;
+}
+
+/** The URI a device certificate names its device by (subjectAltName): `urn:drover:device:<id>`. */
+export const DEVICE_URI_PREFIX = "urn:drover:device:";
 
 const CA_KEY = "tlsCa";
 /** Issued at every start; a server up this long is rare, and the renewal timer reissues before. */

@@ -61,12 +61,24 @@ export interface TlsFrontOptions {
   publicUrl: string | undefined;
   /** Each plain HTTP request refused or redirected (metrics). */
   onPlainHttp?: () => void;
+  /**
+   * The CA of devices' client certificates (issue 23, DROVER_TLS=auto): the handshake asks for
+   * one, never requires it (a browser is not prompted to fail), and the agent API reads the
+   * verdict per request (devices/certificates.ts).
+   */
+  clientCa?: string | undefined;
 }
 
 export function createTlsFront(handler: http.RequestListener, material: TlsMaterial, options: TlsFrontOptions): TlsFront {
   const secure = https.createServer(
     // The handshake's own deadline is the header deadline: a client that starts one and stops is not kept.
-    { key: material.key, cert: material.cert, connectionsCheckingInterval: options.connectionsCheckingInterval, handshakeTimeout: options.firstByteTimeoutMs },
+    {
+      key: material.key,
+      cert: material.cert,
+      connectionsCheckingInterval: options.connectionsCheckingInterval,
+      handshakeTimeout: options.firstByteTimeoutMs,
+      ...(options.clientCa ? { requestCert: true, rejectUnauthorized: false, ca: [options.clientCa] } : {}),
+    },
     handler,
   );
   const plain = http.createServer({ connectionsCheckingInterval: options.connectionsCheckingInterval }, (req, res) => {
@@ -99,7 +111,7 @@ export function createTlsFront(handler: http.RequestListener, material: TlsMater
   return {
     listener,
     https: secure,
-    setMaterial: (next) => secure.setSecureContext({ key: next.key, cert: next.cert }),
+    setMaterial: (next) => secure.setSecureContext({ key: next.key, cert: next.cert, ...(options.clientCa ? { ca: [options.clientCa] } : {}) }),
     close: () =>
       new Promise<void>((resolve) => {
         listener.close(() => resolve());

@@ -1,4 +1,8 @@
-import { X509Certificate } from "node:crypto";
+import { execFileSync } from "node:child_process";
+import { X509Certificate, createPrivateKey } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { x509Signer } from "./signer";
 
@@ -28,4 +32,28 @@ describe("x509Signer (DROVER_TLS=auto's certificates)", () => {
     const again = new X509Certificate((await x509Signer.issueServerCertificate(ca, { dns: ["localhost"], ips: [] }, 1, now)).certPem);
     expect(again.serialNumber).not.toBe(cert.serialNumber);
   });
+});
+
+describe("x509Signer's device certificates (issue 23)", () => {
+  it.each([["EC P-256", ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"]], ["RSA 2048", ["-newkey", "rsa:2048"]]])(
+    "signs a CSR made by openssl (%s), as another agent would: for its key, under the server's names, whatever the request asked",
+    async (_kind, keyArgs) => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-csr-"));
+      try {
+        const [key, csr] = [path.join(dir, "device.key"), path.join(dir, "device.csr")];
+        execFileSync("openssl", ["req", "-new", ...keyArgs, "-nodes", "-keyout", key, "-subj", "/CN=admin/O=evil", "-addext", "subjectAltName=DNS:drover.example", "-out", csr], { stdio: "ignore" });
+        const now = new Date();
+        const ca = await x509Signer.createCa("test CA", now);
+        const issued = await x509Signer.issueClientCertificate(ca, fs.readFileSync(csr, "utf8"), { id: "d-1", name: "edge-1" }, 86_400, now);
+        const cert = new X509Certificate(issued.certPem);
+        expect(cert.subject).toBe("CN=edge-1");
+        expect(cert.subjectAltName).toBe("URI:urn:drover:device:d-1");
+        expect(cert.ca).toBe(false);
+        expect(cert.checkIssued(new X509Certificate(ca.certPem))).toBe(true);
+        expect(cert.checkPrivateKey(createPrivateKey(fs.readFileSync(key, "utf8")))).toBe(true);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });

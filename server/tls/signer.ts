@@ -8,9 +8,9 @@
  * linked to its CA by the key identifiers.
  */
 import "reflect-metadata";
-import { createPrivateKey, KeyObject, randomBytes, webcrypto } from "node:crypto";
+import { createHash, createPrivateKey, KeyObject, randomBytes, webcrypto } from "node:crypto";
 import * as x509 from "@peculiar/x509";
-import type { CertificateAuthority, ServerNames, Signer } from "./auto-ca";
+import { DEVICE_URI_PREFIX, type CertificateAuthority, type ServerNames, type Signer } from "./auto-ca";
 
 x509.cryptoProvider.set(webcrypto as Crypto);
 
@@ -41,6 +41,26 @@ function signingKey(pem: string): Promise<CryptoKey> {
 
 /** A name for a distinguished name's CN: the characters RFC 4514 would have escaped, left out. */
 const commonName = (name: string) => `CN=${name.replace(/[,+"\\<>;=]/g, " ")}`;
+
+/** A certificate signing request refused: it does not parse, is not EC P-256 or RSA, or its signature is wrong. */
+export class InvalidCsr extends Error {}
+
+/** Requests larger than this are no CSR of a device key (a P-256 one is ≈ 400 bytes of PEM). */
+export const MAX_CSR_CHARS = 8192;
+
+/** The request parsed and its signature verified (proof the sender holds the private key). */
+export async function verifiedCsr(csrPem: string): Promise<x509.Pkcs10CertificateRequest> {
+  if (csrPem.length > MAX_CSR_CHARS) throw new InvalidCsr(`csr: longer than ${MAX_CSR_CHARS} characters`);
+  let csr: x509.Pkcs10CertificateRequest;
+  try {
+    csr = new x509.Pkcs10CertificateRequest(csrPem);
+  } catch {
+    throw new InvalidCsr("csr: not a PKCS#10 certificate request in PEM (-----BEGIN CERTIFICATE REQUEST-----)");
+  }
+  const ok = await csr.verify().catch(() => false);
+  if (!ok) throw new InvalidCsr("csr: its signature does not verify with its own public key");
+  return csr;
+}
 
 export const x509Signer: Signer = {
   async createCa(name, now) {
@@ -83,5 +103,37 @@ export const x509Signer: Signer = {
       ],
     });
     return { certPem: cert.toString("pem"), keyPem: privateKeyPem(keys.privateKey) };
+  },
+
+  async issueClientCertificate(ca, csrPem, device, seconds, now) {
+    const csr = await verifiedCsr(csrPem);
+    const caCert = new x509.X509Certificate(ca.certPem);
+    const publicKey = await csr.publicKey.export();
+    const notAfter = new Date(now.getTime() + seconds * 1000);
+    const cert = await x509.X509CertificateGenerator.create({
+      serialNumber: serialNumber(),
+      // The server names the device; whatever the request said is ignored.
+      subject: commonName(device.name),
+      issuer: caCert.subject,
+      notBefore: new Date(now.getTime() - 60_000),
+      notAfter,
+      signingAlgorithm: ALGORITHM,
+      publicKey,
+      signingKey: await signingKey(ca.keyPem),
+      extensions: [
+        new x509.SubjectAlternativeNameExtension([{ type: "url", value: `${DEVICE_URI_PREFIX}${device.id}` }]),
+        new x509.BasicConstraintsExtension(false, undefined, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+        new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth]),
+        await x509.SubjectKeyIdentifierExtension.create(publicKey),
+        await x509.AuthorityKeyIdentifierExtension.create(caCert),
+      ],
+    });
+    return {
+      certPem: cert.toString("pem"),
+      fingerprint: createHash("sha256").update(Buffer.from(cert.rawData)).digest("hex"),
+      serial: cert.serialNumber,
+      notAfter: cert.notAfter,
+    };
   },
 };

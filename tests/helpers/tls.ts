@@ -55,12 +55,13 @@ export function issueTestServerCertificate(ca: TestCa, dir: string, name = "serv
 /** One request over https trusting `ca` alone (global fetch cannot be given a CA): status, headers and body text. */
 export function httpsRequest(
   url: string,
-  options: { ca: string; method?: string; headers?: Record<string, string>; body?: string },
+  /** cert and key: a client certificate to present (issue 23, device certificates). */
+  options: { ca: string; method?: string; headers?: Record<string, string>; body?: string; cert?: string; key?: string },
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
   return import("node:https").then(
     ({ default: https }) =>
       new Promise((resolve, reject) => {
-        const req = https.request(url, { method: options.method ?? "GET", headers: options.headers, ca: options.ca, agent: false }, (res) => {
+        const req = https.request(url, { method: options.method ?? "GET", headers: options.headers, ca: options.ca, cert: options.cert, key: options.key, agent: false }, (res) => {
           let text = "";
           res.setEncoding("utf8");
           res.on("data", (chunk: string) => (text += chunk));
