@@ -58,40 +58,52 @@ export function applyDeadlines(server: http.Server, options: DeadlineOptions = {
  * shed.
  */
 function guardIdleSockets(server: http.Server, firstRequestMs: number, shedAt: number): void {
-  // Insertion order is age order: the first of each set is its oldest.
-  const fresh = new Set<Socket>();
+  // Insertion order is age order: the first of each is its oldest. `fresh` keeps when each
+  // arrived: one sweep a second closes those past the deadline, rather than a timer per socket
+  // (issue 22: what every held poll's socket kept, a Timeout and its closures).
+  const fresh = new Map<Socket, number>();
   const idle = new Set<Socket>();
   let open = 0;
   const shedOne = (): boolean => {
-    const victim = fresh.values().next().value ?? idle.values().next().value;
+    const victim = fresh.keys().next().value ?? idle.values().next().value;
     if (!victim) return false;
     fresh.delete(victim);
     idle.delete(victim);
     victim.destroy();
     return true;
   };
+  const sweep = setInterval(() => {
+    const cutoff = Date.now() - firstRequestMs;
+    for (const [socket, at] of fresh) {
+      if (at > cutoff) break;
+      fresh.delete(socket);
+      socket.destroy();
+    }
+  }, Math.min(1_000, firstRequestMs));
+  sweep.unref();
+  server.on("close", () => clearInterval(sweep));
+  // Listeners shared by every socket and response (`this` is the emitter): no closure each.
+  function onSocketClose(this: Socket): void {
+    open--;
+    fresh.delete(this);
+    idle.delete(this);
+  }
+  function onAnswered(this: http.ServerResponse): void {
+    // Node has detached the response from its socket by now; its request still knows it.
+    const socket = this.req.socket;
+    if (socket && !socket.destroyed) idle.add(socket);
+  }
   server.on("connection", (socket: Socket) => {
     open++;
     while (open > shedAt && shedOne()) { /* made room */ }
-    fresh.add(socket);
-    const timer = setTimeout(() => {
-      if (fresh.has(socket)) socket.destroy();
-    }, firstRequestMs);
-    timer.unref();
-    socket.once("close", () => {
-      open--;
-      clearTimeout(timer);
-      fresh.delete(socket);
-      idle.delete(socket);
-    });
+    fresh.set(socket, Date.now());
+    socket.on("close", onSocketClose);
   });
   server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
     const socket = req.socket;
     fresh.delete(socket);
     idle.delete(socket);
-    res.once("finish", () => {
-      if (!socket.destroyed) idle.add(socket);
-    });
+    res.on("finish", onAnswered);
   });
 }
 
