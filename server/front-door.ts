@@ -4,6 +4,7 @@
  * error for a URL that cannot be parsed. Handlers below can then trust that a body they read
  * is bounded and arrives in time.
  */
+import fs from "node:fs";
 import type http from "node:http";
 import type { Socket } from "node:net";
 import { MAX_BODY_BYTES, type ErrorCode } from "../lib/protocol";
@@ -23,10 +24,36 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 /** How often Node checks those deadlines (its default, 30 s, lets a socket overstay by that). */
 export const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
-/** Node refuses connections past this: under the 20,000 open files these machines allow. */
-export const MAX_CONNECTIONS = 19_000;
+/**
+ * The process's open-file limit (Linux: /proc/self/limits), null where it cannot be read. Node
+ * raises its soft limit to the hard one when it starts, so this is the hard limit (20,000 on
+ * these machines).
+ */
+export function openFilesLimit(limits = readLimits()): number | null {
+  const m = /^Max open files\s+(\d+|unlimited)/m.exec(limits ?? "");
+  if (!m?.[1]) return null;
+  return m[1] === "unlimited" ? Number.MAX_SAFE_INTEGER : Number(m[1]);
+}
+
+function readLimits(): string | null {
+  try {
+    return fs.readFileSync("/proc/self/limits", "utf8");
+  } catch {
+    return null;
+  }
+}
+
+/** Files the server keeps besides its sockets' (database, bus, logs, Next's), with room to spare. */
+const OTHER_FILES = 500;
+
+/**
+ * Node refuses connections past this: the open-file limit less what the server needs besides
+ * (19,500 under the 20,000 of these machines; 19,000 where the limit cannot be read), so that a
+ * server can hold 19,000 polls (issue 22) and still open its database files.
+ */
+export const MAX_CONNECTIONS = Math.max(100, Math.min(65_000, (openFilesLimit() ?? 19_500) - OTHER_FILES));
 /** Past this many sockets, idle ones (never spoke, or kept alive between requests) are shed. */
-export const SHED_IDLE_AT = 17_000;
+export const SHED_IDLE_AT = MAX_CONNECTIONS - Math.min(2_000, Math.floor(MAX_CONNECTIONS / 10));
 
 export interface DeadlineOptions {
   headersTimeoutMs?: number;
