@@ -48,8 +48,8 @@ const OTHER_FILES = 500;
 
 /**
  * Node refuses connections past this: the open-file limit less what the server needs besides
- * (19,500 under the 20,000 of these machines; 19,000 where the limit cannot be read), so that a
- * server can hold 19,000 polls (issue 22) and still open its database files.
+ * (19,500 under the 20,000 of these machines; 19,000 where the limit cannot be read): room for
+ * 19,000 held polls (issue 22) with the database's files and a few operators besides.
  */
 export const MAX_CONNECTIONS = Math.max(100, Math.min(65_000, (openFilesLimit() ?? 19_500) - OTHER_FILES));
 /** Past this many sockets, idle ones (never spoke, or kept alive between requests) are shed. */
