@@ -7,7 +7,7 @@
  *   0b. the agent as shipped (issue 12, bench/agent-footprint.ts): npm run build:agent's size,
  *      and the built agent's RSS idling against the server (as installed, with plain node, a bare
  *      node, the agent from its sources through tsx).
- *   1. held polls: N simulated agents (separate process) enroll, get auto-approved and
+ *   1. held polls: N simulated agents (separate processes, BENCH_AGENTS_PER_PROCESS each) enroll, get auto-approved and
  *      long-poll; server RSS before and with them held → MB per 1,000 held polls.
  *   1b. the devices list (issue 10, bench/device-list.ts) in Chromium with them held: first
  *      rows after navigation, a label filter applied, a sort, the next page.
@@ -35,7 +35,10 @@
  * Options (env): BENCH_AGENTS (10000), BENCH_WAKE_SAMPLES (200), BENCH_ACTION_AGENTS (1000),
  * BENCH_ACTION_ROUNDS (5), BENCH_RATE (400, step 1's enrollments a second), BENCH_PLAN_CONCURRENT (100), BENCH_HEARTBEAT_SECONDS (10), BENCH_PORT (3290),
  * BENCH_DEADLINE_SECONDS (3000: a run on PostgreSQL took ≈ 25 min here, past the old 20), BENCH_GRAPH (1; 0 skips step 0), BENCH_GRAPH_STEPS (2000),
- * BENCH_GRAPH_BIG_STEPS (10000), BENCH_DEVICE_LIST (1; 0 skips step 1b), BENCH_AGENT_FOOTPRINT (1; 0 skips step 0b).
+ * BENCH_GRAPH_BIG_STEPS (10000), BENCH_DEVICE_LIST (1; 0 skips step 1b), BENCH_AGENT_FOOTPRINT (1; 0 skips step 0b),
+ * BENCH_AGENTS_PER_PROCESS (5000: step 1's simulator is split over processes of at most this many),
+ * BENCH_HELD_ONLY (0; 1 reports step 1 alone: `BENCH_HELD_ONLY=1 BENCH_AGENTS=19000 BENCH_GRAPH=0
+ * BENCH_AGENT_FOOTPRINT=0 npm run bench`, one server holding 19,000 polls, issue 22).
  */
 import { spawn, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -48,6 +51,10 @@ import { benchDeviceList, enrollQuiet, type DeviceListReport } from "./device-li
 import { benchAgentFootprint, type AgentFootprintReport } from "./agent-footprint";
 
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 10_000);
+/** Simulated agents per simulator process: each holds a socket per agent and up to 2,048 idle ones, under its 20,000 open files. */
+const AGENTS_PER_PROCESS = Number(process.env.BENCH_AGENTS_PER_PROCESS ?? 5_000);
+/** Stop after step 1 (held polls): BENCH_AGENTS=19000 fits one server's sockets alone, not with step 4's agents besides. */
+const HELD_ONLY = process.env.BENCH_HELD_ONLY === "1";
 const WAKE_SAMPLES = Number(process.env.BENCH_WAKE_SAMPLES ?? 200);
 const ACTION_AGENTS = Number(process.env.BENCH_ACTION_AGENTS ?? 1000);
 const ACTION_ROUNDS = Number(process.env.BENCH_ACTION_ROUNDS ?? 5);
@@ -62,6 +69,8 @@ const { json, metric } = client(URL_);
 const log = logger("bench");
 
 const { deadline: DEADLINE, children, dir, checkDeadline } = runScope("bench", Number(process.env.BENCH_DEADLINE_SECONDS ?? 3000));
+
+const machine = () => `${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`;
 
 async function enroll(name: string, labels: Record<string, string> = {}): Promise<string> {
   const secret = randomBytes(32).toString("base64url");
@@ -80,7 +89,8 @@ async function enroll(name: string, labels: Record<string, string> = {}): Promis
 async function main() {
   execFileSync(process.execPath, [path.join(root, "scripts", "ensure-build.mjs")], { stdio: "inherit" });
   log(`server on ${URL_}, data in ${dir}`);
-  const server = await startServerProcess({ port: PORT, dir, adminPassword: ADMIN_PASSWORD, env: { DROVER_AUTO_APPROVE: "bench=true" }, deadline: DEADLINE });
+  // The held agents, the bench's own wake and approve devices, the action agents of step 4.
+  const server = await startServerProcess({ port: PORT, dir, adminPassword: ADMIN_PASSWORD, env: { DROVER_AUTO_APPROVE: "bench=true", DROVER_MAX_HELD_POLLS: String(Math.max(15_000, AGENTS + 2 * WAKE_SAMPLES + ACTION_AGENTS)) }, deadline: DEADLINE });
   children.push(server);
   const serverPid = server.pid!;
   await sleep(2000);
@@ -107,20 +117,26 @@ async function main() {
     agentFootprint = await benchAgentFootprint({ url: URL_, dir, idleSeconds: 20, log });
   }
 
-  // 1. Held polls.
-  log(`starting ${AGENTS} simulated agents`);
-  const sim = spawn(...node(path.join(root, "agent", "simulate.ts"), "--server", URL_, "--agents", String(AGENTS), "--prefix", "hold", "--labels", "bench=true,group=hold",
-    "--degraded", "0", "--error", "0", "--restarts", "0", "--flap", "0", "--silent", "0", "--rate", String(RAMP_RATE), "--summary-seconds", "10", "--log-level", "error"), {
-    cwd: root, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NODE_OPTIONS: "--max-old-space-size=4096" },
-  });
-  children.push(sim);
+  // 1. Held polls. The simulator split over processes of at most BENCH_AGENTS_PER_PROCESS agents,
+  // so that none passes its own open-file limit (a held poll and an idle keep-alive socket each).
+  const simProcesses = Math.ceil(AGENTS / AGENTS_PER_PROCESS);
+  log(`starting ${AGENTS} simulated agents in ${simProcesses} process(es)`);
+  for (let p = 0; p < simProcesses; p++) {
+    const n = Math.min(AGENTS_PER_PROCESS, AGENTS - p * AGENTS_PER_PROCESS);
+    const sim = spawn(...node(path.join(root, "agent", "simulate.ts"), "--server", URL_, "--agents", String(n), "--prefix", p === 0 ? "hold" : `hold${p}`, "--labels", "bench=true,group=hold",
+      "--degraded", "0", "--error", "0", "--restarts", "0", "--flap", "0", "--silent", "0", "--rate", String(RAMP_RATE / simProcesses), "--summary-seconds", "10", "--log-level", "error"), {
+      cwd: root, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NODE_OPTIONS: "--max-old-space-size=4096" },
+    });
+    children.push(sim);
+  }
   const rampStart = Date.now();
   let held = 0;
   for (;;) {
     checkDeadline();
     held = await metric("drover_held_polls");
     if (held >= AGENTS * 0.99) break;
-    if (Date.now() - rampStart > 10 * 60_000) break;
+    // 10 minutes, a minute more per 1,000 agents past 10,000.
+    if (Date.now() - rampStart > Math.max(10, AGENTS / 1000) * 60_000) break;
     await sleep(2000);
   }
   const rampSeconds = Math.round((Date.now() - rampStart) / 1000);
@@ -131,6 +147,21 @@ async function main() {
   // RSS keeps the heap's high-water mark from the enrollment churn; the live heap tells more.
   const heldHeapUsedMb = (await metric("nodejs_heap_size_used_bytes")) / 2 ** 20;
   const heldHeapTotalMb = (await metric("nodejs_heap_size_total_bytes")) / 2 ** 20;
+  const heldPolls = {
+    agentsRequested: AGENTS,
+    simulatorProcesses: simProcesses,
+    pollsHeld: held,
+    rampSeconds,
+    serverRssBaselineMb: Math.round(baseline),
+    serverRssHeldMb: Math.round(heldRss),
+    rssMbPer1000Held: Number((((heldRss - baseline) / held) * 1000).toFixed(1)),
+    heapWithHeldMb: { used: Math.round(heldHeapUsedMb), total: Math.round(heldHeapTotalMb) },
+    serverOpenFiles: fs.readdirSync(`/proc/${serverPid}/fd`).length,
+  };
+  if (HELD_ONLY) {
+    process.stdout.write(JSON.stringify({ database: benchDb, machine: machine(), ...heldPolls, rssMbPer1000HeldUnder: 15 }, null, 2) + "\n");
+    return;
+  }
 
   // 1b. The devices list in Chromium with the 10,000 held agents (and 200 quiet ones to filter).
   let deviceList: DeviceListReport | { skipped: string } = { skipped: "BENCH_DEVICE_LIST=0" };
@@ -364,14 +395,8 @@ async function main() {
 
   const report = {
     database: benchDb,
-    machine: `${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`,
-    agentsRequested: AGENTS,
-    pollsHeld: held,
-    rampSeconds,
-    serverRssBaselineMb: Math.round(baseline),
-    serverRssHeldMb: Math.round(heldRss),
-    rssMbPer1000Held: Number((((heldRss - baseline) / held) * 1000).toFixed(1)),
-    heapWithHeldMb: { used: Math.round(heldHeapUsedMb), total: Math.round(heldHeapTotalMb) },
+    machine: machine(),
+    ...heldPolls,
     wakeMs: { samples: latencies.length, p50: Number(percentile(latencies, 50).toFixed(1)), p99: Number(percentile(latencies, 99).toFixed(1)), max: Number((latencies.at(-1) ?? NaN).toFixed(1)) },
     approveToOfferMs: {
       samples: approveLatencies.length,
@@ -415,7 +440,7 @@ async function main() {
     agentFootprint,
     deviceList,
     heartbeatLoad: client,
-    targets: { workflowGraph2000DrawnMsUnder: 1000, fleetEveryPollAnsweredMsUnder: 10_000, rssMbUnder: 500, wakeP99MsUnder: 100, heartbeatsPerSecondAtLeast: 2000, approveP99MsUnder: 100, actionsPerSecondAtLeast: 1000 },
+    targets: { workflowGraph2000DrawnMsUnder: 1000, fleetEveryPollAnsweredMsUnder: 10_000, rssMbUnder: 500, rssMbPer1000HeldUnder: 15, wakeP99MsUnder: 100, heartbeatsPerSecondAtLeast: 2000, approveP99MsUnder: 100, actionsPerSecondAtLeast: 1000 },
   };
   process.stdout.write(JSON.stringify(report, null, 2) + "\n");
 }

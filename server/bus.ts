@@ -28,6 +28,11 @@ export class Bus {
     return () => this.emitter.off(topic, listener as Listener);
   }
 
+  /** What `subscribe`'s returned function does, for a caller that keeps the listener rather than one more closure (the held polls). */
+  unsubscribe<T>(topic: string, listener: Listener<T>): void {
+    this.emitter.off(topic, listener as Listener);
+  }
+
   listenerCount(topic: string): number {
     return this.emitter.listenerCount(topic);
   }

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../tests/helpers/server";
 import { enrollDevice, enrollmentBody, expectError, newSecret, uniqueName } from "../tests/helpers/devices";
 import { restRoutes } from "./rest/routes";
+import { MAX_CONNECTIONS, openFilesLimit } from "./front-door";
 
 let s: TestServer;
 /** Request deadlines of 1 s (headers) and 1.5 s (whole request). */
@@ -56,6 +57,23 @@ function raw(url: string, data: string, giveUpMs = 5_000): Promise<RawAnswer> {
 
 const statusOf = (answer: RawAnswer) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer.text)?.[1] ?? 0);
 const bodyOf = (answer: RawAnswer) => JSON.parse(answer.text.slice(answer.text.indexOf("\r\n\r\n") + 4)) as unknown;
+
+describe("the connection cap follows the open-file limit (issue 22)", () => {
+  it.each([
+    ["Max open files            20000                20000                files     ", 20_000],
+    ["Max open files            unlimited            unlimited            files     ", Number.MAX_SAFE_INTEGER],
+    ["Max processes             96293                96293                processes ", null],
+    [null, null],
+  ])("%s → %s", (limits, expected) => {
+    expect(openFilesLimit(limits)).toBe(expected);
+  });
+
+  it("leaves this process room for its files besides the sockets", () => {
+    const limit = openFilesLimit();
+    if (limit !== null && limit < 65_500) expect(MAX_CONNECTIONS).toBe(limit - 500);
+    expect(MAX_CONNECTIONS).toBeGreaterThanOrEqual(100);
+  });
+});
 
 describe("deadlines", () => {
   it("a body that never finishes is answered 408 and its socket closed", async () => {

@@ -4,6 +4,7 @@
  * error for a URL that cannot be parsed. Handlers below can then trust that a body they read
  * is bounded and arrives in time.
  */
+import fs from "node:fs";
 import type http from "node:http";
 import type https from "node:https";
 import type net from "node:net";
@@ -26,10 +27,36 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 /** How often Node checks those deadlines (its default, 30 s, lets a socket overstay by that). */
 export const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 
-/** Node refuses connections past this: under the 20,000 open files these machines allow. */
-export const MAX_CONNECTIONS = 19_000;
+/**
+ * The process's open-file limit (Linux: /proc/self/limits), null where it cannot be read. Node
+ * raises its soft limit to the hard one when it starts, so this is the hard limit (20,000 on
+ * these machines).
+ */
+export function openFilesLimit(limits = readLimits()): number | null {
+  const m = /^Max open files\s+(\d+|unlimited)/m.exec(limits ?? "");
+  if (!m?.[1]) return null;
+  return m[1] === "unlimited" ? Number.MAX_SAFE_INTEGER : Number(m[1]);
+}
+
+function readLimits(): string | null {
+  try {
+    return fs.readFileSync("/proc/self/limits", "utf8");
+  } catch {
+    return null;
+  }
+}
+
+/** Files the server keeps besides its sockets' (database, bus, logs, Next's), with room to spare. */
+const OTHER_FILES = 500;
+
+/**
+ * Node refuses connections past this: the open-file limit less what the server needs besides
+ * (19,500 under the 20,000 of these machines; 19,000 where the limit cannot be read): room for
+ * 19,000 held polls (issue 22) with the database's files and a few operators besides.
+ */
+export const MAX_CONNECTIONS = Math.max(100, Math.min(65_000, (openFilesLimit() ?? 19_500) - OTHER_FILES));
 /** Past this many sockets, idle ones (never spoke, or kept alive between requests) are shed. */
-export const SHED_IDLE_AT = 17_000;
+export const SHED_IDLE_AT = MAX_CONNECTIONS - Math.min(2_000, Math.floor(MAX_CONNECTIONS / 10));
 
 export interface DeadlineOptions {
   headersTimeoutMs?: number;
@@ -65,42 +92,54 @@ export function applyDeadlines(server: http.Server | https.Server, options: Dead
  * shed.
  */
 function guardIdleSockets(server: http.Server | https.Server, firstRequestMs: number, shedAt: number): void {
-  // Insertion order is age order: the first of each set is its oldest.
-  const fresh = new Set<Socket>();
+  // Insertion order is age order: the first of each is its oldest. `fresh` keeps when each
+  // arrived: one sweep a second closes those past the deadline, rather than a timer per socket
+  // (issue 22: what every held poll's socket kept, a Timeout and its closures).
+  const fresh = new Map<Socket, number>();
   const idle = new Set<Socket>();
   let open = 0;
   const shedOne = (): boolean => {
-    const victim = fresh.values().next().value ?? idle.values().next().value;
+    const victim = fresh.keys().next().value ?? idle.values().next().value;
     if (!victim) return false;
     fresh.delete(victim);
     idle.delete(victim);
     victim.destroy();
     return true;
   };
+  const sweep = setInterval(() => {
+    const cutoff = Date.now() - firstRequestMs;
+    for (const [socket, at] of fresh) {
+      if (at > cutoff) break;
+      fresh.delete(socket);
+      socket.destroy();
+    }
+  }, Math.min(1_000, firstRequestMs));
+  sweep.unref();
+  server.on("close", () => clearInterval(sweep));
+  // Listeners shared by every socket and response (`this` is the emitter): no closure each.
+  function onSocketClose(this: Socket): void {
+    open--;
+    fresh.delete(this);
+    idle.delete(this);
+  }
+  function onAnswered(this: http.ServerResponse): void {
+    // Node has detached the response from its socket by now; its request still knows it.
+    const socket = this.req.socket;
+    if (socket && !socket.destroyed) idle.add(socket);
+  }
   // Over TLS the request's socket is the TLS socket, which exists once its handshake is done (the
   // handshake has its own deadline): count those.
   server.on(server instanceof tls.Server ? "secureConnection" : "connection", (socket: Socket) => {
     open++;
     while (open > shedAt && shedOne()) { /* made room */ }
-    fresh.add(socket);
-    const timer = setTimeout(() => {
-      if (fresh.has(socket)) socket.destroy();
-    }, firstRequestMs);
-    timer.unref();
-    socket.once("close", () => {
-      open--;
-      clearTimeout(timer);
-      fresh.delete(socket);
-      idle.delete(socket);
-    });
+    fresh.set(socket, Date.now());
+    socket.on("close", onSocketClose);
   });
   server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
     const socket = req.socket;
     fresh.delete(socket);
     idle.delete(socket);
-    res.once("finish", () => {
-      if (!socket.destroyed) idle.add(socket);
-    });
+    res.on("finish", onAnswered);
   });
 }
 

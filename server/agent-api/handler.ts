@@ -23,7 +23,7 @@ import type { ServerContext } from "../context";
 import { AppError, invalid, notFound } from "../errors";
 import { presentedCertificate, renewDeviceCertificate } from "../devices/certificates";
 import { decodePathSegment, queryObject, RateLimiter, readJson, sendError, sendJson } from "../lib/http";
-import { Arrivals, PollBudget } from "./poll-budget";
+import { Arrivals, Deadlines, PollBudget, type Held, type Timed } from "./poll-budget";
 import { awaitDecision, createEnrollment } from "../enrollments/enrollments";
 import { authenticateDevice, authenticateDeviceIdentity } from "../devices/credentials";
 import { ingestStatus } from "../devices/heartbeat";
@@ -52,6 +52,13 @@ export interface WakePayload {
   at: number;
 }
 
+const HELD = Symbol("drover.heldPoll");
+type HeldResponse = ServerResponse & { [HELD]?: { closed(): void } };
+
+function onHeldClose(this: HeldResponse): void {
+  this[HELD]?.closed();
+}
+
 export function createAgentApi(ctx: ServerContext) {
   // Per-device and per-name limits: generous for a well-behaved agent, a wall for a loop.
   const perDevice = new RateLimiter(10, 40);
@@ -73,7 +80,8 @@ export function createAgentApi(ctx: ServerContext) {
     if (m && m.server !== server && typeof m.key === "string") polls.supersedeAll(m.key);
   });
 
-  async function work(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number> {
+  /** Null: the poll is held; it answers and counts itself (`HeldPoll`). */
+  async function work(req: IncomingMessage, res: ServerResponse, url: URL): Promise<number | null> {
     const device = await authenticateDeviceIdentity(ctx, req);
     perDevice.take(device.id);
     const q = parse(WorkQuery, queryObject(url));
@@ -83,79 +91,123 @@ export function createAgentApi(ctx: ServerContext) {
       sendJson(res, 200, ready ?? { actions: [] });
       return 200;
     }
-    return park(req, res, device.id, q.specVersion, q.wait);
+    park(res, device.id, q.specVersion, q.wait);
+    return null;
   }
 
+  const deadlines = new Deadlines<HeldPoll>();
+
   /**
-   * Subscribes first, then checks: work that appears between the check and the park still
-   * wakes the poll. A wake during a check re-checks once the check is done.
+   * A held work poll (issue 22: memory per held poll). What a poll keeps while it waits is this
+   * object, its wake listener, its place in the budget and the deadline queue, and the
+   * response: no promise or async frame of the request (work() has returned), no timer, no
+   * closure per step. Subscribes first, then checks: work that appears between the check and
+   * the park still wakes the poll. A wake during a check re-checks once the check is done.
    */
-  function park(req: IncomingMessage, res: ServerResponse, deviceId: string, specVersion: number, waitSeconds: number): Promise<number> {
-    // A newer poll of the same device takes this one's place: answered now, with no work.
-    let finishEarly: () => void = () => undefined;
-    const key = `device:${deviceId}`;
-    const release = polls.admit(key, () => finishEarly());
+  class HeldPoll implements Held, Timed {
+    done = false;
+    private checking = false;
+    private counted = false;
+    private again: WakePayload | undefined | null = null;
+    readonly deadline: number;
+    /** The bus listener (an arrow: the emitter calls it unbound). */
+    readonly onWake = (wake?: WakePayload) => this.wake(wake);
+
+    constructor(
+      readonly key: string,
+      private readonly deviceId: string,
+      private readonly specVersion: number,
+      private res: ServerResponse | null,
+      waitSeconds: number,
+    ) {
+      this.deadline = Date.now() + waitSeconds * 1000;
+    }
+
+    // A newer poll of the same device took this one's place; or the wait is over.
+    supersede(): void {
+      this.finish({ actions: [] });
+    }
+
+    expire(): void {
+      this.finish({ actions: [] });
+    }
+
+    /** The client went away. */
+    closed(): void {
+      if (this.settle()) this.count(499);
+    }
+
+    /** Ends the hold once (its place, wake and count given back); the response, or null when it had ended. */
+    private settle(): ServerResponse | null {
+      const res = this.res;
+      if (this.done || !res) return null;
+      this.done = true;
+      // Answered polls stay in the deadline queue until their turn, without their response.
+      this.res = null;
+      polls.release(this.key, this);
+      ctx.bus.unsubscribe(this.key, this.onWake);
+      if (this.counted) ctx.metrics.heldPolls.dec();
+      return res;
+    }
+
+    private count(status: number): void {
+      ctx.metrics.agentRequests.inc({ route: "work", status: String(status) });
+    }
+
+    private finish(body: WorkResponse, wake?: WakePayload): void {
+      const res = this.settle();
+      if (!res) return;
+      if (wake) ctx.metrics.wakeSeconds.observe((Date.now() - wake.at) / 1000);
+      if (body.spec) ctx.metrics.specsSent.inc();
+      sendJson(res, 200, body);
+      this.count(200);
+    }
+
+    wake(wake?: WakePayload): void {
+      if (this.done) return;
+      if (this.checking) {
+        this.again = wake;
+        return;
+      }
+      this.checking = true;
+      pendingWork(ctx, this.deviceId, this.specVersion).then(
+        (ready) => {
+          this.checking = false;
+          if (ready) return this.finish(ready, wake);
+          if (this.again !== null) {
+            const w = this.again;
+            this.again = null;
+            this.wake(w);
+          } else if (!this.counted && !this.done) {
+            this.counted = true;
+            ctx.metrics.heldPolls.inc();
+          }
+        },
+        (err: unknown) => {
+          this.checking = false;
+          if (!ctx.database.noteError(err)) return void ctx.log.error({ err, deviceId: this.deviceId }, "work check failed");
+          // The database unreachable: 503 now (the agent comes back after Retry-After) rather than a poll held blind.
+          const res = this.settle();
+          if (res) this.count(sendError(res, err, ctx.log));
+        },
+      );
+    }
+  }
+
+  function park(res: ServerResponse, deviceId: string, specVersion: number, waitSeconds: number): void {
+    // One string for the budget's key and the bus topic.
+    const key = topics.device(deviceId);
+    const poll = new HeldPoll(key, deviceId, specVersion, res, waitSeconds);
+    // A newer poll of the same device takes the oldest one's place: answered now, with no work.
+    polls.admit(key, poll);
     if (arrivals.arrive(key, Date.now())) ctx.bus.publish(topics.pollAdmitted, { key, server });
-    return new Promise((resolve) => {
-      let settled = false;
-      let checking = false;
-      let again: WakePayload | undefined | null = null;
-      let counted = false;
-      /** Ends the hold once (its place, timer, wake and count given back); false when it had ended. */
-      const settle = () => {
-        if (settled) return false;
-        settled = true;
-        release();
-        clearTimeout(timer);
-        unsubscribe();
-        res.off("close", onClose);
-        if (counted) ctx.metrics.heldPolls.dec();
-        return true;
-      };
-      const finish = (body: WorkResponse, wake?: WakePayload) => {
-        if (!settle()) return;
-        if (wake) ctx.metrics.wakeSeconds.observe((Date.now() - wake.at) / 1000);
-        if (body.spec) ctx.metrics.specsSent.inc();
-        sendJson(res, 200, body);
-        resolve(200);
-      };
-      const onWake = (wake?: WakePayload) => {
-        if (settled) return;
-        if (checking) {
-          again = wake;
-          return;
-        }
-        checking = true;
-        pendingWork(ctx, deviceId, specVersion)
-          .then((ready) => {
-            checking = false;
-            if (ready) return finish(ready, wake);
-            if (again !== null) {
-              const w = again;
-              again = null;
-              onWake(w);
-            } else if (!counted && !settled) {
-              counted = true;
-              ctx.metrics.heldPolls.inc();
-            }
-          })
-          .catch((err: unknown) => {
-            checking = false;
-            if (!ctx.database.noteError(err)) return void ctx.log.error({ err, deviceId }, "work check failed");
-            // The database unreachable: 503 now (the agent comes back after Retry-After) rather than a poll held blind.
-            if (settle()) resolve(sendError(res, err, ctx.log));
-          });
-      };
-      const onClose = () => {
-        if (settle()) resolve(499);
-      };
-      const unsubscribe = ctx.bus.subscribe<WakePayload>(topics.device(deviceId), onWake);
-      const timer = setTimeout(() => finish({ actions: [] }), waitSeconds * 1000);
-      finishEarly = () => finish({ actions: [] });
-      // The response's close is the reliable "client went away" signal for a held request.
-      res.on("close", onClose);
-      onWake();
-    });
+    ctx.bus.subscribe<WakePayload>(key, poll.onWake);
+    deadlines.add(poll, waitSeconds * 1000);
+    // The response's close is the reliable "client went away" signal for a held request; one
+    // listener function for every poll (`this` is the response).
+    (res as HeldResponse)[HELD] = poll;
+    res.on("close", onHeldClose);
+    poll.wake();
   }
 
   async function enroll(req: IncomingMessage, res: ServerResponse): Promise<number> {
@@ -176,7 +228,9 @@ export function createAgentApi(ctx: ServerContext) {
     const abort = new AbortController();
     const onClose = () => abort.abort();
     // A wait is a held request like a work poll: it counts against the same budget.
-    const release = q.wait > 0 ? polls.admit(`enrollment:${id}`, onClose) : () => undefined;
+    const key = `enrollment:${id}`;
+    const held = { supersede: onClose };
+    if (q.wait > 0) polls.admit(key, held);
     res.on("close", onClose);
     try {
       const address = req.headers[CLIENT_ADDRESS_HEADER];
@@ -184,7 +238,7 @@ export function createAgentApi(ctx: ServerContext) {
       sendJson(res, 200, decision);
       return 200;
     } finally {
-      release();
+      polls.release(key, held);
       res.off("close", onClose);
     }
   }
@@ -216,7 +270,7 @@ export function createAgentApi(ctx: ServerContext) {
     return 200;
   }
 
-  async function route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<{ name: string; status: number }> {
+  async function route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<{ name: string; status: number | null }> {
     const path = url.pathname.slice(AGENT_API_BASE.length).replace(/\/+$/, "");
     const method = req.method ?? "GET";
     if (path === "/work" && method === "GET") return { name: "work", status: await work(req, res, url) };
@@ -247,7 +301,7 @@ export function createAgentApi(ctx: ServerContext) {
 
   return async function handleAgentApi(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     let name = "unknown";
-    let code: number;
+    let code: number | null;
     try {
       const r = await route(req, res, url);
       name = r.name;
@@ -260,6 +314,7 @@ export function createAgentApi(ctx: ServerContext) {
       // Leave the connection usable: drain what the client still sends.
       req.resume();
     }
-    ctx.metrics.agentRequests.inc({ route: name, status: String(code) });
+    // A held poll counts itself when it answers.
+    if (code !== null) ctx.metrics.agentRequests.inc({ route: name, status: String(code) });
   };
 }

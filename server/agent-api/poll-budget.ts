@@ -8,12 +8,21 @@
  * Across servers (issue 22), a device's new poll on another server answers every poll it
  * holds here (`supersedeAll`, told over the bus by server/agent-api/handler.ts): a device's
  * polls are held by one server at a time, at most the cap there.
+ *
+ * `Deadlines` is the one timer of every held poll (issue 22).
  */
 import { AppError } from "../errors";
 
+/** A held request as the budget sees it: answered early when a newer one of its key needs its place. */
+export interface Held {
+  supersede(): void;
+}
+
 export class PollBudget {
   private held = 0;
-  private readonly byKey = new Map<string, Set<() => void>>();
+  // One entry per key, an array of one or two (DROVER_MAX_POLLS_PER_DEVICE), oldest first: no
+  // Set or closure per poll (issue 22: memory per held poll).
+  private readonly byKey = new Map<string, Held[]>();
 
   constructor(
     private readonly max: number,
@@ -30,45 +39,46 @@ export class PollBudget {
     const mine = this.byKey.get(key);
     if (!mine) return;
     for (const entry of [...mine]) {
-      mine.delete(entry);
+      this.release(key, entry);
       this.onRefused("superseded");
-      entry();
+      entry.supersede();
     }
   }
 
   /**
-   * Takes a place for a held poll of `key` (a device or an enrollment), or throws 429.
-   * `supersede` answers this poll early when a newer one of the same key needs its place.
-   * Returns the release, to call once when the poll ends, however it ends.
+   * Takes a place for `entry`, a held poll of `key` (a device or an enrollment), or throws 429.
+   * Past the per-key cap the key's oldest entry is superseded (out of the budget first, its
+   * answer a moment later). Give the place back with `release(key, entry)`, however it ends.
    */
-  admit(key: string, supersede: () => void): () => void {
-    const mine = this.byKey.get(key) ?? new Set<() => void>();
-    if (mine.size >= this.perKey) {
-      // Sets iterate in insertion order: the first is the oldest.
-      const oldest = mine.values().next().value;
+  admit(key: string, entry: Held): void {
+    const mine = this.byKey.get(key);
+    if (mine && mine.length >= this.perKey) {
+      const oldest = mine[0];
       if (oldest) {
-        // Out of the device's set now, even if its answer goes out a moment later.
-        mine.delete(oldest);
+        this.release(key, oldest);
         this.onRefused("superseded");
-        oldest();
+        oldest.supersede();
       }
     } else if (this.held >= this.max) {
       this.onRefused("budget");
       // Spread the retries: a wall of agents told "1 s" comes back as one wall.
       throw new AppError("RATE_LIMITED", `the server holds ${this.max} long-polls, its limit: retry later`, 5 + Math.random() * 25);
     }
-    let released = false;
-    const entry = () => supersede();
-    mine.add(entry);
-    this.byKey.set(key, mine);
+    const now = this.byKey.get(key);
+    if (now) now.push(entry);
+    else this.byKey.set(key, [entry]);
     this.held++;
-    return () => {
-      if (released) return;
-      released = true;
-      this.held--;
-      mine.delete(entry);
-      if (mine.size === 0 && this.byKey.get(key) === mine) this.byKey.delete(key);
-    };
+  }
+
+  /** Gives `entry`'s place back; false when it held none (already released). */
+  release(key: string, entry: Held): boolean {
+    const mine = this.byKey.get(key);
+    const i = mine ? mine.indexOf(entry) : -1;
+    if (!mine || i < 0) return false;
+    mine.splice(i, 1);
+    if (mine.length === 0) this.byKey.delete(key);
+    this.held--;
+    return true;
   }
 }
 
@@ -98,5 +108,72 @@ export class Arrivals {
       this.lastSeen.delete(stalest);
     }
     return last === undefined || now - last > this.windowMs;
+  }
+}
+
+/** What `Deadlines` times: done once answered (it then stays queued, small, until its deadline). */
+export interface Timed {
+  readonly deadline: number;
+  readonly done: boolean;
+  expire(): void;
+}
+
+/**
+ * One timer for every held poll rather than a `setTimeout` each (issue 22: a Timeout, its
+ * closure and the timer list's entry per poll). Polls wait in one FIFO queue per wait length, so
+ * each queue is in deadline order; the timer is set for the earliest head. An answered poll is
+ * not searched for: it is `done` and skipped when it reaches the head.
+ */
+export class Deadlines<T extends Timed> {
+  private readonly queues = new Map<number, { items: T[]; head: number }>();
+  private timer: NodeJS.Timeout | null = null;
+  private armedFor = Infinity;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  add(item: T, waitMs: number): void {
+    let q = this.queues.get(waitMs);
+    if (!q) this.queues.set(waitMs, (q = { items: [], head: 0 }));
+    q.items.push(item);
+    if (item.deadline < this.armedFor) this.arm(item.deadline);
+  }
+
+  /** Items queued, answered ones not yet dropped included (tests). */
+  get queued(): number {
+    let n = 0;
+    for (const q of this.queues.values()) n += q.items.length - q.head;
+    return n;
+  }
+
+  private arm(at: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.armedFor = at;
+    this.timer = setTimeout(() => this.fire(), Math.max(0, at - this.now()));
+    // The sockets keep a server running, not a timer of polls whose sockets closed.
+    this.timer.unref();
+  }
+
+  private fire(): void {
+    this.timer = null;
+    this.armedFor = Infinity;
+    const now = this.now();
+    let next = Infinity;
+    for (const [wait, q] of this.queues) {
+      while (q.head < q.items.length) {
+        const item = q.items[q.head] as T;
+        if (!item.done && item.deadline > now) break;
+        q.items[q.head++] = undefined as unknown as T;
+        if (!item.done) item.expire();
+      }
+      if (q.head === q.items.length) this.queues.delete(wait);
+      else {
+        if (q.head > 1024) {
+          q.items = q.items.slice(q.head);
+          q.head = 0;
+        }
+        next = Math.min(next, (q.items[q.head] as T).deadline);
+      }
+    }
+    if (next < Infinity) this.arm(next);
   }
 }
