@@ -153,17 +153,23 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   }
 
   const addressOf = (req: http.IncomingMessage) => String(req.headers[CLIENT_ADDRESS_HEADER]);
+  /** The client address's turn from `limiter`; false when it had none (its 429 is answered). */
+  const admitted = (limiter: RateLimiter, req: http.IncomingMessage, res: http.ServerResponse): boolean => {
+    try {
+      limiter.take(addressOf(req));
+      return true;
+    } catch (error) {
+      sendError(res, error);
+      return false;
+    }
+  };
 
   /** /metrics: from an allowed address (loopback by default), or with the metrics token. */
   // `curl -fsSL SERVER/install.sh | sudo sh` (issue 12): the script with this server's URL in
   // it, as the device will reach it (DROVER_PUBLIC_URL, else the Host the request came to).
   const installLimiter = new RateLimiter(2, 30);
   const sendInstall = (req: http.IncomingMessage, res: http.ServerResponse) => {
-    try {
-      installLimiter.take(String(req.headers[CLIENT_ADDRESS_HEADER]));
-    } catch (error) {
-      return void sendError(res, error);
-    }
+    if (!admitted(installLimiter, req, res)) return;
     const host = req.headers.host ?? `localhost:${env.PORT}`;
     // The host goes into a shell script: a name or address and a port, nothing else.
     if (!env.DROVER_PUBLIC_URL && !/^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/.test(host)) {
@@ -178,11 +184,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   // GET /ca.pem (issue 23): the CA devices pin, public like the script that pins it (its key never leaves the server).
   const caLimiter = new RateLimiter(2, 30);
   const sendCa = (req: http.IncomingMessage, res: http.ServerResponse) => {
-    try {
-      caLimiter.take(String(req.headers[CLIENT_ADDRESS_HEADER]));
-    } catch (error) {
-      return void sendError(res, error);
-    }
+    if (!admitted(caLimiter, req, res)) return;
     const pem = ctx.tls.caPem;
     if (!pem) {
       const why = ctx.tls.mode === "off" ? "this server speaks plain HTTP (no TLS)" : "its certificate is from a CA devices trust already (DROVER_TLS_CA is unset)";

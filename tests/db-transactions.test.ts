@@ -6,8 +6,10 @@
  * connection (and has no second: it runs one transaction at a time by design).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { Db } from "../server/db";
+import { insertActionRowsInTx } from "../server/actions/actions";
 import { LOCK_NAMESPACE, locks, transaction } from "../server/lib/transactions";
 import { enrollDevice, uniqueName } from "./helpers/devices";
 import { startTestServer, testOnPostgres, type TestServer } from "./helpers/server";
@@ -20,23 +22,30 @@ afterAll(async () => {
   await s?.close();
 });
 
-it("ten read-then-write transactions on one object at once lose no update", async () => {
-  const key = "tx-counter";
-  await s.ctx.db.serverState.create({ data: { key, value: "0" } });
-  await Promise.all(
-    Array.from({ length: 10 }, () =>
+/** `count` transactions at once, each reading `key`'s counter, pausing `pauseMs`, and writing it plus one, under the lock named `key`. */
+function increments(key: string, count: number, pauseMs: number, options: { timeout?: number; maxWait?: number } = {}) {
+  return Promise.allSettled(
+    Array.from({ length: count }, () =>
       transaction(
         s.ctx.db,
         async (tx) => {
           const row = await tx.serverState.findUniqueOrThrow({ where: { key } });
           // Another transaction would read the same value meanwhile, if they ran side by side.
-          await new Promise((r) => setTimeout(r, 20));
+          await new Promise((r) => setTimeout(r, pauseMs));
           await tx.serverState.update({ where: { key }, data: { value: String(Number(row.value) + 1) } });
         },
-        { locks: [key], timeout: 20_000, maxWait: 20_000 },
+        { locks: [key], ...options },
       ),
     ),
   );
+}
+
+const failures = (results: PromiseSettledResult<unknown>[]) => results.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason).slice(0, 200));
+
+it("ten read-then-write transactions on one object at once lose no update", async () => {
+  const key = "tx-counter";
+  await s.ctx.db.serverState.create({ data: { key, value: "0" } });
+  expect(failures(await increments(key, 10, 20, { timeout: 20_000, maxWait: 20_000 }))).toEqual([]);
   expect((await s.ctx.db.serverState.findUniqueOrThrow({ where: { key } })).value).toBe("10");
 });
 
@@ -47,21 +56,19 @@ it.runIf(testOnPostgres)("more transactions at once than the pool has connection
   await s.ctx.db.serverState.create({ data: { key, value: "0" } });
   // Prisma's defaults (maxWait 2 s): 40 × 100 ms on one object is 4 s. Waiting for the turn must
   // not hold a pool connection, or the ones past the pool's size fail "Unable to start a transaction".
-  const results = await Promise.allSettled(
-    Array.from({ length: 40 }, () =>
-      transaction(
-        s.ctx.db,
-        async (tx) => {
-          const row = await tx.serverState.findUniqueOrThrow({ where: { key } });
-          await new Promise((r) => setTimeout(r, 100));
-          await tx.serverState.update({ where: { key }, data: { value: String(Number(row.value) + 1) } });
-        },
-        { locks: [key] },
-      ),
-    ),
-  );
-  expect(results.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason).slice(0, 200))).toEqual([]);
+  expect(failures(await increments(key, 40, 100))).toEqual([]);
   expect((await s.ctx.db.serverState.findUniqueOrThrow({ where: { key } })).value).toBe("40");
+});
+
+// PostgreSQL only: on SQLite nothing commits beside a transaction, so nothing is read again.
+it.runIf(testOnPostgres)("an action for a device whose decommission committed after it was read is not written: the transaction runs again and refuses", async () => {
+  const d = await enrollDevice(s, uniqueName("held"));
+  const device = await s.ctx.db.device.findUniqueOrThrow({ where: { name: d.name }, select: { id: true } });
+  expect((await s.api("POST", `/devices/${d.name}/decommission`, {})).status).toBe(200);
+  // As a pass that read the device Enrolled before the decommission would write its action.
+  const row = { id: randomUUID(), deviceId: device.id, kind: "noop", args: "{}", origin: "workflow", state: "PENDING_SCHEDULE", createdBy: "test", createdAt: new Date(), updatedAt: new Date() };
+  await expect(transaction(s.ctx.db, (tx) => insertActionRowsInTx(tx, [row]))).rejects.toThrow(/no longer Enrolled/);
+  expect(await s.ctx.db.action.count({ where: { id: row.id } })).toBe(0);
 });
 
 // PostgreSQL only: on SQLite one transaction at a time is the database's own rule.

@@ -213,11 +213,10 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
  * on what it reads then.
  */
 async function holdTargets(tx: Tx, deviceIds: string[]): Promise<boolean> {
-  if (!(await lockRows(tx, "Device", deviceIds))) return false;
-  const gone = await inChunks([...new Set(deviceIds)], (chunk) =>
-    tx.device.findMany({ where: { id: { in: chunk }, NOT: { lifecycle: "Enrolled", decommissionRequestedAt: null } }, select: { name: true } }),
-  );
-  if (gone.length > 0) throw new Contended(`device ${gone[0]!.name} is no longer Enrolled`);
+  const held = await lockRows(tx, "Device", deviceIds, "id", ["name", "lifecycle", "decommissionRequestedAt"]);
+  if (!held) return false;
+  const gone = held.find((d) => d.lifecycle !== "Enrolled" || d.decommissionRequestedAt !== null);
+  if (gone) throw new Contended(`device ${String(gone.name)} is no longer Enrolled`);
   return true;
 }
 

@@ -158,11 +158,6 @@ export function registerPostgres(db: object, poolSize: number): void {
   postgres.set(db, new Turns(poolSize));
 }
 
-/** Whether `db` is a PostgreSQL client registered above. */
-export function isPostgresClient(db: object): boolean {
-  return postgres.has(db);
-}
-
 /** Names sorted, each once (an exclusive wins over a shared one of the same name). */
 function lockList(options: TransactionOptions): { name: string; exclusive: boolean }[] {
   const byName = new Map<string, boolean>();
@@ -208,17 +203,23 @@ export async function lockInTx(tx: Tx, names: readonly string[]): Promise<void> 
 /**
  * Row locks on the rows of `table` whose `column` (a unique one) is in `keys` (FOR NO KEY
  * UPDATE, in that column's order), inside a transaction: a concurrent transaction updating one
- * of them waits for this one's commit, and what this one reads of them after is current. Take
- * them before reading what is decided on. Nothing on SQLite (answers false: nothing there runs
- * beside it, so nothing needs reading again).
+ * of them waits for this one's commit. Take them before reading what is decided on; the
+ * columns in `read` come back from the same statement, current once locked. Nothing on SQLite
+ * (answers null: nothing there runs beside it, so nothing needs reading again).
  */
-export async function lockRows(tx: Tx, table: "Device", keys: readonly string[], column: "id" | "name" = "id"): Promise<boolean> {
-  if (!isPostgresTx(tx) || keys.length === 0) return false;
-  await tx.$queryRawUnsafe(
-    `SELECT 1 FROM "${table}" WHERE "${column}" IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY "${column}" FOR NO KEY UPDATE`,
+export async function lockRows<C extends string = never>(
+  tx: Tx,
+  table: "Device",
+  keys: readonly string[],
+  column: "id" | "name" = "id",
+  read: readonly C[] = [],
+): Promise<Record<C, unknown>[] | null> {
+  if (!isPostgresTx(tx) || keys.length === 0) return null;
+  const columns = read.length > 0 ? read.map((c) => `"${c}"`).join(", ") : "1";
+  return tx.$queryRawUnsafe<Record<C, unknown>[]>(
+    `SELECT ${columns} FROM "${table}" WHERE "${column}" IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY "${column}" FOR NO KEY UPDATE`,
     JSON.stringify([...new Set(keys)]),
   );
-  return true;
 }
 
 /** (lib/dialect-sql.ts's dialectOfDb, not imported: db.ts imports this module.) */
