@@ -14,6 +14,7 @@ export default defineConfig({
   engine: "js",
   experimental: { adapter: true },
   async adapter() {
-    return new PrismaPg({ connectionString });
+    // allowExitOnIdle: the CLI exits when it is done instead of waiting out the idle pool (10 s).
+    return new PrismaPg({ connectionString, allowExitOnIdle: true });
   },
 });
