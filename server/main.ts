@@ -110,9 +110,10 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     const auto = await autoTlsMaterial(db, env, x509Signer, new Date());
     tlsMaterial = auto;
     autoNotAfter = auto.notAfter;
-    // The same CA signs devices' client certificates (issue 23): the one CA whose key the server holds.
-    deviceCa = { ca: await loadOrCreateCa(db, x509Signer, new Date()), signer: x509Signer };
   }
+  // The same CA signs devices' client certificates (issue 23): the one CA whose key the server holds. Behind a
+  // TLS-terminating proxy (`proxy`) it is the same CA, kept in the database, with no server certificate of its own.
+  if (env.DROVER_TLS === "auto" || env.DROVER_TLS === "proxy") deviceCa = { ca: await loadOrCreateCa(db, x509Signer, new Date()), signer: x509Signer };
   const file = sqlitePath(env.DATABASE_URL);
   // The agent hot path (devices/agent-store.ts): SQLite's second connection, or a pg pool.
   const fast: AgentStore = file
@@ -187,7 +188,12 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     if (!admitted(caLimiter, req, res)) return;
     const pem = ctx.tls.caPem;
     if (!pem) {
-      const why = ctx.tls.mode === "off" ? "this server speaks plain HTTP (no TLS)" : "its certificate is from a CA devices trust already (DROVER_TLS_CA is unset)";
+      const why =
+        ctx.tls.mode === "off"
+          ? "this server speaks plain HTTP (no TLS)"
+          : ctx.tls.mode === "proxy"
+            ? "TLS ends at the proxy in front (DROVER_TLS=proxy): devices trust the CA of its certificate"
+            : "its certificate is from a CA devices trust already (DROVER_TLS_CA is unset)";
       return sendJson(res, 404, { error: { code: "NOT_FOUND", message: `no CA to pin: ${why}` } });
     }
     res.writeHead(200, { "content-type": "application/x-pem-file", "content-length": Buffer.byteLength(pem), "cache-control": "no-cache", "x-drover-ca-sha256": ctx.tls.caFingerprint ?? "" });
