@@ -13,11 +13,13 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { createHash, X509Certificate } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
+import https from "node:https";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentProcess, eventually, HEALTHY_HOST } from "../agent/test-support/agent-process";
 import { certificateRequest, newDeviceKey } from "../agent/device-certificate";
+import { MAX_WAIT_SECONDS } from "../lib/protocol";
 import { x509Signer } from "../server/tls/signer";
 import { enrollmentBody, expectError, heartbeatBody, newSecret, uniqueName } from "./helpers/devices";
 import { startTestServer, testOnPostgres, type TestServer } from "./helpers/server";
@@ -58,6 +60,9 @@ const escaped = (pem: string) => encodeURIComponent(pem);
 
 /** RFC 9440's Client-Cert form: the DER as a structured-field byte sequence. */
 const rfc9440 = (pem: string) => `:${new X509Certificate(pem).raw.toString("base64")}:`;
+
+/** An enrollment request's body with a CSR (this server refuses tokens). */
+const withCsr = (name: string) => ({ ...enrollmentBody(name, newSecret()), csr: certificateRequest(newDeviceKey(), name) });
 
 /** Enroll with a CSR (no certificate needed for that), approve, take the certificate: what an agent's first start does. */
 async function enrollByCsr(server: TestServer, name = uniqueName("proxied")): Promise<CertifiedDevice> {
@@ -217,16 +222,29 @@ describe.skipIf(testOnPostgres || !NGINX)(NGINX_TITLE, () => {
     }
   });
 
-  /** An agent API call to nginx over TLS, presenting `cert` when given. */
-  async function viaNginx<T = unknown>(method: string, p: string, credential: { cert?: string; key?: string }, body?: unknown, headers: Record<string, string> = {}): Promise<Answer<T>> {
-    const res = await httpsRequest(`${url}/api/agent/v1${p}`, {
-      ca: ca.caPem,
-      method,
-      ...credential,
-      headers: { ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  /** An agent API call to nginx over TLS, presenting `cert` when given, from `from`. */
+  function viaNginx<T = unknown>(
+    method: string,
+    p: string,
+    credential: { cert?: string; key?: string },
+    body?: unknown,
+    headers: Record<string, string> = {},
+    from = "127.0.0.1",
+  ): Promise<Answer<T>> {
+    return new Promise((resolve, reject) => {
+      const req = https.request(
+        `${url}/api/agent/v1${p}`,
+        { method, ca: ca.caPem, ...credential, localAddress: from, agent: false, headers: { ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers } },
+        (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => (text += chunk));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: (text ? JSON.parse(text) : undefined) as T }));
+        },
+      );
+      req.on("error", reject);
+      req.end(body === undefined ? undefined : JSON.stringify(body));
     });
-    return { status: res.status, body: (res.text ? JSON.parse(res.text) : undefined) as T };
   }
 
   interface StoredIdentity {
@@ -264,6 +282,41 @@ describe.skipIf(testOnPostgres || !NGINX)(NGINX_TITLE, () => {
     expect((await row(s, name)).credentialRevokedAt).not.toBeNull();
     expectError(await viaNginx("GET", "/work?wait=0", { cert: latest.certificate!, key: latest.key! }), 401, "UNAUTHENTICATED", /credential revoked/);
   }, 60_000);
+
+  it("the rest of the configuration: the client's address and https forwarded, long-polls held past their longest wait, live events as they happen", async () => {
+    // The request from 127.0.0.5 reaches the server from nginx (127.0.0.1, trusted): X-Forwarded-For names the device.
+    const name = uniqueName("address");
+    const created = await viaNginx<{ enrollmentId: string }>("POST", "/enrollments", {}, withCsr(name), {}, "127.0.0.5");
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const request = await s.ctx.db.enrollmentRequest.findUniqueOrThrow({ where: { id: created.body.enrollmentId }, select: { clientAddress: true } });
+    expect(request.clientAddress).toBe("127.0.0.5");
+    // X-Forwarded-Proto: install.sh sends devices to the https:// address they came to.
+    const script = await httpsRequest(`${url}/install.sh`, { ca: ca.caPem });
+    expect(script.text).toContain(`SERVER="${url}"`);
+    // nginx must hold a poll longer than the longest the protocol lets a device ask for.
+    const readTimeout = /^\s*proxy_read_timeout (\d+)s;/m.exec(fs.readFileSync(CONF, "utf8"))?.[1];
+    expect(Number(readTimeout)).toBeGreaterThan(MAX_WAIT_SECONDS);
+
+    // The console's live stream (tRPC over server-sent events) arrives through nginx as it happens.
+    let text = "";
+    const live = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = https.request(`${url}/api/trpc/events.live?input=${encodeURIComponent("{}")}`, {
+        ca: ca.caPem,
+        agent: false,
+        headers: { authorization: `Bearer ${s.adminToken}`, accept: "text/event-stream" },
+      });
+      req.on("response", resolve).on("error", reject).end();
+    });
+    try {
+      expect(live.statusCode).toBe(200);
+      live.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
+      const later = uniqueName("live");
+      expect((await viaNginx("POST", "/enrollments", {}, withCsr(later))).status).toBe(201);
+      await eventually(() => text.includes(`"objectName":"${later}"`), 5_000, `the enrollment's event on the live stream through nginx (${text.length} characters so far)`);
+    } finally {
+      live.destroy();
+    }
+  });
 
   it("a header a client sends never passes nginx, a certificate of another CA is refused by the server, and nothing changes", async () => {
     const d = await enrollByCsr(s);
