@@ -40,5 +40,8 @@ describe("DROVER_TLS=proxy (issue 23, item 4)", () => {
     expect(() => readEnv({ DROVER_TLS: "proxy", DROVER_TRUSTED_PROXIES: "10.0.0.0/8", DROVER_TLS_CERT: "c.pem", DROVER_TLS_KEY: "k.pem" })).toThrow(
       /DROVER_TLS: proxy: the proxy in front holds the server's certificate/,
     );
+    // The CA of the proxy's certificate, for devices to pin.
+    expect(readEnv({ DROVER_TLS: "proxy", DROVER_TRUSTED_PROXIES: "10.0.0.0/8", DROVER_TLS_CA: "ca.pem" }).DROVER_TLS_CA).toBe("ca.pem");
+    expect(() => readEnv({ DROVER_TLS_CA: "ca.pem" })).toThrow(/DROVER_TLS_CA: needs DROVER_TLS_CERT and DROVER_TLS_KEY \(or DROVER_TLS=proxy/);
   });
 });

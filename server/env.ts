@@ -139,8 +139,9 @@ const EnvSchema = z.object({
   DROVER_TLS_KEY: z.string().min(1).optional(),
   /**
    * With DROVER_TLS_CERT: the certificate of the CA that signed it (PEM), served at /ca.pem and
-   * pinned by the console's install line. Unset: devices check the server against their own
-   * trust store (a public CA).
+   * pinned by the console's install line. With DROVER_TLS=proxy: the CA of the proxy's
+   * certificate, the same way. Unset: devices check the server against their own trust store (a
+   * public CA).
    */
   DROVER_TLS_CA: z.string().min(1).optional(),
   /**
@@ -168,15 +169,15 @@ const EnvSchema = z.object({
   if (env.DROVER_TLS === "auto" && (env.DROVER_TLS_CERT || env.DROVER_TLS_KEY || env.DROVER_TLS_CA)) {
     ctx.addIssue({ code: "custom", path: ["DROVER_TLS"], message: "auto makes the server's own CA and certificate: unset DROVER_TLS_CERT, DROVER_TLS_KEY and DROVER_TLS_CA, or unset DROVER_TLS" });
   }
-  if (env.DROVER_TLS === "proxy" && (env.DROVER_TLS_CERT || env.DROVER_TLS_KEY || env.DROVER_TLS_CA)) {
-    ctx.addIssue({ code: "custom", path: ["DROVER_TLS"], message: "proxy: the proxy in front holds the server's certificate and this server speaks plain HTTP to it; unset DROVER_TLS_CERT, DROVER_TLS_KEY and DROVER_TLS_CA" });
+  if (env.DROVER_TLS === "proxy" && (env.DROVER_TLS_CERT || env.DROVER_TLS_KEY)) {
+    ctx.addIssue({ code: "custom", path: ["DROVER_TLS"], message: "proxy: the proxy in front holds the server's certificate and this server speaks plain HTTP to it; unset DROVER_TLS_CERT and DROVER_TLS_KEY" });
   }
   // The device's certificate arrives in a header believed only from a trusted proxy: without one, no device could present it.
   if (env.DROVER_TLS === "proxy" && isEmptyList(env.DROVER_TRUSTED_PROXIES)) {
     ctx.addIssue({ code: "custom", path: ["DROVER_TRUSTED_PROXIES"], message: "DROVER_TLS=proxy needs the proxy's address here (e.g. 127.0.0.1): the device's certificate is read only from it" });
   }
-  if (env.DROVER_TLS_CA && !env.DROVER_TLS_CERT) {
-    ctx.addIssue({ code: "custom", path: ["DROVER_TLS_CA"], message: "needs DROVER_TLS_CERT and DROVER_TLS_KEY" });
+  if (env.DROVER_TLS_CA && !env.DROVER_TLS_CERT && env.DROVER_TLS !== "proxy") {
+    ctx.addIssue({ code: "custom", path: ["DROVER_TLS_CA"], message: "needs DROVER_TLS_CERT and DROVER_TLS_KEY (or DROVER_TLS=proxy: then it is the CA of the proxy's certificate)" });
   }
   // Without the server's own CA no device certificate is ever signed: refusing tokens would lock every device out.
   if (env.DROVER_DEVICE_TOKENS === "refuse" && env.DROVER_TLS !== "auto" && env.DROVER_TLS !== "proxy") {

@@ -38,7 +38,7 @@ import { TRPCError } from "@trpc/server";
 import { clientAddress, CLIENT_ADDRESS_HEADER, isHttps } from "./lib/client-address";
 import { installScript } from "./agent-dist/artifact";
 import { admit, applyDeadlines, HEADERS_TIMEOUT_MS, parseRequestUrl, TIMEOUT_CHECK_INTERVAL_MS, type DeadlineOptions } from "./front-door";
-import { readTlsFiles, watchTlsFiles, type TlsMaterial } from "./tls/certificates";
+import { readProxyCa, readTlsFiles, watchTlsFiles, type TlsMaterial } from "./tls/certificates";
 import { autoTlsMaterial, loadOrCreateCa } from "./tls/auto-ca";
 import type { DeviceCa } from "./devices/certificates";
 import { x509Signer } from "./tls/signer";
@@ -99,6 +99,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   // TLS (issue 23): the operator's certificate files, checked before anything else starts.
   const tlsFiles = env.DROVER_TLS_CERT && env.DROVER_TLS_KEY ? { cert: env.DROVER_TLS_CERT, key: env.DROVER_TLS_KEY, ca: env.DROVER_TLS_CA } : null;
   let tlsMaterial: TlsMaterial | null = tlsFiles ? readTlsFiles(tlsFiles) : null;
+  // Behind a TLS-terminating proxy: the CA of its certificate, for devices to pin (issue 23, item 4).
+  const proxyCa = env.DROVER_TLS === "proxy" && env.DROVER_TLS_CA ? readProxyCa(env.DROVER_TLS_CA) : null;
   if (!options.skipMigrate) await migrate(env.DATABASE_URL, { log });
   const gate = new WriteGate();
   const db = await openDb(env.DATABASE_URL, gate, { pgPoolSize: env.DROVER_PG_POOL_SIZE });
@@ -129,7 +131,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     metrics,
     statusSettings: { disconnectionTimeoutSeconds: env.DROVER_DISCONNECTION_TIMEOUT_SECONDS, restoredAt: await loadRestoredAt(db) },
     heartbeatSeconds: heartbeatSeconds(env),
-    tls: tlsStatus(env, tlsMaterial),
+    tls: tlsStatus(env, tlsMaterial, proxyCa),
     deviceCa,
     now: () => new Date(),
   };
@@ -192,7 +194,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
         ctx.tls.mode === "off"
           ? "this server speaks plain HTTP (no TLS)"
           : ctx.tls.mode === "proxy"
-            ? "TLS ends at the proxy in front (DROVER_TLS=proxy): devices trust the CA of its certificate"
+            ? "TLS ends at the proxy in front (DROVER_TLS=proxy) and DROVER_TLS_CA, the CA of its certificate, is unset"
             : "its certificate is from a CA devices trust already (DROVER_TLS_CA is unset)";
       return sendJson(res, 404, { error: { code: "NOT_FOUND", message: `no CA to pin: ${why}` } });
     }

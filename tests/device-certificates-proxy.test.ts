@@ -15,6 +15,7 @@ import fs from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentProcess, eventually, HEALTHY_HOST } from "../agent/test-support/agent-process";
@@ -82,17 +83,32 @@ const row = (server: TestServer, name: string) =>
 const fingerprintOf = (pem: string) => createHash("sha256").update(new X509Certificate(pem).raw).digest("hex");
 
 let s: TestServer;
+/** nginx's files; its workers run as nobody when the tests run as root, so readable by all. */
+let dir: string;
+/** The CA of nginx's certificate: the one devices pin (DROVER_TLS_CA, served at /ca.pem). */
+let ca: TestCa;
 
 beforeAll(async () => {
   if (testOnPostgres) return;
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-nginx-"));
+  fs.chmodSync(dir, 0o755);
+  ca = makeTestCa(dir, "proxy-ca");
   // Tokens refused, so only a certificate identifies a device. Certificates of 10 s: a real agent renews past two thirds of one
   // within its test (the others use theirs at once, or are made with lifetimes of their own).
-  s = await startTestServer({ DROVER_TLS: "proxy", DROVER_TRUSTED_PROXIES: "127.0.0.1", DROVER_DEVICE_TOKENS: "refuse", DROVER_DEVICE_CERT_SECONDS: "10", DROVER_HEARTBEAT_SECONDS: "1" });
+  s = await startTestServer({
+    DROVER_TLS: "proxy",
+    DROVER_TRUSTED_PROXIES: "127.0.0.1",
+    DROVER_TLS_CA: ca.caFile,
+    DROVER_DEVICE_TOKENS: "refuse",
+    DROVER_DEVICE_CERT_SECONDS: "10",
+    DROVER_HEARTBEAT_SECONDS: "1",
+  });
 });
 
 afterAll(async () => {
   AgentProcess.killAll();
   await s?.close();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 describe.skipIf(testOnPostgres)("a client certificate forwarded in a header (DROVER_TLS=proxy, DROVER_TRUSTED_PROXIES=127.0.0.1)", () => {
@@ -186,19 +202,15 @@ function nginxConfig(upstreamPort: number, port: number, cert: { certFile: strin
 const NGINX_TITLE = NGINX ? "behind Debian's nginx, configured by docs/nginx/drover.conf" : "behind nginx: SKIPPED, nginx is not installed (apt-get install nginx-light)";
 
 describe.skipIf(testOnPostgres || !NGINX)(NGINX_TITLE, () => {
-  let ca: TestCa;
-  let dir: string;
   let nginx: ChildProcess;
   let url: string;
   let nginxLog = "";
 
   beforeAll(async () => {
-    dir = path.join(s.dir, "nginx");
-    ca = makeTestCa(dir, "proxy-ca");
-    const cert = issueTestServerCertificate(ca, dir, "nginx");
-    // nginx's workers run as nobody when the tests run as root: they must reach their temporary folders.
-    fs.chmodSync(s.dir, 0o755);
-    fs.chmodSync(dir, 0o755);
+    const leaf = issueTestServerCertificate(ca, dir, "nginx");
+    // The certificate, then its CA: an agent pinned to the CA's fingerprint (as install.sh starts it) finds it in the chain.
+    const cert = { certFile: path.join(dir, "nginx-chain.pem"), keyFile: leaf.keyFile };
+    fs.writeFileSync(cert.certFile, fs.readFileSync(leaf.certFile, "utf8").trimEnd() + "\n" + ca.caPem);
     const port = await freePort();
     fs.writeFileSync(path.join(dir, "drover.conf"), nginxConfig(s.port, port, cert));
     const temp = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map((kind) => `${kind}_temp_path ${path.join(dir, kind)};`).join("\n  ");
@@ -256,7 +268,11 @@ describe.skipIf(testOnPostgres || !NGINX)(NGINX_TITLE, () => {
   it("a real agent enrolls by CSR through nginx, is identified by its certificate alone, renews it, and is cut off by its decommission", async () => {
     const name = uniqueName("nginx");
     const stateDir = path.join(s.dir, name);
-    const agent = new AgentProcess(["--server", url, "--name", name, "--state-dir", stateDir, "--ca-file", ca.caFile], { preload: [HEALTHY_HOST] });
+    // Pinned as the console's install line pins it: the CA /ca.pem serves, by its fingerprint.
+    const served = await httpsRequest(`${url}/ca.pem`, { ca: ca.caPem });
+    expect(served.headers["x-drover-ca-sha256"]).toBe(ca.fingerprint);
+    expect(s.ctx.tls.caFingerprint).toBe(ca.fingerprint);
+    const agent = new AgentProcess(["--server", url, "--name", name, "--state-dir", stateDir, "--ca-fingerprint", ca.fingerprint], { preload: [HEALTHY_HOST] });
     const enrolled = await agent.waitFor("enrolled");
     const request = await s.ctx.db.enrollmentRequest.findUniqueOrThrow({ where: { id: String(enrolled.enrollmentId) }, select: { csr: true } });
     expect(request.csr).toContain("BEGIN CERTIFICATE REQUEST");
