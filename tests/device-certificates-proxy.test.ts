@@ -200,6 +200,7 @@ function nginxConfig(upstreamPort: number, port: number, cert: { certFile: strin
 }
 
 const NGINX_TITLE = NGINX ? "behind Debian's nginx, configured by docs/nginx/drover.conf" : "behind nginx: SKIPPED, nginx is not installed (apt-get install nginx-light)";
+if (!NGINX && !testOnPostgres) console.warn(`${path.basename(import.meta.filename)}: nginx is not installed (apt-get install nginx-light): its nginx tests are skipped`);
 
 describe.skipIf(testOnPostgres || !NGINX)(NGINX_TITLE, () => {
   let nginx: ChildProcess;
@@ -299,7 +300,7 @@ describe.skipIf(testOnPostgres || !NGINX)(NGINX_TITLE, () => {
     expectError(await viaNginx("GET", "/work?wait=0", { cert: latest.certificate!, key: latest.key! }), 401, "UNAUTHENTICATED", /credential revoked/);
   }, 60_000);
 
-  it("the rest of the configuration: the client's address and https forwarded, long-polls held past their longest wait, live events as they happen", async () => {
+  it("the rest of the configuration: the client's address and https forwarded, HSTS, long-polls held past their longest wait, live events as they happen", async () => {
     // The request from 127.0.0.5 reaches the server from nginx (127.0.0.1, trusted): X-Forwarded-For names the device.
     const name = uniqueName("address");
     const created = await viaNginx<{ enrollmentId: string }>("POST", "/enrollments", {}, withCsr(name), {}, "127.0.0.5");
@@ -309,6 +310,9 @@ describe.skipIf(testOnPostgres || !NGINX)(NGINX_TITLE, () => {
     // X-Forwarded-Proto: install.sh sends devices to the https:// address they came to.
     const script = await httpsRequest(`${url}/install.sh`, { ca: ca.caPem });
     expect(script.text).toContain(`SERVER="${url}"`);
+    // HSTS is nginx's to send (Drover sends it only over its own TLS), on errors too.
+    expect(script.headers["strict-transport-security"]).toBe("max-age=31536000");
+    expect((await httpsRequest(`${url}/api/nothing`, { ca: ca.caPem })).headers["strict-transport-security"]).toBe("max-age=31536000");
     // nginx must hold a poll longer than the longest the protocol lets a device ask for.
     const readTimeout = /^\s*proxy_read_timeout (\d+)s;/m.exec(fs.readFileSync(CONF, "utf8"))?.[1];
     expect(Number(readTimeout)).toBeGreaterThan(MAX_WAIT_SECONDS);
