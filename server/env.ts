@@ -150,7 +150,7 @@ const EnvSchema = z.object({
    */
   DROVER_DEVICE_TOKENS: z.enum(["accept", "refuse"]).default("accept"),
   /**
-   * The request header a proxy in DROVER_TRUSTED_PROXIES puts the device's client certificate in (issue 23, item 4): URL-escaped
+   * Under DROVER_TLS=proxy, the request header the proxy (DROVER_TRUSTED_PROXIES) puts the device's client certificate in (issue 23, item 4): URL-escaped
    * PEM (nginx's `$ssl_client_escaped_cert`, Envoy's `%DOWNSTREAM_PEER_CERT%`) or RFC 9440's `:base64 DER:`. The server checks it
    * as it checks one from its own handshake; from any other peer a request carrying it is refused (devices/certificates.ts).
    */

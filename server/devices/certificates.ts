@@ -92,23 +92,14 @@ function namedDevice(subjectAltName: string | undefined): string | null {
 }
 
 /**
- * The client certificate of this request: the one a proxy in DROVER_TRUSTED_PROXIES forwarded in
- * DROVER_CLIENT_CERT_HEADER (TLS ended there, issue 23 item 4), else the one this connection's
- * own handshake presented. Null when there is none (a browser, a token, plain HTTP); throws 401
- * when there is one and it does not verify (expired, another CA), whichever way it came.
+ * The client certificate of this request: under DROVER_TLS=proxy, the one the proxy that ended
+ * TLS forwarded in DROVER_CLIENT_CERT_HEADER (issue 23, item 4); otherwise the one this
+ * connection's own handshake presented. Null when there is none (a browser, a token, plain
+ * HTTP); throws 401 when there is one and it does not verify (expired, another CA), whichever
+ * way it came.
  */
 export function presentedCertificate(ctx: Pick<ServerContext, "env" | "deviceCa">, req: IncomingMessage): Presented | null {
-  const header = ctx.env.DROVER_CLIENT_CERT_HEADER;
-  const raw = req.headers[header];
-  const forwarded = (Array.isArray(raw) ? raw.join(", ") : (raw ?? "")).trim();
-  if (forwarded !== "") {
-    // Anyone can send a header: only the proxy that ended TLS may say which certificate the device showed it.
-    if (!trustedProxyPeer(req, ctx.env.DROVER_TRUSTED_PROXIES)) {
-      const peer = normalizeAddress(req.socket.remoteAddress ?? "unknown");
-      throw unauthenticated(`client certificate refused: the ${header} header is read only from a proxy in DROVER_TRUSTED_PROXIES, and ${peer} is not one`);
-    }
-    return forwardedCertificate(ctx.deviceCa, header, forwarded);
-  }
+  if (ctx.env.DROVER_TLS === "proxy") return forwardedByProxy(ctx, req);
   const socket = req.socket as Partial<TLSSocket>;
   if (socket.encrypted !== true || typeof socket.getPeerCertificate !== "function") return null;
   const peer = socket.getPeerCertificate();
@@ -116,6 +107,26 @@ export function presentedCertificate(ctx: Pick<ServerContext, "env" | "deviceCa"
   if (!peer || !peer.raw) return null;
   if (!socket.authorized) throw unauthenticated(refusal(String(socket.authorizationError ?? "not verified")));
   return { fingerprint: createHash("sha256").update(peer.raw).digest("hex"), deviceId: namedDevice(peer.subjectaltname) };
+}
+
+/**
+ * A certificate is public: the header proves nothing of the key, only the proxy's handshake did.
+ * So it is read only where the operator said TLS ends at a proxy (DROVER_TLS=proxy: under `auto`
+ * a proxy in front passes TLS through, and a device could write any certificate into the header
+ * on its own connection), and only from that proxy's address: from any other a request carrying
+ * it is refused, saying so (silently ignored, a proxy missing from DROVER_TRUSTED_PROXIES would
+ * show only as every device's "missing client certificate").
+ */
+function forwardedByProxy(ctx: Pick<ServerContext, "env" | "deviceCa">, req: IncomingMessage): Presented | null {
+  const header = ctx.env.DROVER_CLIENT_CERT_HEADER;
+  const raw = req.headers[header];
+  const forwarded = (Array.isArray(raw) ? raw.join(", ") : (raw ?? "")).trim();
+  if (forwarded === "") return null;
+  if (!trustedProxyPeer(req, ctx.env.DROVER_TRUSTED_PROXIES)) {
+    const peer = normalizeAddress(req.socket.remoteAddress ?? "unknown");
+    throw unauthenticated(`client certificate refused: the ${header} header is read only from a proxy in DROVER_TRUSTED_PROXIES, and ${peer} is not one`);
+  }
+  return forwardedCertificate(ctx.deviceCa, header, forwarded);
 }
 
 const CLIENT_AUTH = "1.3.6.1.5.5.7.3.2";
