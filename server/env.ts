@@ -1,6 +1,7 @@
 /**
  * The server's environment, read and validated once (../shared/OPERATOR_API.md).
  */
+import type { BlockList } from "node:net";
 import { z } from "zod";
 import { parseSelector, SelectorError } from "../lib/label-selector";
 import { parseTrustedProxies } from "./lib/client-address";
@@ -31,6 +32,8 @@ const addressList = (fallback: string) =>
         return z.NEVER;
       }
     });
+
+const isEmptyList = (list: BlockList) => list.rules.length === 0;
 
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -126,13 +129,19 @@ const EnvSchema = z.object({
    * the chain after it), read again when either changes. Unset: plain HTTP (the quick start).
    */
   DROVER_TLS_CERT: z.string().min(1).optional(),
-  /** `auto`: the server makes its own CA on first start (kept in the database) and its certificate from it (server/tls/auto-ca.ts). */
-  DROVER_TLS: z.enum(["", "off", "auto"]).default(""),
+  /**
+   * `auto`: the server makes its own CA on first start (kept in the database) and its certificate from it (server/tls/auto-ca.ts).
+   * `proxy` (issue 23, item 4): TLS ends at a proxy in front (nginx, a load balancer) that holds the server's certificate; this
+   * server speaks plain HTTP to it and keeps the same CA as `auto`, to sign devices' client certificates, which the proxy
+   * forwards in DROVER_CLIENT_CERT_HEADER. Needs DROVER_TRUSTED_PROXIES.
+   */
+  DROVER_TLS: z.enum(["", "off", "auto", "proxy"]).default(""),
   DROVER_TLS_KEY: z.string().min(1).optional(),
   /**
    * With DROVER_TLS_CERT: the certificate of the CA that signed it (PEM), served at /ca.pem and
-   * pinned by the console's install line. Unset: devices check the server against their own
-   * trust store (a public CA).
+   * pinned by the console's install line. With DROVER_TLS=proxy: the CA of the proxy's
+   * certificate, the same way. Unset: devices check the server against their own trust store (a
+   * public CA).
    */
   DROVER_TLS_CA: z.string().min(1).optional(),
   /**
@@ -140,6 +149,16 @@ const EnvSchema = z.object({
    * move over to a client certificate on their next start) or `refuse` (certificates only).
    */
   DROVER_DEVICE_TOKENS: z.enum(["accept", "refuse"]).default("accept"),
+  /**
+   * Under DROVER_TLS=proxy, the request header the proxy (DROVER_TRUSTED_PROXIES) puts the device's client certificate in (issue 23, item 4): URL-escaped
+   * PEM (nginx's `$ssl_client_escaped_cert`, Envoy's `%DOWNSTREAM_PEER_CERT%`) or RFC 9440's `:base64 DER:`. The server checks it
+   * as it checks one from its own handshake; from any other peer a request carrying it is refused (devices/certificates.ts).
+   */
+  DROVER_CLIENT_CERT_HEADER: z
+    .string()
+    .regex(/^[A-Za-z0-9-]{1,64}$/, "a header name such as X-Client-Cert")
+    .default("x-client-cert")
+    .transform((name) => name.toLowerCase()),
   /** Lifetime of a device's client certificate, seconds (30 days); the agent renews past two thirds of it. */
   DROVER_DEVICE_CERT_SECONDS: z.coerce.number().int().min(10).max(397 * 86_400).default(30 * 86_400),
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
@@ -150,12 +169,19 @@ const EnvSchema = z.object({
   if (env.DROVER_TLS === "auto" && (env.DROVER_TLS_CERT || env.DROVER_TLS_KEY || env.DROVER_TLS_CA)) {
     ctx.addIssue({ code: "custom", path: ["DROVER_TLS"], message: "auto makes the server's own CA and certificate: unset DROVER_TLS_CERT, DROVER_TLS_KEY and DROVER_TLS_CA, or unset DROVER_TLS" });
   }
-  if (env.DROVER_TLS_CA && !env.DROVER_TLS_CERT) {
-    ctx.addIssue({ code: "custom", path: ["DROVER_TLS_CA"], message: "needs DROVER_TLS_CERT and DROVER_TLS_KEY" });
+  if (env.DROVER_TLS === "proxy" && (env.DROVER_TLS_CERT || env.DROVER_TLS_KEY)) {
+    ctx.addIssue({ code: "custom", path: ["DROVER_TLS"], message: "proxy: the proxy in front holds the server's certificate and this server speaks plain HTTP to it; unset DROVER_TLS_CERT and DROVER_TLS_KEY" });
+  }
+  // The device's certificate arrives in a header believed only from a trusted proxy: without one, no device could present it.
+  if (env.DROVER_TLS === "proxy" && isEmptyList(env.DROVER_TRUSTED_PROXIES)) {
+    ctx.addIssue({ code: "custom", path: ["DROVER_TRUSTED_PROXIES"], message: "DROVER_TLS=proxy needs the proxy's address here (e.g. 127.0.0.1): the device's certificate is read only from it" });
+  }
+  if (env.DROVER_TLS_CA && !env.DROVER_TLS_CERT && env.DROVER_TLS !== "proxy") {
+    ctx.addIssue({ code: "custom", path: ["DROVER_TLS_CA"], message: "needs DROVER_TLS_CERT and DROVER_TLS_KEY (or DROVER_TLS=proxy: then it is the CA of the proxy's certificate)" });
   }
   // Without the server's own CA no device certificate is ever signed: refusing tokens would lock every device out.
-  if (env.DROVER_DEVICE_TOKENS === "refuse" && env.DROVER_TLS !== "auto") {
-    ctx.addIssue({ code: "custom", path: ["DROVER_DEVICE_TOKENS"], message: "refuse needs DROVER_TLS=auto (the CA that signs device certificates); without it devices have only tokens" });
+  if (env.DROVER_DEVICE_TOKENS === "refuse" && env.DROVER_TLS !== "auto" && env.DROVER_TLS !== "proxy") {
+    ctx.addIssue({ code: "custom", path: ["DROVER_DEVICE_TOKENS"], message: "refuse needs DROVER_TLS=auto or proxy (the CA that signs device certificates); without it devices have only tokens" });
   }
 });
 

@@ -38,7 +38,7 @@ import { TRPCError } from "@trpc/server";
 import { clientAddress, CLIENT_ADDRESS_HEADER, isHttps } from "./lib/client-address";
 import { installScript } from "./agent-dist/artifact";
 import { admit, applyDeadlines, HEADERS_TIMEOUT_MS, parseRequestUrl, TIMEOUT_CHECK_INTERVAL_MS, type DeadlineOptions } from "./front-door";
-import { readTlsFiles, watchTlsFiles, type TlsMaterial } from "./tls/certificates";
+import { readProxyCa, readTlsFiles, watchTlsFiles, type TlsMaterial } from "./tls/certificates";
 import { autoTlsMaterial, loadOrCreateCa } from "./tls/auto-ca";
 import type { DeviceCa } from "./devices/certificates";
 import { x509Signer } from "./tls/signer";
@@ -99,6 +99,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   // TLS (issue 23): the operator's certificate files, checked before anything else starts.
   const tlsFiles = env.DROVER_TLS_CERT && env.DROVER_TLS_KEY ? { cert: env.DROVER_TLS_CERT, key: env.DROVER_TLS_KEY, ca: env.DROVER_TLS_CA } : null;
   let tlsMaterial: TlsMaterial | null = tlsFiles ? readTlsFiles(tlsFiles) : null;
+  // Behind a TLS-terminating proxy: the CA of its certificate, for devices to pin (issue 23, item 4).
+  const proxyCa = env.DROVER_TLS === "proxy" && env.DROVER_TLS_CA ? readProxyCa(env.DROVER_TLS_CA) : null;
   if (!options.skipMigrate) await migrate(env.DATABASE_URL, { log });
   const gate = new WriteGate();
   const db = await openDb(env.DATABASE_URL, gate, { pgPoolSize: env.DROVER_PG_POOL_SIZE });
@@ -110,9 +112,10 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     const auto = await autoTlsMaterial(db, env, x509Signer, new Date());
     tlsMaterial = auto;
     autoNotAfter = auto.notAfter;
-    // The same CA signs devices' client certificates (issue 23): the one CA whose key the server holds.
-    deviceCa = { ca: await loadOrCreateCa(db, x509Signer, new Date()), signer: x509Signer };
   }
+  // The same CA signs devices' client certificates (issue 23): the one CA whose key the server holds. Behind a
+  // TLS-terminating proxy (`proxy`) it is the same CA, kept in the database, with no server certificate of its own.
+  if (env.DROVER_TLS === "auto" || env.DROVER_TLS === "proxy") deviceCa = { ca: await loadOrCreateCa(db, x509Signer, new Date()), signer: x509Signer };
   const file = sqlitePath(env.DATABASE_URL);
   // The agent hot path (devices/agent-store.ts): SQLite's second connection, or a pg pool.
   const fast: AgentStore = file
@@ -128,7 +131,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     metrics,
     statusSettings: { disconnectionTimeoutSeconds: env.DROVER_DISCONNECTION_TIMEOUT_SECONDS, restoredAt: await loadRestoredAt(db) },
     heartbeatSeconds: heartbeatSeconds(env),
-    tls: tlsStatus(env, tlsMaterial),
+    tls: tlsStatus(env, tlsMaterial, proxyCa),
     deviceCa,
     now: () => new Date(),
   };
@@ -187,7 +190,12 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     if (!admitted(caLimiter, req, res)) return;
     const pem = ctx.tls.caPem;
     if (!pem) {
-      const why = ctx.tls.mode === "off" ? "this server speaks plain HTTP (no TLS)" : "its certificate is from a CA devices trust already (DROVER_TLS_CA is unset)";
+      const why =
+        ctx.tls.mode === "off"
+          ? "this server speaks plain HTTP (no TLS)"
+          : ctx.tls.mode === "proxy"
+            ? "TLS ends at the proxy in front (DROVER_TLS=proxy) and DROVER_TLS_CA, the CA of its certificate, is unset"
+            : "its certificate is from a CA devices trust already (DROVER_TLS_CA is unset)";
       return sendJson(res, 404, { error: { code: "NOT_FOUND", message: `no CA to pin: ${why}` } });
     }
     res.writeHead(200, { "content-type": "application/x-pem-file", "content-length": Buffer.byteLength(pem), "cache-control": "no-cache", "x-drover-ca-sha256": ctx.tls.caFingerprint ?? "" });

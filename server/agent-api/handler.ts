@@ -257,7 +257,7 @@ export function createAgentApi(ctx: ServerContext) {
     const device = await authenticateDeviceIdentity(ctx, req);
     perDevice.take(device.id);
     const body = parse(CertificateRequestBody, await readJson(req));
-    const issued = await renewDeviceCertificate(ctx, device, body.csr, presentedCertificate(req)?.fingerprint ?? null);
+    const issued = await renewDeviceCertificate(ctx, device, body.csr, presentedCertificate(ctx, req)?.fingerprint ?? null);
     sendJson(res, 200, { certificate: issued.certPem, notAfter: issued.notAfter.toISOString() } satisfies CertificateResponse);
     return 200;
   }

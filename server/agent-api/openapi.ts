@@ -130,7 +130,13 @@ export function agentOpenApi(): Record<string, unknown> {
     components: {
       securitySchemes: {
         device: { type: "http", scheme: "bearer", description: "The device token from the enrollment decision; accepted while the server's DROVER_DEVICE_TOKENS=accept (the default for one release)" },
-        deviceCertificate: { type: "mutualTLS", description: "The client certificate from the enrollment decision or POST /certificate (DROVER_TLS=auto servers), presented in the TLS handshake; it comes first when both are sent" },
+        deviceCertificate: {
+          type: "mutualTLS",
+          description:
+            "The client certificate from the enrollment decision or POST /certificate (DROVER_TLS=auto or proxy servers), presented in the TLS handshake; it comes first when both are sent. " +
+            "Behind a proxy that ends TLS (DROVER_TLS=proxy) the device presents it to the proxy, which forwards it in X-Client-Cert (DROVER_CLIENT_CERT_HEADER); " +
+            "the server reads that header only from DROVER_TRUSTED_PROXIES and checks the certificate itself, and refuses (401) a request carrying it from any other address",
+        },
       },
     },
     security: [{ deviceCertificate: [] }, { device: [] }],
@@ -147,7 +153,7 @@ export function agentOpenApi(): Record<string, unknown> {
           responses: {
             "201": { description: "The request, new or the same one again (same deviceName and secret): Pending, or Approved at once (an auto-approve rule or token), or its current status", content: jsonContent(EnrollmentCreated) },
             ...errors({
-              400: `${INVALID_BODY}; or the labels with the enrollment token's would be more than 64; or the csr does not parse or its signature does not verify, the server has no CA to sign it (not DROVER_TLS=auto), or there is no csr while DROVER_DEVICE_TOKENS=refuse`,
+              400: `${INVALID_BODY}; or the labels with the enrollment token's would be more than 64; or the csr does not parse or its signature does not verify, the server has no CA to sign it (not DROVER_TLS=auto or proxy), or there is no csr while DROVER_DEVICE_TOKENS=refuse`,
               401: "UNAUTHENTICATED: an enrollmentToken the server does not know",
               403: "FORBIDDEN: the enrollmentToken was revoked, has expired or is used up (the message says which)",
               409: "CONFLICT: the deviceName is already enrolled, or already pending with another secret",
@@ -234,7 +240,7 @@ export function agentOpenApi(): Record<string, unknown> {
           responses: {
             "200": { description: "The certificate (PEM) and its end", content: jsonContent(CertificateResponse) },
             ...errors({
-              400: `${INVALID_BODY}; or the csr does not parse or its signature does not verify; or the server has no CA to sign it (not DROVER_TLS=auto)`,
+              400: `${INVALID_BODY}; or the csr does not parse or its signature does not verify; or the server has no CA to sign it (not DROVER_TLS=auto or proxy)`,
               401: UNAUTHENTICATED_DEVICE,
               413: TOO_LARGE,
               415: NOT_JSON,

@@ -28,7 +28,7 @@ export type AuthenticatedDevice = DeviceFactsRow;
 
 /** The device a certificate or token belongs to, by id and name only: for the long-poll and action reports. */
 export async function authenticateDeviceIdentity(ctx: ServerContext, req: IncomingMessage): Promise<{ id: string; name: string }> {
-  const presented = presentedCertificate(req);
+  const presented = presentedCertificate(ctx, req);
   if (presented) {
     const device = await deviceByCertificate(ctx, presented);
     return { id: device.id, name: device.name };
@@ -52,7 +52,7 @@ function bearerHash(ctx: ServerContext, authorization: string | undefined): stri
 export const TOKENS_REFUSED = "device tokens are refused here (DROVER_DEVICE_TOKENS=refuse): present the device's client certificate (enroll with a csr)";
 
 export async function authenticateDevice(ctx: ServerContext, req: IncomingMessage): Promise<AuthenticatedDevice> {
-  const presented = presentedCertificate(req);
+  const presented = presentedCertificate(ctx, req);
   if (presented) return deviceByCertificate(ctx, presented);
   const hash = bearerHash(ctx, req.headers.authorization);
   const device = await ctx.fast.deviceByTokenHash(hash);

@@ -44,6 +44,12 @@ function isTrusted(list: net.BlockList, address: string): boolean {
   return family !== null && list.check(address, family);
 }
 
+/** The socket's peer, when it is a proxy named in DROVER_TRUSTED_PROXIES; else null. */
+export function trustedProxyPeer(req: IncomingMessage, trusted: net.BlockList): string | null {
+  const peer = normalizeAddress(req.socket.remoteAddress ?? "");
+  return isTrusted(trusted, peer) ? peer : null;
+}
+
 /** The client's address as this server should believe it. */
 export function clientAddress(req: IncomingMessage, trusted: net.BlockList): string {
   const peer = normalizeAddress(req.socket.remoteAddress ?? "unknown");

@@ -53,13 +53,7 @@ export function readTlsFiles(files: TlsFiles): TlsMaterial {
     throw new Error(`DROVER_TLS_KEY ${files.key}: not the key of ${files.cert} (${(error as Error).message})`);
   }
   if (!files.ca) return { key, cert, ca: null };
-  let ca: X509Certificate;
-  try {
-    ca = new X509Certificate(read(files.ca, "DROVER_TLS_CA"));
-  } catch (error) {
-    if ((error as Error).message.startsWith("DROVER_TLS_CA")) throw error;
-    throw new Error(`DROVER_TLS_CA ${files.ca}: not a PEM certificate (${(error as Error).message})`);
-  }
+  const ca = readCa(files.ca);
   const chain = chainOf(cert);
   // A pin of a CA that did not sign this certificate would lock every device out.
   if (!chain.some((c) => c.checkIssued(ca) && c.verify(ca.publicKey))) {
@@ -68,6 +62,26 @@ export function readTlsFiles(files: TlsFiles): TlsMaterial {
   // The CA goes out with the chain, so an agent pinned to its fingerprint alone finds it there.
   const sent = chain.some((c) => c.fingerprint256 === ca.fingerprint256) ? cert : `${cert.trimEnd()}\n${ca.toString()}`;
   return { key, cert: sent, ca: ca.toString() };
+}
+
+function readCa(file: string): X509Certificate {
+  try {
+    return new X509Certificate(read(file, "DROVER_TLS_CA"));
+  } catch (error) {
+    if ((error as Error).message.startsWith("DROVER_TLS_CA")) throw error;
+    throw new Error(`DROVER_TLS_CA ${file}: not a PEM certificate (${(error as Error).message})`);
+  }
+}
+
+/**
+ * DROVER_TLS_CA under DROVER_TLS=proxy (issue 23, item 4): the CA of the proxy's certificate, which
+ * devices pin (/ca.pem, the install line), read once at start. Its certificate must be a CA's:
+ * the server has no certificate of its own to check it against, as readTlsFiles does.
+ */
+export function readProxyCa(file: string): string {
+  const ca = readCa(file);
+  if (!ca.ca) throw new Error(`DROVER_TLS_CA ${file}: not a CA certificate (basicConstraints CA:TRUE): name the CA that signed the proxy's certificate`);
+  return ca.toString();
 }
 
 /** Every certificate of a PEM text, in order. */

@@ -17,4 +17,8 @@ describe("tlsStatus: plain HTTP beyond loopback (the warning at start, the admin
   it("never over TLS, whatever the address", () => {
     expect(tlsStatus({ HOST: "0.0.0.0" }, { key: "", cert: "", ca: null })).toMatchObject({ mode: "files", caFingerprint: null, plainBeyondLoopback: false });
   });
+
+  it("never behind a TLS-terminating proxy (DROVER_TLS=proxy): plain HTTP to it is the design; no CA to pin of the server's own", () => {
+    expect(tlsStatus({ HOST: "0.0.0.0", DROVER_TLS: "proxy" }, null)).toEqual({ mode: "proxy", caPem: null, caFingerprint: null, plainBeyondLoopback: false });
+  });
 });

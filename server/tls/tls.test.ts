@@ -197,5 +197,9 @@ describe("certificate files", () => {
     await expect(start({ DROVER_TLS_CERT: a.certFile, DROVER_TLS_KEY: a.keyFile, DROVER_TLS_CA: other.caFile })).rejects.toThrow(/DROVER_TLS_CA .*did not sign/);
     await expect(start({ DROVER_TLS_CERT: a.certFile })).rejects.toThrow(/DROVER_TLS_KEY: DROVER_TLS_CERT and DROVER_TLS_KEY go together/);
     await expect(start({ DROVER_TLS: "auto", DROVER_TLS_CERT: a.certFile, DROVER_TLS_KEY: a.keyFile })).rejects.toThrow(/DROVER_TLS: auto makes the server's own CA/);
+    // Behind a TLS-terminating proxy (issue 23, item 4), DROVER_TLS_CA is the CA of the proxy's certificate: a CA's, or no start.
+    const proxied = { DROVER_TLS: "proxy", DROVER_TRUSTED_PROXIES: "127.0.0.1" };
+    await expect(start({ ...proxied, DROVER_TLS_CA: a.certFile })).rejects.toThrow(/DROVER_TLS_CA .*pair-a\.pem: not a CA certificate/);
+    await expect(start({ ...proxied, DROVER_TLS_CA: path.join(dir, "missing.pem") })).rejects.toThrow(/DROVER_TLS_CA .*missing\.pem: ENOENT/);
   });
 });

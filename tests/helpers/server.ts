@@ -175,7 +175,8 @@ export async function startTestServer(
     },
   });
   // Over TLS (issue 23), trusting the server's CA (DROVER_TLS_CA, or its own with DROVER_TLS=auto) alone.
-  const ca = running.ctx.tls.caPem;
+  // (DROVER_TLS=proxy has a CA, the proxy's, but speaks plain HTTP itself.)
+  const ca = running.url.startsWith("https:") ? running.ctx.tls.caPem : null;
   const call = async <T>(url: string, method: string, body: unknown, headers: Record<string, string>) => {
     const init = {
       method,
