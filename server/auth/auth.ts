@@ -11,7 +11,7 @@ import { username } from "better-auth/plugins";
 import type { Db } from "../db";
 import type { Logger } from "../logger";
 import { newToken, sha256 } from "../lib/crypto";
-import { dialectOfDb } from "../lib/dialect-sql";
+import { dialectOfDb, queryRaw } from "../lib/dialect-sql";
 import { AppError, unauthenticated } from "../errors";
 import { asRole, type Principal, type Role } from "./roles";
 import { LoginThrottle, type LoginThrottleOptions } from "./login-throttle";
@@ -174,21 +174,28 @@ export async function issueOperatorToken(db: Db, userId: string, now: Date, name
 const LAST_USED_PRECISION_MS = 60_000;
 
 export async function principalFromToken(db: Db, token: string, now: Date): Promise<Principal | null> {
-  const row = await db.apiToken.findUnique({
-    where: { tokenHash: sha256(token) },
-    select: { id: true, expiresAt: true, revokedAt: true, lastUsedAt: true, user: { select: { id: true, username: true, role: true } } },
-  });
-  // A revoked token is refused exactly like an unknown one: the caller learns nothing more.
-  if (!row || row.revokedAt !== null || row.expiresAt <= now) return null;
   const stale = new Date(now.getTime() - LAST_USED_PRECISION_MS);
-  if (row.lastUsedAt === null || row.lastUsedAt <= stale) {
+  // One statement on every API request: the token, its owner, and whether lastUsedAt is due. A
+  // revoked or expired token is refused exactly like an unknown one: the caller learns nothing more.
+  const [row] = await queryRaw<{ id: string; userId: string; username: string | null; role: string; due: unknown }[]>(
+    db,
+    `SELECT t."id", t."userId", u."username", u."role", (t."lastUsedAt" IS NULL OR t."lastUsedAt" <= ?) AS "due"
+      FROM "ApiToken" t JOIN "user" u ON u."id" = t."userId"
+      WHERE t."tokenHash" = ? AND t."revokedAt" IS NULL AND t."expiresAt" > ?`,
+    stale,
+    sha256(token),
+    now,
+  );
+  if (!row) return null;
+  // SQLite answers the comparison as 0/1 (a bigint through the adapter), PostgreSQL as a boolean.
+  if (row.due === true || Number(row.due) === 1) {
     // At most one write a minute per token, however busy it is; the guard keeps concurrent
     // requests from all writing. Bookkeeping must never refuse a valid token.
     await db.apiToken
       .updateMany({ where: { id: row.id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lte: stale } }] }, data: { lastUsedAt: now } })
       .catch(() => undefined);
   }
-  return { userId: row.user.id, username: row.user.username ?? row.user.id, role: asRole(row.user.role), via: "token", tokenId: row.id };
+  return { userId: row.userId, username: row.username ?? row.userId, role: asRole(row.role), via: "token", tokenId: row.id };
 }
 
 export async function principalFromSession(auth: Auth, headers: Headers): Promise<Principal | null> {
