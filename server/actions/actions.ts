@@ -18,7 +18,7 @@ import { Contended, lockRows, transaction } from "../lib/transactions";
 import { wakeDevicesWithPendingActions } from "./scheduling";
 import { actionNotes, capabilitiesIn, type ActionNotes } from "./waits";
 import { agentRefusal } from "../../lib/action-capability";
-import type { NewActionRow, NewRequestRow } from "../devices/fast-path";
+import type { NewActionRow, NewRequestRow } from "../devices/agent-store";
 import { newRequestRow, requestCreatedEvent } from "../requests/requests";
 import { checkAgentUpgradeArgs } from "../agent-dist/versions";
 import { DEFAULT_HEALTH_POLICY, type HealthPolicy } from "../../lib/health-policy";

@@ -87,7 +87,7 @@ export function recordInventory(ctx: ServerContext, deviceId: string, system: Sy
   }
   if (!facts && !sample) return null;
   const factsJson = facts ? JSON.stringify(facts) : null;
-  return ctx.fast.writeInventory(deviceId, factsJson, sample && JSON.stringify(sample), sample ? minuteStart(sample[0]) : 0, USAGE_SAMPLES, now);
+  return ctx.fast.writeInventory(deviceId, factsJson, sample, USAGE_SAMPLES, now);
 }
 
 /** The inventory as the device's read shows it. */
