@@ -222,7 +222,7 @@ async function holdTargets(tx: Tx, deviceIds: string[]): Promise<boolean> {
 
 /**
  * Action rows written inside the caller's transaction, their devices held first
- * (`holdTargets`): the one place action rows are inserted through Prisma (the SQLite fast path
+ * (`holdTargets`): the one place action rows are inserted through Prisma (the agent store
  * has its prepared inserts). Answers whether the devices' rows are locked until the caller
  * commits (PostgreSQL), so the caller may check more of them (a plan: no other plan signals them).
  */

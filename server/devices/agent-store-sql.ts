@@ -125,7 +125,7 @@ const S = {
       "updatedAt" = ?::timestamp WHERE "id" = ? AND "state" = ?`,
   active: `SELECT "id", "state" FROM "Action" WHERE "deviceId" = ? AND "state" IN ('NEW', 'RUNNING') AND "updatedAt" < ?::timestamp`,
   lost: `UPDATE "Action" SET "state" = 'LOST', "finishedAt" = ?::timestamp, "updatedAt" = ?::timestamp WHERE "id" = ? AND "state" = ? RETURNING "id"`,
-view: `SELECT "id", "kind", "args", "origin", "state", "output", "error", "createdAt", "updatedAt" FROM "Action" WHERE "id" = ?`,
+  view: `SELECT "id", "kind", "args", "origin", "state", "output", "error", "createdAt", "updatedAt" FROM "Action" WHERE "id" = ?`,
 };
 
 /** Template versions are immutable: their parsed specs can be kept (a few, most recent first). */
