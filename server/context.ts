@@ -16,9 +16,9 @@ import type { DeviceCa } from "./devices/certificates";
 export interface ServerContext {
   db: Db;
   /**
-   * The agent hot path (devices/agent-store.ts): prepared statements with group commit, on
-   * SQLite (fast-path.ts) or PostgreSQL (fast-path-pg.ts). Always there: the agent's side has
-   * no second implementation (issue 22).
+   * The agent hot path (devices/agent-store.ts): prepared statements with group commit, one
+   * implementation (agent-store-sql.ts) over SQLite's or PostgreSQL's driver. Always there: the
+   * agent's side has no second implementation (issue 22).
    */
   fast: AgentStore;
   bus: Bus;

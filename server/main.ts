@@ -16,9 +16,9 @@ import { toNodeHandler, fromNodeHeaders } from "better-auth/node";
 import { readEnv, heartbeatSeconds, type Env } from "./env";
 import { openDb, sqlitePath, type Db } from "./db";
 import { WriteGate } from "./write-gate";
-import { FastPath } from "./devices/fast-path";
-import { PgFastPath } from "./devices/fast-path-pg";
-import type { AgentStore } from "./devices/agent-store";
+import { SqlAgentStore } from "./devices/agent-store-sql";
+import { SqliteDriver } from "./devices/sqlite-driver";
+import { PgDriver } from "./devices/pg-driver";
 import { migrate } from "./migrate";
 import { createBus } from "./bus-pg";
 import { logger as rootLogger } from "./logger";
@@ -117,10 +117,10 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   // TLS-terminating proxy (`proxy`) it is the same CA, kept in the database, with no server certificate of its own.
   if (env.DROVER_TLS === "auto" || env.DROVER_TLS === "proxy") deviceCa = { ca: await loadOrCreateCa(db, x509Signer, new Date()), signer: x509Signer };
   const file = sqlitePath(env.DATABASE_URL);
-  // The agent hot path (devices/agent-store.ts): SQLite's second connection, or a pg pool.
-  const fast: AgentStore = file
-    ? new FastPath(file, gate)
-    : new PgFastPath(env.DATABASE_URL, { onError: (err) => log.warn({ err }, "agent store: an idle PostgreSQL connection failed") });
+  // The agent hot path (devices/agent-store-sql.ts) over SQLite's second connection, or a pg pool.
+  const fast = new SqlAgentStore(
+    file ? new SqliteDriver(file, gate) : new PgDriver(env.DATABASE_URL, { onError: (err) => log.warn({ err }, "agent store: an idle PostgreSQL connection failed") }),
+  );
   const ctx: ServerContext = {
     db,
     fast,

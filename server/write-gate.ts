@@ -1,6 +1,6 @@
 /**
  * One writer at a time across Drover's two connections to the SQLite file: Prisma's and the
- * fast path's (devices/fast-path.ts).
+ * agent store's (devices/sqlite-driver.ts).
  *
  * Prisma's interactive transactions on SQLite are `BEGIN` (deferred), then queries with
  * awaits between them. A fast-path commit landing in such a gap either waits on the lock

@@ -1,85 +1,110 @@
 /**
- * The agent store's group commit (server/devices/agent-store.ts): writes of one event-loop turn
- * share a transaction, each in its own savepoint. The same suite runs against the SQLite fast
- * path (fast-path.ts) always and, with DROVER_TEST_DATABASE=postgresql, against PgFastPath
- * (fast-path-pg.ts) on a fresh database.
+ * The agent store's drivers (server/devices/sql-driver.ts): writes of one event-loop turn share
+ * a transaction, each in its own savepoint. The same suite runs against the SQLite driver always
+ * and, with DROVER_TEST_DATABASE=postgresql, against the PostgreSQL driver on a fresh database;
+ * and the one store (agent-store-sql.ts) over each.
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FastPath } from "../server/devices/fast-path";
-import { PgFastPath, type Querier } from "../server/devices/fast-path-pg";
+import { SqlAgentStore } from "../server/devices/agent-store-sql";
+import { SqliteDriver } from "../server/devices/sqlite-driver";
+import { PgDriver } from "../server/devices/pg-driver";
+import { all, run } from "../server/devices/sql-driver";
 import { openDb, type Db } from "../server/db";
 import { WriteGate } from "../server/write-gate";
 import { newPgDatabase, testOnPostgres } from "./helpers/server";
 
-/** What the group-commit suite drives: a scratch table written through commit(). */
+/** What the group-commit suite drives: a scratch table written through the driver's write(). */
 interface GroupProbe {
   /** Outermost transactions seen so far (one per group commit). */
   readonly transactions: number;
+  /** The one store over the same driver. */
+  readonly store: SqlAgentStore;
   put(k: string, v: number, fail?: boolean): Promise<number>;
   value(k: string): Promise<number | undefined>;
   close(): void | Promise<void>;
 }
 
-/** The SQLite fast path with a scratch table, to drive commit() directly. */
-class Probe extends FastPath implements GroupProbe {
+const PUT = `INSERT INTO t (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v`;
+
+/** The SQLite driver with a scratch table. */
+class Probe implements GroupProbe {
   transactions = 0;
+  readonly driver: SqliteDriver;
+  readonly store: SqlAgentStore;
   constructor(file: string) {
-    super(file);
-    this.db.exec(`CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, v INTEGER NOT NULL)`);
+    this.driver = new SqliteDriver(file);
+    this.store = new SqlAgentStore(this.driver);
+    const db = this.driver.db;
+    db.exec(`CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, v INTEGER NOT NULL)`);
     // Count the outermost transactions: BEGIN runs once per group commit.
-    const begin = this.db.transaction.bind(this.db);
-    this.db.transaction = ((fn: (...args: unknown[]) => unknown) => {
+    const begin = db.transaction.bind(db);
+    db.transaction = ((fn: (...args: unknown[]) => unknown) => {
       const tx = begin(fn);
       return ((...args: unknown[]) => {
-        if (!this.db.inTransaction) this.transactions++;
+        if (!db.inTransaction) this.transactions++;
         return tx(...args);
       }) as never;
     }) as never;
   }
   put(k: string, v: number, fail = false): Promise<number> {
-    return this.commit(() => {
-      this.db.prepare(`INSERT INTO t (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v`).run(k, v);
-      if (fail) throw new Error(`write ${k} refused`);
-      return v;
-    });
+    return this.driver.write(
+      (function* () {
+        yield* run(PUT, [k, v]);
+        if (fail) throw new Error(`write ${k} refused`);
+        return v;
+      })(),
+    );
   }
   value(k: string): Promise<number | undefined> {
-    return Promise.resolve((this.db.prepare(`SELECT v FROM t WHERE k = ?`).get(k) as { v: number } | undefined)?.v);
+    return Promise.resolve((this.driver.db.prepare(`SELECT v FROM t WHERE k = ?`).get(k) as { v: number } | undefined)?.v);
+  }
+  device(id: string) {
+    const r = this.driver.db.prepare(`SELECT "reported", "lastSeen" FROM "Device" WHERE "id" = ?`).get(id) as { reported: string | null; lastSeen: string | null };
+    return Promise.resolve({ reported: r.reported, lastSeen: r.lastSeen === null ? null : new Date(r.lastSeen) });
+  }
+  close() {
+    return this.driver.close();
   }
 }
 
-/** PgFastPath with a scratch table; transactions counted by their ids (txid_current()). */
-class PgProbe extends PgFastPath implements GroupProbe {
+/** The PostgreSQL driver with a scratch table; transactions counted by their ids (txid_current()). */
+class PgProbe implements GroupProbe {
   private readonly txids = new Set<string>();
+  readonly store: SqlAgentStore;
+  private constructor(readonly driver: PgDriver) {
+    this.store = new SqlAgentStore(driver);
+  }
   get transactions() {
     return this.txids.size;
   }
   static async open(url: string): Promise<PgProbe> {
-    const probe = new PgProbe(url);
-    await probe.pool.query(`CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, v INTEGER NOT NULL)`);
+    const probe = new PgProbe(new PgDriver(url));
+    await probe.driver.pool.query(`CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, v INTEGER NOT NULL)`);
     return probe;
   }
   put(k: string, v: number, fail = false): Promise<number> {
-    return this.commit(async (q: Querier) => {
-      await q.count({ name: "probe_put", text: `INSERT INTO t (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v` }, [k, v]);
-      this.txids.add((await q.rows<{ x: string }>({ name: "probe_txid", text: `SELECT txid_current()::text AS x` }, []))[0]!.x);
-      if (fail) throw new Error(`write ${k} refused`);
-      return v;
-    });
+    const txids = this.txids;
+    return this.driver.write(
+      (function* () {
+        yield* run(PUT, [k, v]);
+        txids.add((yield* all<{ x: string }>(`SELECT txid_current()::text AS x`, []))[0]!.x);
+        if (fail) throw new Error(`write ${k} refused`);
+        return v;
+      })(),
+    );
   }
   async value(k: string): Promise<number | undefined> {
-    return (await this.pool.query<{ v: number }>(`SELECT v FROM t WHERE k = $1`, [k])).rows[0]?.v;
-  }
-  /** A statement the database refuses (a NOT NULL column), inside the write. */
-  putNull(k: string): Promise<number> {
-    return this.commit(async (q: Querier) => (await q.count({ name: "probe_null", text: `INSERT INTO t (k, v) VALUES ($1, NULL)` }, [k])));
+    return (await this.driver.pool.query<{ v: number }>(`SELECT v FROM t WHERE k = $1`, [k])).rows[0]?.v;
   }
   device(id: string) {
-    return this.pool.query<{ reported: string | null; lastSeen: Date | null }>(`SELECT "reported", "lastSeen" FROM "Device" WHERE "id" = $1`, [id]).then((r) => r.rows[0]);
+    return this.driver.pool.query<{ reported: string | null; lastSeen: Date | null }>(`SELECT "reported", "lastSeen" FROM "Device" WHERE "id" = $1`, [id]).then((r) => r.rows[0]);
+  }
+  close() {
+    return this.driver.close();
   }
 }
 
@@ -95,21 +120,25 @@ function migratedFile(dir: string): string {
   return file;
 }
 
-/** Opens a probe on a fresh store; `reopen` opens another on the same one; `drop` removes it. */
+/** Opens a probe on a fresh store; `open` again opens another on the same one; `drop` removes it. */
 interface ProbeStore {
-  open(): Promise<GroupProbe>;
+  /** DATABASE_URL of the store, for Prisma. */
+  url: string;
+  /** The error code of a NOT NULL violation. */
+  notNull: string;
+  open(): Promise<GroupProbe & { device(id: string): Promise<{ reported: string | null; lastSeen: Date | null } | undefined> }>;
   drop(): Promise<void>;
 }
 
 async function sqliteStore(): Promise<ProbeStore> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-fast-"));
   const file = migratedFile(dir);
-  return { open: async () => new Probe(file), drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+  return { url: `file:${file}`, notNull: "SQLITE_CONSTRAINT_NOTNULL", open: async () => new Probe(file), drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
 
 async function pgStore(): Promise<ProbeStore> {
   const database = await newPgDatabase();
-  return { open: () => PgProbe.open(database.url), drop: () => database.drop() };
+  return { url: database.url, notNull: "23502", open: () => PgProbe.open(database.url), drop: () => database.drop() };
 }
 
 const stores: [string, () => Promise<ProbeStore>][] = [["SQLite", sqliteStore]];
@@ -162,84 +191,96 @@ describe.each(stores)("group commit on %s", (_name, makeStore) => {
   });
 });
 
-describe.runIf(testOnPostgres)("PgFastPath", () => {
-  let database: { url: string; drop(): Promise<void> };
-  let probe: PgProbe;
+describe.each(stores)("the agent store on %s", (name, makeStore) => {
+  let store: ProbeStore;
+  let probe: Awaited<ReturnType<ProbeStore["open"]>>;
   let db: Db;
   beforeEach(async () => {
-    database = await newPgDatabase();
-    probe = await PgProbe.open(database.url);
-    db = await openDb(database.url);
+    store = await makeStore();
+    probe = await store.open();
+    db = await openDb(store.url);
   });
   afterEach(async () => {
     await probe.close();
     await db.$disconnect();
-    await database.drop();
+    await store.drop();
   });
 
-  const newDevice = (name: string) => db.device.create({ data: { name, platform: "linux-amd64", role: "worker", agentVersion: "t" } });
+  const newDevice = (name: string, tokenHash?: string) => db.device.create({ data: { name, platform: "linux-amd64", role: "worker", agentVersion: "t", tokenHash } });
+  /** The statements sent to PostgreSQL's pool and connections from now on (their texts); none on SQLite. */
+  function statementsSent(): string[] {
+    const sent: string[] = [];
+    if (!(probe instanceof PgProbe)) return sent;
+    const pool = probe.driver.pool;
+    const query = pool.query.bind(pool);
+    pool.query = ((config: { text?: string }, ...rest: unknown[]) => {
+      sent.push(config.text ?? "?");
+      return (query as (...args: unknown[]) => unknown)(config, ...rest);
+    }) as never;
+    return sent;
+  }
 
   it("a statement the database refuses rolls back its own savepoint only; the batch's other writes and heartbeats commit", async () => {
-    const { id } = await newDevice("pg-1");
+    const { id } = await newDevice("s-1");
     const at = new Date("2026-01-02T03:04:05.678Z");
-    const outcomes = await Promise.allSettled([probe.put("a", 1), probe.touch(id, '{"n":1}', at), probe.putNull("bad"), probe.put("c", 3)]);
+    const putNull = probe.store.driver.write(run(`INSERT INTO t (k, v) VALUES (?, NULL)`, ["bad"]));
+    const outcomes = await Promise.allSettled([probe.put("a", 1), probe.store.touch(id, '{"n":1}', at), putNull, probe.put("c", 3)]);
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
-    expect((outcomes[2] as PromiseRejectedResult).reason).toMatchObject({ code: "23502" }); // not_null_violation
+    expect((outcomes[2] as PromiseRejectedResult).reason).toMatchObject({ code: store.notNull });
     expect([await probe.value("a"), await probe.value("bad"), await probe.value("c")]).toEqual([1, undefined, 3]);
     expect(await probe.device(id)).toEqual({ reported: '{"n":1}', lastSeen: at });
     expect(probe.transactions).toBe(1);
   });
 
-  it("heartbeats of one turn are one UPDATE (the last report of a device wins), times read back as Prisma writes them", async () => {
-    const devices = await Promise.all(Array.from({ length: 50 }, (_, i) => newDevice(`pg-t${i}`)));
+  it("heartbeats of one turn are one write (one UPDATE on PostgreSQL; the last report of a device wins), times read back as Prisma writes them", async () => {
+    const devices = await Promise.all(Array.from({ length: 50 }, (_, i) => newDevice(`t${i}`)));
     const at = new Date("2026-03-04T05:06:07.891Z");
-    await Promise.all([...devices.map((d, i) => probe.touch(d.id, `{"i":${i}}`, at)), probe.touch(devices[0]!.id, '{"i":"last"}', at)]);
-    // Prisma reads the same instant back (timestamp without time zone holds UTC on both).
+    await Promise.all([...devices.map((d, i) => probe.store.touch(d.id, `{"i":${i}}`, at)), probe.store.touch(devices[0]!.id, '{"i":"last"}', at)]);
+    // Prisma reads the same instant back (timestamp without time zone holds UTC on PostgreSQL, Prisma's text on SQLite).
     const rows = await db.device.findMany({ where: { id: { in: devices.map((d) => d.id) } }, select: { name: true, reported: true, lastSeen: true } });
     expect(rows.every((r) => r.lastSeen?.getTime() === at.getTime())).toBe(true);
-    expect(rows.find((r) => r.name === "pg-t0")!.reported).toBe('{"i":"last"}');
-    expect(rows.find((r) => r.name === "pg-t7")!.reported).toBe('{"i":7}');
+    expect(rows.find((r) => r.name === "t0")!.reported).toBe('{"i":"last"}');
+    expect(rows.find((r) => r.name === "t7")!.reported).toBe('{"i":7}');
     // And what Prisma writes, the store reads as the same instant.
     const seen = new Date("2026-05-06T07:08:09.123Z");
-    await db.device.update({ where: { id: devices[1]!.id }, data: { lastSeen: seen } });
+    await db.device.update({ where: { id: devices[1]!.id }, data: { lastSeen: seen, tokenHash: "t1-hash" } });
     expect((await probe.device(devices[1]!.id))!.lastSeen).toEqual(seen);
+    expect((await probe.store.deviceByTokenHash("t1-hash"))!.lastSeen).toEqual(seen);
   });
 
-  it("the token lookups and LOST checks of one turn are one statement each, every caller answered with its own rows", async () => {
-    const devices = await Promise.all(Array.from({ length: 20 }, (_, i) => db.device.create({ data: { name: `pg-r${i}`, platform: "linux-amd64", role: "worker", agentVersion: "t", tokenHash: `hash-${i}` } })));
+  it("the token lookups and LOST checks of one turn are one statement each on PostgreSQL, every caller answered with its own rows", async () => {
+    const devices = await Promise.all(Array.from({ length: 20 }, (_, i) => newDevice(`r${i}`, `hash-${i}`)));
     const now = new Date();
     const old = new Date(now.getTime() - 60_000);
     // Two running actions on every other device, unchanged for a minute.
     await db.action.createMany({
       data: devices.flatMap((d, i) => (i % 2 ? [] : [0, 1].map((n) => ({ id: `${d.name}-a${n}`, deviceId: d.id, kind: "noop", origin: "user", state: "RUNNING", createdAt: old, updatedAt: old })))),
     });
-    const statements: string[] = [];
-    const query = probe["pool"].query.bind(probe["pool"]);
-    probe["pool"].query = ((config: { name?: string }, ...rest: unknown[]) => {
-      statements.push(config.name ?? "?");
-      return (query as (...args: unknown[]) => unknown)(config, ...rest);
-    }) as never;
-    const found = await Promise.all([...devices.map((_, i) => probe.deviceByTokenHash(`hash-${i}`)), probe.deviceByTokenHash("nobody"), probe.deviceIdentityByTokenHash("hash-3")]);
-    expect(found.slice(0, 20).map((d) => d?.name)).toEqual(devices.map((d) => d.name));
+    const sent = statementsSent();
+    const found = await Promise.all([...devices.map((_, i) => probe.store.deviceByTokenHash(`hash-${i}`)), probe.store.deviceByTokenHash("nobody"), probe.store.deviceIdentityByTokenHash("hash-3")]);
+    expect(found.slice(0, 20).map((d) => d && "name" in d && d.name)).toEqual(devices.map((d) => d.name));
     expect(found[20]).toBeNull();
-    expect(found[21]).toEqual({ id: devices[3]!.id, name: "pg-r3", revoked: false });
-    expect(statements.filter((s) => s === "drover_by_token")).toHaveLength(1);
+    expect(found[21]).toEqual({ id: devices[3]!.id, name: "r3", revoked: false });
+    if (name === "PostgreSQL") expect(sent.filter((s) => s.includes(`"tokenHash" = v.k1`))).toHaveLength(2); // the lookups, the identity
     // Each device's queue lacks its second action: exactly that one is LOST, on the devices that had it.
-    const lost = await Promise.all(devices.map((d) => probe.markLost(d, new Set([`${d.name}-a0`]), now, 5_000)));
+    const lost = await Promise.all(devices.map((d) => probe.store.markLost(d, new Set([`${d.name}-a0`]), now, 5_000)));
     expect(lost.map((events) => events.map((e) => e.objectName))).toEqual(devices.map((d, i) => (i % 2 ? [] : [`${d.name}-a1`])));
-    expect(statements.filter((s) => s === "drover_active_actions")).toHaveLength(1);
+    expect(lost[0]![0]).toMatchObject({ objectKind: "Action", reason: "LOST", message: "RUNNING → LOST: missing from r0's queue" });
+    if (name === "PostgreSQL") expect(sent.filter((s) => s.includes(`"updatedAt" < v.k2`))).toHaveLength(1);
     expect(await db.action.count({ where: { state: "LOST" } })).toBe(10);
+    expect((await db.action.findUniqueOrThrow({ where: { id: "r0-a1" } })).finishedAt).toEqual(now);
   });
 
   it("the inventory upsert keeps one sample a minute and the newest `max`", async () => {
-    const { id } = await newDevice("pg-inv");
+    const { id } = await newDevice("inv");
     const t0 = 1_800_000_000 - (1_800_000_000 % 60);
     const now = new Date(t0 * 1000);
-    await probe.writeInventory(id, '{"os":"debian"}', JSON.stringify([t0, 1, 2, 3]), t0, 3, now);
-    await probe.writeInventory(id, null, JSON.stringify([t0 + 30, 9, 9, 9]), t0, 3, now); // same minute: kept out
-    for (const m of [1, 2, 3]) await probe.writeInventory(id, null, JSON.stringify([t0 + 60 * m, m, m, m]), t0 + 60 * m, 3, now);
+    await probe.store.writeInventory(id, '{"os":"debian"}', [t0, 1, 2, 3], 3, now);
+    await probe.store.writeInventory(id, null, [t0 + 30, 9, 9, 9], 3, now); // same minute: kept out
+    for (const m of [1, 2, 3]) await probe.store.writeInventory(id, null, [t0 + 60 * m, m, m, m], 3, now);
     const row = await db.deviceInventory.findUniqueOrThrow({ where: { deviceId: id } });
     expect(row.system).toBe('{"os":"debian"}');
+    expect(row.systemAt).toEqual(now);
     expect(JSON.parse(row.samples)).toEqual([1, 2, 3].map((m) => [t0 + 60 * m, m, m, m]));
   });
 });
@@ -247,16 +288,16 @@ describe.runIf(testOnPostgres)("PgFastPath", () => {
 describe("write gate", () => {
   let dir: string;
   let db: Db;
-  let fast: FastPath;
+  let fast: SqlAgentStore;
   beforeEach(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-gate-"));
     const file = migratedFile(dir);
     const gate = new WriteGate();
     db = await openDb(`file:${file}`, gate);
-    fast = new FastPath(file, gate);
+    fast = new SqlAgentStore(new SqliteDriver(file, gate));
   });
   afterEach(async () => {
-    fast.close();
+    await fast.close();
     await db.$disconnect();
     fs.rmSync(dir, { recursive: true, force: true });
   });

@@ -18,7 +18,7 @@ import { Contended, lockRows, transaction } from "../lib/transactions";
 import { wakeDevicesWithPendingActions } from "./scheduling";
 import { actionNotes, capabilitiesIn, type ActionNotes } from "./waits";
 import { agentRefusal } from "../../lib/action-capability";
-import type { NewActionRow, NewRequestRow } from "../devices/fast-path";
+import type { NewActionRow, NewRequestRow } from "../devices/agent-store";
 import { newRequestRow, requestCreatedEvent } from "../requests/requests";
 import { checkAgentUpgradeArgs } from "../agent-dist/versions";
 import { DEFAULT_HEALTH_POLICY, type HealthPolicy } from "../../lib/health-policy";
@@ -222,7 +222,7 @@ async function holdTargets(tx: Tx, deviceIds: string[]): Promise<boolean> {
 
 /**
  * Action rows written inside the caller's transaction, their devices held first
- * (`holdTargets`): the one place action rows are inserted through Prisma (the SQLite fast path
+ * (`holdTargets`): the one place action rows are inserted through Prisma (the agent store
  * has its prepared inserts). Answers whether the devices' rows are locked until the caller
  * commits (PostgreSQL), so the caller may check more of them (a plan: no other plan signals them).
  */

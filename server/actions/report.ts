@@ -1,7 +1,7 @@
 /**
  * What an agent's action report means (AGENT_PROTOCOL.md "Action reports", seed 004
- * "Conflicting actions"), as a pure decision over the stored row. The stores (Prisma, or the
- * SQLite fast path) only carry it out.
+ * "Conflicting actions"), as a pure decision over the stored row. The agent store
+ * (devices/agent-store-sql.ts) only carries it out.
  */
 import { isDeepStrictEqual } from "node:util";
 import { ACTIVE_ACTION_STATES, canMove, FINAL_ACTION_STATES, type ActionState } from "../../lib/action-status";

@@ -1,9 +1,10 @@
 /**
- * The agent hot path as one interface with two stores: embedded SQLite (fast-path.ts, prepared
- * better-sqlite3 statements, synchronous) and PostgreSQL (fast-path-pg.ts, named prepared
- * statements through `pg`). Callers (credentials, heartbeat, work, inventory, the agent's side
- * of actions, action creation, request decisions, the sweep) are written once against this;
- * the decisions (decideReport, the status derivations) are shared and only the SQL differs.
+ * The agent hot path as one interface (issue 22 item 2): the token lookup, heartbeats, the
+ * sweep's writes, the poll's facts and offers, action creation, request decisions, the agent's
+ * reports and LOST, the inventory. One implementation, agent-store-sql.ts, written once over a
+ * small driver for each database (sqlite-driver.ts, pg-driver.ts). Callers (credentials,
+ * heartbeat, work, inventory, the agent's side of actions, action creation, request decisions,
+ * the sweep) are written against this.
  *
  * Reads may answer synchronously (SQLite) or with a promise (PostgreSQL): callers `await`
  * them either way. Every write is a group commit: the writes that arrive in one turn of the
@@ -15,6 +16,7 @@ import type { EventRow, NewEvent } from "../events/events";
 import type { ActionReport, OfferedAction } from "../../lib/protocol";
 import type { AppError } from "../errors";
 import type { IdempotencyRow } from "../idempotency/idempotency";
+import type { UsageSample } from "./inventory";
 
 export type MaybePromise<T> = T | Promise<T>;
 
@@ -70,6 +72,8 @@ export interface WorkFacts {
   decommissionRequestedAt: Date | null;
   lifecycle: string;
   summary: string;
+  /** Whether the device has actions to offer or cancels to tell: the poll's cheap first check. */
+  actionWork: boolean;
 }
 
 export type DeviceWithCredential = DeviceFactsRow & { credentialRevokedAt: Date | null };
@@ -126,16 +130,14 @@ export interface AgentStore {
   touch(id: string, reported: string, lastSeen: Date): Promise<void>;
   /**
    * The inventory's upsert (inventory.ts): the full static facts when sent (else kept), and a
-   * usage sample appended unless the last one is at or after `notBefore`, keeping the newest `max`.
+   * usage sample appended unless the last one is of the same minute, keeping the newest `max`.
    */
-  writeInventory(deviceId: string, system: string | null, sample: string | null, notBefore: number, max: number, now: Date): Promise<void>;
+  writeInventory(deviceId: string, system: string | null, sample: UsageSample | null, max: number, now: Date): Promise<void>;
   workFacts(id: string): MaybePromise<WorkFacts | null>;
   /** A template version's spec content, parsed once (versions are immutable). Callers must not mutate it. */
   templateSpec(id: string): MaybePromise<Record<string, unknown> | null>;
   /** Devices per value of each status axis. */
   statusCounts(): MaybePromise<{ axis: string; value: string; n: number }[]>;
-  /** Whether the device has actions to offer or cancels to tell: the poll's cheap first check. */
-  hasActionWork(deviceId: string): MaybePromise<boolean>;
   /**
    * PENDING_SCHEDULE actions whose health policy admits a device of `healthRank`
    * (lib/health-policy.ts), oldest first, marked offered; and the ids to cancel. A null rank
@@ -161,7 +163,7 @@ export interface AgentStore {
   close(): MaybePromise<void>;
 }
 
-/** The LOST event of an action missing from its device's queue (both stores). */
+/** The LOST event of an action missing from its device's queue. */
 export function lostEvent(device: { name: string }, a: { id: string; state: string }): NewEvent {
   return { objectKind: "Action", objectName: a.id, type: "ActionStateChanged", reason: "LOST", message: `${a.state} → LOST: missing from ${device.name}'s queue`, actor: "server" };
 }

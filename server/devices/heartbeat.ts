@@ -4,9 +4,8 @@
  *
  * The common report changes nothing but lastSeen: one statement. A report that changes a
  * status re-reads the device inside a transaction and derives from that fresh row, so a
- * decommission or resume that landed meanwhile is never written over. On SQLite both run
- * as prepared statements in group commits (the agent store: fast-path.ts on SQLite,
- * fast-path-pg.ts on PostgreSQL); through Prisma only when a test turns it off.
+ * decommission or resume that landed meanwhile is never written over. Both run as prepared
+ * statements in group commits of the agent store (devices/agent-store-sql.ts).
  */
 import type { StatusReport } from "../../lib/protocol";
 import type { ReportedStatus } from "../../lib/device-status";

@@ -5,15 +5,15 @@
  * heartbeat's write rewrites the whole Device row on every report; the static facts change
  * rarely (the agent sends them in full at its start, on a change and hourly, and `usage`
  * alone otherwise) and the history once a minute. So a report writes this row only when it
- * carries full facts or opens a new minute: one upsert, in the same group commit as the
+ * carries full facts or opens a new minute: a read and an upsert, in the same group commit as the
  * heartbeat's own write, and on most reports nothing at all. The latest usage rides in the
  * `reported` JSON, which every heartbeat writes anyway.
  *
  * History: one sample a minute (the first report that opens the minute; its cpu is already
  * the agent's average over its own interval), the newest last, at most USAGE_SAMPLES (two
  * hours): bounded in the row itself, so nothing needs pruning. Which devices already have
- * this minute's sample is kept in memory to skip the statement; the statement checks again
- * (the last sample's time), so a restart or a second server never doubles a minute.
+ * this minute's sample is kept in memory to skip the write; the write checks again against the
+ * row it reads locked (`appendSample`), so a restart or a second server never doubles a minute.
  */
 import type { SystemFacts } from "../../lib/protocol";
 import type { ServerContext } from "../context";
@@ -87,7 +87,7 @@ export function recordInventory(ctx: ServerContext, deviceId: string, system: Sy
   }
   if (!facts && !sample) return null;
   const factsJson = facts ? JSON.stringify(facts) : null;
-  return ctx.fast.writeInventory(deviceId, factsJson, sample && JSON.stringify(sample), sample ? minuteStart(sample[0]) : 0, USAGE_SAMPLES, now);
+  return ctx.fast.writeInventory(deviceId, factsJson, sample, USAGE_SAMPLES, now);
 }
 
 /** The inventory as the device's read shows it. */

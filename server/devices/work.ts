@@ -25,7 +25,7 @@ export async function renderedSpecOf(ctx: ServerContext, d: Pick<WorkFacts, "ren
 }
 
 export async function pendingWork(ctx: ServerContext, deviceId: string, specVersion: number): Promise<WorkResponse | null> {
-  const device: (WorkFacts & { actionWork?: boolean }) | null = await ctx.fast.workFacts(deviceId);
+  const device = await ctx.fast.workFacts(deviceId);
   if (!device) return null;
   const work: WorkResponse = { actions: [] };
   let any = false;
@@ -41,8 +41,7 @@ export async function pendingWork(ctx: ServerContext, deviceId: string, specVers
     any = true;
   }
   const fast = ctx.fast;
-  // PostgreSQL's workFacts answers the cheap check in the same round trip (actionWork).
-  if (device.actionWork ?? (await fast.hasActionWork(deviceId))) {
+  if (device.actionWork) {
     // Scheduling rules (seed 004): only to a device that is up, as each action's health policy
     // counts up (Online, or Degraded by default; lib/health-policy.ts), within concurrency
     // policies. Never to one asked to decommission: it only hears the cancels for what it holds.

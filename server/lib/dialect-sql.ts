@@ -8,7 +8,7 @@
  * (`sqliteDate`), PostgreSQL as timestamp(3), which the driver binds from a Date.
  */
 import type { Db, Dialect, Tx } from "../db";
-import { sqliteDate } from "../devices/fast-path";
+import { sqliteDate } from "../devices/sqlite-driver";
 
 /** Which database a Prisma client (or transaction client) talks to. */
 export function dialectOfDb(db: Db | Tx): Dialect {

@@ -114,7 +114,7 @@ describe("one door each (issue 22)", () => {
   });
 
   it("no server code writes action rows but server/actions (and the agent store it calls)", () => {
-    const store = [path.join("actions", "actions.ts"), path.join("devices", "fast-path.ts"), path.join("devices", "fast-path-pg.ts")];
+    const store = [path.join("actions", "actions.ts"), path.join("devices", "agent-store-sql.ts")];
     expect(matching(/\baction\.create(Many)?\(|INSERT INTO "Action"/, store)).toEqual([]);
   });
 
@@ -122,8 +122,9 @@ describe("one door each (issue 22)", () => {
     const storeAndSetUp = [
       ["lib", "dialect-sql.ts"],
       ["lib", "transactions.ts"],
-      ["devices", "fast-path.ts"],
-      ["devices", "fast-path-pg.ts"],
+      ["devices", "agent-store-sql.ts"],
+      ["devices", "sqlite-driver.ts"],
+      ["devices", "pg-driver.ts"],
       ["db.ts"],
       ["migrate.ts"],
       ["bus-pg.ts"],

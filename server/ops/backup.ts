@@ -8,7 +8,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { sqliteDate } from "../devices/fast-path";
+import { sqliteDate } from "../devices/sqlite-driver";
 
 export async function backupDatabase(databaseFile: string, target: string): Promise<void> {
   if (!fs.existsSync(databaseFile)) throw new Error(`no database at ${databaseFile}`);

@@ -14,7 +14,7 @@ import { Prisma, type Tx } from "../db";
 import { conflict, notFound } from "../errors";
 import { publishEvents, type NewEvent } from "../events/events";
 import { topics } from "../bus";
-import type { NewRequestRow } from "../devices/fast-path";
+import type { NewRequestRow } from "../devices/agent-store";
 import { sqlDate } from "../lib/dialect-sql";
 import { inChunks } from "../lib/chunks";
 import { assertNotOwnApproval } from "../approvals/four-eyes";

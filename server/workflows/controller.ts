@@ -48,7 +48,7 @@ import { inChunks } from "../lib/chunks";
 import { selectorWhere } from "../devices/queries";
 import { watchEndedActions } from "../actions/ended-watch";
 import { afterCancel, cancelActionInTx, insertActionsInTx, needsApproval, type CancelOutcome } from "../actions/actions";
-import type { NewActionRow } from "../devices/fast-path";
+import type { NewActionRow } from "../devices/agent-store";
 import { selectorRequirements } from "../../lib/fleet-spec";
 import { formatSelector } from "../../lib/label-selector";
 import { newRequestRow, requestCreatedEvent } from "../requests/requests";

@@ -1,0 +1,84 @@
+/**
+ * What the agent store (agent-store-sql.ts) asks of a database: a small driver, one for SQLite
+ * (sqlite-driver.ts, better-sqlite3, synchronous) and one for PostgreSQL (pg-driver.ts, `pg`).
+ *
+ * An operation is written once, as a generator that yields the statements it needs and gets
+ * their results back (`const rows = yield* all<Row>(sql, [id])`). The driver runs it: SQLite's
+ * synchronously, statement after statement, so a read answers at once and a group commit is one
+ * synchronous transaction (no other code, Prisma's included, runs while it is open); PostgreSQL's
+ * awaits each statement. The same body, the same statements, the same decisions: what differs
+ * is only how a statement runs.
+ *
+ * Statements are written once with `?` placeholders; PostgreSQL's `::type` casts are written
+ * where it needs them (the SQLite driver drops them, and `FOR UPDATE`: its one writer holds the
+ * whole file). Dates and booleans are bound as `Date` and `boolean`; each driver converts them.
+ * Two kinds of statement let PostgreSQL save round trips where SQLite needs none; both are
+ * written as the statement for one key or one row, and PostgreSQL's driver turns it into one
+ * over arrays (unnest), where SQLite runs it once a key or row (microseconds each):
+ *  - `keyed`: a read for one key (a token, a device). Outside a write, the keyed reads of one
+ *    turn of the event loop are one statement (a lateral join over the keys).
+ *  - `many`: `INSERT … VALUES (?, …)` or `UPDATE … SET … WHERE …` (no subquery) for many rows.
+ *    Its values travel as text arrays: a `?` of another type says so with its cast (`?::timestamp`).
+ */
+import type { MaybePromise } from "./agent-store";
+
+export type Query =
+  | { kind: "all" | "run" | "keyed"; sql: string; values: unknown[] }
+  | { kind: "many"; sql: string; rows: unknown[][] };
+
+/** An operation: yields statements, gets their results, returns its answer. */
+export type Op<T> = Generator<Query, T, unknown>;
+
+/** The rows a statement answers with. */
+export function* all<R>(sql: string, values: unknown[]): Op<R[]> {
+  return (yield { kind: "all", sql, values }) as R[];
+}
+
+/** The number of rows a statement changed. */
+export function* run(sql: string, values: unknown[]): Op<number> {
+  return (yield { kind: "run", sql, values }) as number;
+}
+
+/** The rows of a read for one key (batched with others of its turn on PostgreSQL, outside writes). */
+export function* keyed<R>(sql: string, key: unknown[]): Op<R[]> {
+  return (yield { kind: "keyed", sql, values: key }) as R[];
+}
+
+/** A one-row INSERT or UPDATE for many rows; what it returns (RETURNING), all rows'. */
+export function* many<R>(sql: string, rows: unknown[][]): Op<R[]> {
+  if (rows.length === 0) return [];
+  return (yield { kind: "many", sql, rows }) as R[];
+}
+
+/** Runs an operation whose statements answer synchronously. */
+export function runSync<T>(op: Op<T>, exec: (q: Query) => unknown): T {
+  let step = op.next();
+  while (!step.done) step = op.next(exec(step.value));
+  return step.value;
+}
+
+/** Runs an operation whose statements answer with promises. */
+export async function runAsync<T>(op: Op<T>, exec: (q: Query) => Promise<unknown>): Promise<T> {
+  let step = op.next();
+  while (!step.done) step = op.next(await exec(step.value));
+  return step.value;
+}
+
+export interface SqlDriver {
+  /** Runs a read outside any transaction: synchronously on SQLite. */
+  read<T>(op: Op<T>): MaybePromise<T>;
+  /**
+   * Runs a write in the next group commit: the writes of one turn of the event loop share one
+   * transaction, each in its own savepoint (one that throws rolls back and rejects alone); the
+   * promise settles after the commit.
+   */
+  write<T>(op: Op<T>): Promise<T>;
+  /**
+   * A row of a `many` statement, written in the next group commit with the
+   * other rows of that statement (the last row per `key` winning): one statement for all of them
+   * on PostgreSQL, in a savepoint of their own (they fail or succeed together).
+   */
+  merge(sql: string, key: string, row: unknown[]): Promise<void>;
+  /** Writes what it accepted, then lets the connection(s) go. */
+  close(): MaybePromise<void>;
+}
