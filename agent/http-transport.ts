@@ -27,9 +27,14 @@ const loadHttps = () => (httpsModule ??= Promise.all([import("node:https"), impo
  * a refused connect included: a device retrying through a restart has forgotten it by the time
  * the server is back, and does a full handshake even where the server would resume (its ticket
  * keys outlive the process: server/tls/session-tickets.ts). This one forgets a session only
- * when a TLS handshake fails once the TCP connection is made. A server that does not take the
+ * when TLS itself fails (a protocol or certificate error), not when the connection is refused or
+ * reset, mid-handshake included: in a storm a busy server drops handshakes, and the simulator's
+ * agents share one session, which one reset would take from all. A server that does not take the
  * ticket just does a full handshake and issues a new one.
  */
+/** Errors of TLS itself (OpenSSL's ERR_SSL_*, Node's ERR_TLS_*, certificate verification), not of the connection. */
+const TLS_FAILURE = /^ERR_SSL_|^ERR_TLS_|CERT|SELF_SIGNED|UNABLE_TO_|_SIGNATURE/;
+
 function resumingAgent(https: typeof import("node:https"), tls: typeof import("node:tls"), options: import("node:https").AgentOptions): import("node:https").Agent {
   const agent = new https.Agent(options);
   const sessions = new Map<string, Buffer>();
@@ -38,11 +43,8 @@ function resumingAgent(https: typeof import("node:https"), tls: typeof import("n
     const session = sessions.get(key);
     const socket = tls.connect(session ? { ...connect, session } : connect);
     socket.on("session", (next: Buffer) => sessions.set(key, next));
-    let handshaking = false;
-    socket.once("connect", () => (handshaking = true));
-    socket.once("secureConnect", () => (handshaking = false));
-    socket.once("error", () => {
-      if (handshaking) sessions.delete(key);
+    socket.once("error", (error: NodeJS.ErrnoException) => {
+      if (TLS_FAILURE.test(error.code ?? "")) sessions.delete(key);
     });
     return socket;
   }) as typeof agent.createConnection;
