@@ -46,8 +46,8 @@
  * BENCH_AGENT_FOOTPRINT=0 npm run bench`, one server holding 19,000 polls, issue 22),
  * BENCH_TLS (1; 0 skips step 6), BENCH_TLS_AGENTS (BENCH_AGENTS: step 6's agents, each storm's),
  * BENCH_STORM_SECONDS (300: a storm's longest wait), BENCH_TLS_ONLY (0; 1 runs step 6 alone).
- * Step 6 at full size, alone, on a quiet machine (the figures of docs/architecture.md "TLS: what
- * it costs" were taken at 1,000 on a loaded one):
+ * Step 6 at full size, alone, on a quiet machine (docs/architecture.md "Session 18: what TLS
+ * costs" has it at 1,000 agents on a loaded one):
  *   BENCH_TLS_ONLY=1 BENCH_TLS_AGENTS=10000 npm run bench
  */
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
