@@ -136,6 +136,14 @@ describe("simulator command line", () => {
     expect(config.allowExec).toEqual(["uptime", "/bin/true"]);
   });
 
+  it("reads --ca-file and --ca-fingerprint for an https server on the node-http transport, and refuses them otherwise", () => {
+    const pin = "ab".repeat(32);
+    expect(parseSimulateArgs(["--server", "https://h:1", "--agents", "2", "--ca-file", "ca.pem", "--ca-fingerprint", pin])).toMatchObject({ caFile: path.resolve("ca.pem"), caFingerprint: pin });
+    expect(() => parseSimulateArgs(["--server", "http://h:1", "--agents", "2", "--ca-file", "ca.pem"])).toThrow(/--server: --ca-file and --ca-fingerprint are for an https:\/\/ server/);
+    expect(() => parseSimulateArgs(["--server", "https://h:1", "--agents", "2", "--ca-file", "ca.pem", "--transport", "fetch"])).toThrow(/node-http transport/);
+    expect(() => parseSimulateArgs(["--server", "https://h:1", "--agents", "2", "--ca-fingerprint", "nope"])).toThrow(/--ca-fingerprint: the SHA-256/);
+  });
+
   it("reads the update knobs", () => {
     const config = parseSimulateArgs(["--server", "http://h:1", "--agents", "3", "--crash-versions", "2.0.0, 2.1.0", "--crash-seconds", "4", "--fail-versions", "3.0.0", "--slow-apply-seconds", "5", "--slow-versions", "4.0.0"]);
     expect(config).toMatchObject({ crashVersions: ["2.0.0", "2.1.0"], crashSeconds: 4, failVersions: ["3.0.0"], slowApplySeconds: 5, slowVersions: ["4.0.0"] });

@@ -406,6 +406,10 @@ Options:
   --rate N               agents started per second during ramp-up (default: 200)
   --state-dir DIR        keep each agent's state under DIR/NAME (default: in memory)
   --transport T          node-http (default; cheaper per request) or fetch (as the agent)
+  --ca-file FILE         an https --server is trusted only if this CA (PEM) signed its
+                         certificate (as the agent's option; node-http transport)
+  --ca-fingerprint SHA256
+                         pin the server's CA by the SHA-256 of its certificate, as the agent
   --seed N               seed of the random choices, for repeatable runs
   --summary-seconds S    how often to print the one-line JSON summary (default: 5)
   --log-level LEVEL      log level of the agents' own logs, on stderr (default: error)
@@ -454,8 +458,17 @@ const SimulateArgs = z
     summarySeconds: z.coerce.number().positive().default(5),
     transport: z.enum(["node-http", "fetch"]).default("node-http"),
     logLevel: LogLevel.default("error"),
+    caFile: z
+      .string()
+      .optional()
+      .transform((file) => (file === undefined || file.trim() === "" ? undefined : path.resolve(file))),
+    caFingerprint: CaFingerprint,
   })
-  .refine((o) => o.degraded + o.error <= 1, { message: "--degraded and --error together must not exceed 1", path: ["degraded"] });
+  .refine((o) => o.degraded + o.error <= 1, { message: "--degraded and --error together must not exceed 1", path: ["degraded"] })
+  .refine((o) => (o.caFile === undefined && o.caFingerprint === undefined) || (o.server.startsWith("https://") && o.transport === "node-http"), {
+    message: "--ca-file and --ca-fingerprint are for an https:// server, with the node-http transport",
+    path: ["server"],
+  });
 export type SimulateConfig = z.infer<typeof SimulateArgs>;
 
 export function parseSimulateArgs(argv: string[]): SimulateConfig | "help" {
@@ -492,10 +505,14 @@ export function parseSimulateArgs(argv: string[]): SimulateConfig | "help" {
     "summary-seconds": { type: "string" },
     transport: { type: "string" },
     "log-level": { type: "string" },
+    "ca-file": { type: "string" },
+    "ca-fingerprint": { type: "string" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) return "help";
   return validate(SimulateArgs, {
+    caFile: values["ca-file"],
+    caFingerprint: values["ca-fingerprint"],
     transport: values.transport,
     server: values.server,
     agents: values.agents,

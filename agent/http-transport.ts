@@ -18,8 +18,38 @@ import { Readable } from "node:stream";
 import type { ServerTrust } from "./server-trust";
 
 /** node:https (and TLS) is loaded on the first https request: it is ≈1 MB of an idle agent's RSS on plain http. */
-let httpsModule: Promise<typeof import("node:https")> | undefined;
-const loadHttps = () => (httpsModule ??= import("node:https").then((m) => m.default));
+let httpsModule: Promise<{ https: typeof import("node:https"); tls: typeof import("node:tls") }> | undefined;
+const loadHttps = () => (httpsModule ??= Promise.all([import("node:https"), import("node:tls")]).then(([https, tls]) => ({ https: https.default, tls: tls.default })));
+
+/**
+ * An https.Agent that resumes TLS sessions after its server restarted (issue 23). Node's own
+ * agent keeps each origin's last session but forgets it when a connection closes with an error,
+ * a refused connect included: a device retrying through a restart has forgotten it by the time
+ * the server is back, and does a full handshake even where the server would resume (its ticket
+ * keys outlive the process: server/tls/session-tickets.ts). This one forgets a session only
+ * when TLS itself fails (a protocol or certificate error), not when the connection is refused or
+ * reset, mid-handshake included: in a storm a busy server drops handshakes, and the simulator's
+ * agents share one session, which one reset would take from all. A server that does not take the
+ * ticket just does a full handshake and issues a new one.
+ */
+/** Errors of TLS itself (OpenSSL's ERR_SSL_*, Node's ERR_TLS_*, certificate verification), not of the connection. */
+const TLS_FAILURE = /^ERR_SSL_|^ERR_TLS_|CERT|SELF_SIGNED|UNABLE_TO_|_SIGNATURE/;
+
+function resumingAgent(https: typeof import("node:https"), tls: typeof import("node:tls"), options: import("node:https").AgentOptions): import("node:https").Agent {
+  const agent = new https.Agent(options);
+  const sessions = new Map<string, Buffer>();
+  agent.createConnection = ((connect: import("node:tls").ConnectionOptions) => {
+    const key = `${connect.host}:${connect.port}:${connect.servername ?? ""}`;
+    const session = sessions.get(key);
+    const socket = tls.connect(session ? { ...connect, session } : connect);
+    socket.on("session", (next: Buffer) => sessions.set(key, next));
+    socket.once("error", (error: NodeJS.ErrnoException) => {
+      if (TLS_FAILURE.test(error.code ?? "")) sessions.delete(key);
+    });
+    return socket;
+  }) as typeof agent.createConnection;
+  return agent;
+}
 
 export interface NodeHttpTransport {
   fetch: typeof fetch;
@@ -126,8 +156,8 @@ export function createNodeHttpTransport(options: { maxFreeSockets?: number; trus
       const send = (request: http.ClientRequest) => sendRequest(request, body, signal, streaming, resolve, (error) => reject(explain(error)));
       if (!secure) send(http.request(url, { method: init.method ?? "GET", headers, agent: httpAgent }));
       else
-        Promise.all([loadHttps(), trust?.caFor(url)]).then(([https, ca]) => {
-          httpsAgent ??= new https.Agent({ ...agentOptions, ...(ca ? { ca } : {}), ...(clientCertificate ?? {}) });
+        Promise.all([loadHttps(), trust?.caFor(url)]).then(([{ https, tls }, ca]) => {
+          httpsAgent ??= resumingAgent(https, tls, { ...agentOptions, ...(ca ? { ca } : {}), ...(clientCertificate ?? {}) });
           if (signal?.aborted) reject(abortError(signal));
           else send(https.request(url, { method: init.method ?? "GET", headers, agent: httpsAgent }));
         }, reject);
@@ -179,6 +209,7 @@ export function createNodeHttpTransport(options: { maxFreeSockets?: number; trus
     },
     setClientCertificate(credential) {
       clientCertificate = credential;
+      // A new agent, and so no TLS session kept: a resumed session would stand for the old certificate.
       const old = httpsAgent;
       httpsAgent = undefined;
       // Its idle sockets now, those in use (a held poll, at most a minute) once they are done.

@@ -1,7 +1,10 @@
 /**
  * The simulator against the real server (API only, fresh SQLite, auto-approve by label):
- * the statuses the server derives match the simulator's knobs.
+ * the statuses the server derives match the simulator's knobs; over TLS, the agents trust the
+ * server's CA (the session resumed after a restart: server/tls/session-tickets.test.ts).
  */
+import fs from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RenderedSpec, StatusReport } from "../lib/protocol";
 import { topics } from "../server/bus";
@@ -148,5 +151,24 @@ describe("the simulator against the real server", () => {
     expect(crashing.updatedStatus).toBe("UpToDate");
     expect(crashing.reported?.applications[0]?.name).toBe("api");
     expect(simulation.stats()).toMatchObject({ specsApplied: 2, specsFailed: 1, updating: 0 });
+  });
+});
+
+describe("the simulator over TLS (issue 23)", () => {
+  it("trusts the server's CA from a file (--ca-file) and holds its polls over TLS", async () => {
+    const secure = await startTestServer({ DROVER_TLS: "auto", DROVER_AUTO_APPROVE: "simulated=true", LOG_LEVEL: "warn" });
+    const caFile = path.join(secure.dir, "ca.pem");
+    fs.writeFileSync(caFile, secure.ctx.tls.caPem!);
+    const tlsSimulation = startSimulation({ server: secure.url, agents: 5, prefix: "simtls", rate: 100, degraded: 0, error: 0, restarts: 0, flap: 0, silent: 0, seed: 3, trust: { caFile } });
+    try {
+      expect(secure.url).toMatch(/^https:/);
+      await eventually(async () => (await secure.ctx.metrics.heldPolls.get()).values[0]?.value === 5, 30_000, "5 polls held over TLS");
+      const handshakes = (await secure.ctx.metrics.tlsHandshakes.get()).values;
+      expect(handshakes.reduce((sum, v) => sum + v.value, 0)).toBeGreaterThanOrEqual(1);
+      expect(tlsSimulation.stats()).toMatchObject({ approved: 5, polling: 5, failed: 0, revoked: 0 });
+    } finally {
+      await tlsSimulation.stop();
+      await secure.close();
+    }
   });
 });

@@ -37,6 +37,7 @@ import { Agent, type AgentOutcome, type AgentTiming, type Applications } from ".
 import { ProtocolClient } from "./client";
 import { DEFAULT_SIMULATED_ACTION_SECONDS, simulatedExecutors, type SimulatedPlanOptions } from "./executors";
 import { createNodeHttpTransport } from "./http-transport";
+import { ServerTrust, type ServerTrustOptions } from "./server-trust";
 import { SimulatedRuntime, simulatedApplicationNames, type SimulatedUpdateOptions } from "./runtime/simulated";
 import { FileStateStore, MemoryStateStore, type StateStore } from "./state";
 import { AGENT_VERSION } from "./env";
@@ -87,6 +88,12 @@ export interface SimulationOptions {
    * global fetch (see http-transport.ts). "fetch": Node's global fetch, as the real agent.
    */
   transport?: "node-http" | "fetch";
+  /**
+   * How an https server is trusted (server-trust.ts: a CA file, or a pin found in its chain), for
+   * the node-http transport; unset, Node's trust store. The agents share one transport, and so
+   * one keep-alive pool and one TLS session to resume after a restart (http-transport.ts).
+   */
+  trust?: ServerTrustOptions;
   /** A fetch of your own (tests); wins over `transport`. */
   fetch?: typeof fetch;
   /** Template versions whose applications restart every `crashSeconds` once applied. */
@@ -325,7 +332,9 @@ export function startSimulation(options: SimulationOptions): SimulationHandle {
   // doing noop actions). Not more: 10,000 agents already hold 10,000 long-poll sockets,
   // and the process may open ≈ 20,000 files.
   const transport =
-    !options.fetch && options.transport !== "fetch" ? createNodeHttpTransport({ maxFreeSockets: Math.min(options.agents, 2048) }) : null;
+    !options.fetch && options.transport !== "fetch"
+      ? createNodeHttpTransport({ maxFreeSockets: Math.min(options.agents, 2048), ...(options.trust ? { trust: new ServerTrust(options.trust) } : {}) })
+      : null;
   const fetchImpl = options.fetch ?? transport?.fetch;
   const client = new ProtocolClient({
     serverUrl: options.server,

@@ -24,7 +24,24 @@ const ROWS: [label: string, read: (r: Report) => unknown, target?: string][] = [
   ["heartbeats/s, one server", (r) => r.heartbeatsPerSecond, "≥ 2,000"],
   ["heartbeat p99 at that rate (ms)", (r) => at(r, "heartbeatLoad", "p99Ms")],
   ["heartbeats/s, two servers on one database", (r) => at(r, "twoServersOnePostgres", "heartbeatsPerSecond")],
+  // Step 6 (issue 23): TLS's cost, plain / TLS.
+  ["TLS step: polls held, plain / TLS", (r) => pair(tlsAt(r, "plain", "heldPolls", "pollsHeld"), tlsAt(r, "tls", "heldPolls", "pollsHeld"))],
+  ["TLS step: MB RSS per 1,000 held, plain / TLS", (r) => pair(tlsAt(r, "plain", "heldPolls", "rssMbPer1000Held"), tlsAt(r, "tls", "heldPolls", "rssMbPer1000Held"))],
+  ["TLS step: MB V8 heap per 1,000 held, plain / TLS", (r) => pair(tlsAt(r, "plain", "heldPolls", "heapUsedMbPer1000Held"), tlsAt(r, "tls", "heldPolls", "heapUsedMbPer1000Held"))],
+  ["storm: every poll held again (ms), plain / TLS", (r) => pair(stormAt(r, "plain", "all"), stormAt(r, "tls", "all"))],
+  ["storm: 50 % / 99 % held again over TLS (ms)", (r) => pair(stormAt(r, "tls", "p50"), stormAt(r, "tls", "p99"))],
+  ["storm: server CPU s, plain / TLS", (r) => pair(tlsAt(r, "plain", "reconnectStorm", "serverCpuSeconds"), tlsAt(r, "tls", "reconnectStorm", "serverCpuSeconds"))],
+  ["storm: TLS handshakes new / resumed", (r) => pair(tlsAt(r, "tls", "reconnectStorm", "handshakes", "new"), tlsAt(r, "tls", "reconnectStorm", "handshakes", "resumed"))],
 ];
+
+/** A figure of step 6's report (`tls`): `tls.<side>.<path…>`. */
+function tlsAt(r: Report, side: "plain" | "tls", ...keys: string[]): unknown {
+  let v: unknown = r.tls;
+  for (const key of [side, ...keys]) v = v && typeof v === "object" ? (v as Report)[key] : undefined;
+  return v;
+}
+
+const stormAt = (r: Report, side: "plain" | "tls", share: "p50" | "p99" | "all") => tlsAt(r, side, "reconnectStorm", "heldAgainMs", share);
 
 function at(r: Report, key: string, field: string): unknown {
   const v = r[key];

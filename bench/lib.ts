@@ -4,8 +4,11 @@
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import https from "node:https";
 import os from "node:os";
 import path from "node:path";
+import { createNodeHttpTransport } from "../agent/http-transport";
+import { ServerTrust } from "../agent/server-trust";
 
 export const root = path.resolve(import.meta.dirname, "..");
 /** Node with the tsx loader, so the child pid is the process itself (RSS, clean kill). */
@@ -38,10 +41,10 @@ export function percentile(sorted: number[], p: number): number {
 export const probeRetries = { count: 0 };
 
 /** A GET probe, or a request the protocol makes idempotent, is retried on a network error (up to 5 times); other requests are not. */
-async function fetchProbe(input: string, init: RequestInit = {}, idempotent = false): Promise<Response> {
+async function fetchProbe(input: string, init: RequestInit = {}, idempotent = false, fetchImpl: typeof fetch = fetch): Promise<Response> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await fetch(input, init);
+      return await fetchImpl(input, init);
     } catch (error) {
       if (((init.method ?? "GET") !== "GET" && !idempotent) || attempt >= 5) throw error;
       probeRetries.count++;
@@ -50,7 +53,9 @@ async function fetchProbe(input: string, init: RequestInit = {}, idempotent = fa
   }
 }
 
-export function client(url: string) {
+/** `caFile`: an https server trusted through that CA alone (the agent's node:http transport: global fetch takes no CA). */
+export function client(url: string, caFile?: string) {
+  const fetchImpl = caFile ? createNodeHttpTransport({ trust: new ServerTrust({ caFile }) }).fetch : fetch;
   return {
     /** `idempotent`: the same request again changes nothing (an enrollment with the same name and secret, a heartbeat), so a network error is retried. */
     async json<T>(method: string, p: string, body?: unknown, headers: Record<string, string> = {}, idempotent = false): Promise<{ status: number; body: T }> {
@@ -62,13 +67,14 @@ export function client(url: string) {
           body: body === undefined ? undefined : JSON.stringify(body),
         },
         idempotent,
+        fetchImpl,
       );
       const text = await res.text();
       return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
     },
     /** The sum of a metric's series (all label values). */
     async metric(name: string): Promise<number> {
-      const text = await (await fetchProbe(`${url}/metrics`)).text();
+      const text = await (await fetchProbe(`${url}/metrics`, {}, false, fetchImpl)).text();
       let sum = 0;
       for (const line of text.split("\n")) if (line.startsWith(name + " ") || line.startsWith(name + "{")) sum += Number(line.split(" ").pop());
       return sum;
@@ -116,21 +122,42 @@ export async function benchDatabaseUrl(dir: string): Promise<string> {
   return url.toString();
 }
 
-export async function startServerProcess(opts: { port: number; dir: string; adminPassword: string; env?: Record<string, string>; deadline: number }): Promise<ChildProcess> {
+/** GET /healthz answered 200; over TLS without checking the certificate (a readiness probe on loopback, before the CA is known). */
+function healthy(port: number, tls: boolean): Promise<boolean> {
+  if (!tls) return fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+  return new Promise((resolve) => {
+    const req = https.get({ host: "127.0.0.1", port, path: "/healthz", rejectUnauthorized: false, agent: false }, (res) => (res.resume(), resolve(res.statusCode === 200)));
+    req.on("error", () => resolve(false));
+  });
+}
+
+/** The CA a DROVER_TLS=auto server serves at /ca.pem, written to `file` (fetched unchecked: the bench's own server on loopback). */
+export function fetchCaFile(port: number, file: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    https
+      .get({ host: "127.0.0.1", port, path: "/ca.pem", rejectUnauthorized: false, agent: false }, (res) => {
+        let pem = "";
+        res.on("data", (d: Buffer) => (pem += d.toString()));
+        res.on("end", () => (res.statusCode === 200 ? (fs.writeFileSync(file, pem), resolve(file)) : reject(new Error(`/ca.pem: ${res.statusCode} ${pem}`))));
+      })
+      .on("error", reject);
+  });
+}
+
+/** `tls`: the server's own CA and certificate (DROVER_TLS=auto), /healthz probed over TLS. */
+export async function startServerProcess(opts: { port: number; dir: string; adminPassword: string; env?: Record<string, string>; deadline: number; tls?: boolean }): Promise<ChildProcess> {
   const server = spawn(...node(path.join(root, "server", "main.ts")), {
     cwd: root,
     env: {
       ...process.env, NODE_ENV: "production", PORT: String(opts.port), HOST: "127.0.0.1", DATABASE_URL: await benchDatabaseUrl(opts.dir),
-      DROVER_ADMIN_PASSWORD: opts.adminPassword, LOG_LEVEL: "warn", ...opts.env,
+      DROVER_ADMIN_PASSWORD: opts.adminPassword, LOG_LEVEL: "warn", ...(opts.tls ? { DROVER_TLS: "auto" } : {}), ...opts.env,
     },
     stdio: ["ignore", "ignore", "inherit"],
   });
   for (;;) {
     if (Date.now() > opts.deadline) throw new Error("the server did not start in time");
     if (server.exitCode !== null) throw new Error(`the server exited with ${server.exitCode}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${opts.port}/healthz`)).ok) return server;
-    } catch { /* not yet */ }
+    if (await healthy(opts.port, opts.tls === true)) return server;
     await sleep(200);
   }
 }

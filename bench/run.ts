@@ -28,6 +28,11 @@
  *   5. heartbeat ingestion: a load process sends POST /status as fast as the server takes
  *      them for a fixed window; rate from the server's own counter.
  *   5b. on PostgreSQL: a second server on the same database, the heartbeat load split over both.
+ *   6. TLS's cost (issue 23, bench/tls.ts), the earlier steps' simulators stopped first: on two
+ *      fresh servers, plain HTTP then DROVER_TLS=auto, BENCH_TLS_AGENTS simulated agents each hold
+ *      a poll (MB of RSS, V8 heap and external memory per 1,000 held), then a reconnect storm:
+ *      the server killed and started again, the time until 50 %, 99 % and all of the polls are
+ *      held again, its CPU seconds, and over TLS its handshakes new and resumed.
  *
  * `npm run bench -- --db postgresql` (or BENCH_DB=postgresql): the same steps with the server on a
  * fresh PostgreSQL database (BENCH_PG_URL, default postgres:postgres@127.0.0.1:5432; issue 11).
@@ -38,9 +43,14 @@
  * BENCH_GRAPH_BIG_STEPS (10000), BENCH_DEVICE_LIST (1; 0 skips step 1b), BENCH_AGENT_FOOTPRINT (1; 0 skips step 0b),
  * BENCH_AGENTS_PER_PROCESS (5000: step 1's simulator is split over processes of at most this many),
  * BENCH_HELD_ONLY (0; 1 reports step 1 alone: `BENCH_HELD_ONLY=1 BENCH_AGENTS=19000 BENCH_GRAPH=0
- * BENCH_AGENT_FOOTPRINT=0 npm run bench`, one server holding 19,000 polls, issue 22).
+ * BENCH_AGENT_FOOTPRINT=0 npm run bench`, one server holding 19,000 polls, issue 22),
+ * BENCH_TLS (1; 0 skips step 6), BENCH_TLS_AGENTS (BENCH_AGENTS: step 6's agents, each storm's),
+ * BENCH_STORM_SECONDS (300: a storm's longest wait), BENCH_TLS_ONLY (0; 1 runs step 6 alone).
+ * Step 6 at full size, alone, on a quiet machine (docs/architecture.md "Session 18: what TLS
+ * costs" has it at 1,000 agents on a loaded one):
+ *   BENCH_TLS_ONLY=1 BENCH_TLS_AGENTS=10000 npm run bench
  */
-import { spawn, execFileSync } from "node:child_process";
+import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
@@ -49,6 +59,7 @@ import { benchDb, client, cpuMs, logger, node, percentile, probeRetries, root, r
 import { benchWorkflowGraph, type GraphBenchReport } from "./workflow-graph";
 import { benchDeviceList, enrollQuiet, type DeviceListReport } from "./device-list";
 import { benchAgentFootprint, type AgentFootprintReport } from "./agent-footprint";
+import { benchTls, type TlsBenchReport } from "./tls";
 
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 10_000);
 /** Simulated agents per simulator process: each holds a socket per agent and up to 2,048 idle ones, under its 20,000 open files. */
@@ -63,6 +74,10 @@ const HEARTBEAT_WINDOW = Number(process.env.BENCH_HEARTBEAT_SECONDS ?? 10);
 /** Enrollments a second in step 1's ramp (the simulator's --rate). */
 const RAMP_RATE = Number(process.env.BENCH_RATE ?? 400);
 const PORT = Number(process.env.BENCH_PORT ?? 3290);
+const TLS_STEP = process.env.BENCH_TLS !== "0";
+const TLS_ONLY = process.env.BENCH_TLS_ONLY === "1";
+const TLS_AGENTS = Number(process.env.BENCH_TLS_AGENTS ?? AGENTS);
+const STORM_SECONDS = Number(process.env.BENCH_STORM_SECONDS ?? 300);
 const URL_ = `http://127.0.0.1:${PORT}`;
 const ADMIN_PASSWORD = "bench-admin-password";
 const { json, metric } = client(URL_);
@@ -86,8 +101,23 @@ async function enroll(name: string, labels: Record<string, string> = {}): Promis
   return d.body.token;
 }
 
+/** Step 6 (bench/tls.ts) on ports PORT+2 and PORT+3 (PORT+1 is step 5b's second server). */
+async function tlsStep(): Promise<TlsBenchReport> {
+  log(`TLS's cost: ${TLS_AGENTS} agents on plain HTTP, then on TLS; a reconnect storm on each`);
+  return benchTls({
+    agents: TLS_AGENTS, agentsPerProcess: AGENTS_PER_PROCESS, rate: RAMP_RATE, port: PORT + 2, dir, adminPassword: ADMIN_PASSWORD, children,
+    deadline: DEADLINE, stormSeconds: STORM_SECONDS, log,
+  });
+}
+
 async function main() {
   execFileSync(process.execPath, [path.join(root, "scripts", "ensure-build.mjs")], { stdio: "inherit" });
+  if (TLS_ONLY) {
+    log(`machine load: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+    const tls = await tlsStep();
+    process.stdout.write(JSON.stringify({ database: benchDb, machine: machine(), loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))), tls }, null, 2) + "\n");
+    return;
+  }
   log(`server on ${URL_}, data in ${dir}`);
   // The held agents, the bench's own wake and approve devices, the action agents of step 4.
   const server = await startServerProcess({ port: PORT, dir, adminPassword: ADMIN_PASSWORD, env: { DROVER_AUTO_APPROVE: "bench=true", DROVER_MAX_HELD_POLLS: String(Math.max(15_000, AGENTS + 2 * WAKE_SAMPLES + ACTION_AGENTS)) }, deadline: DEADLINE });
@@ -120,6 +150,7 @@ async function main() {
   // 1. Held polls. The simulator split over processes of at most BENCH_AGENTS_PER_PROCESS agents,
   // so that none passes its own open-file limit (a held poll and an idle keep-alive socket each).
   const simProcesses = Math.ceil(AGENTS / AGENTS_PER_PROCESS);
+  const simulators: ChildProcess[] = [];
   log(`starting ${AGENTS} simulated agents in ${simProcesses} process(es)`);
   for (let p = 0; p < simProcesses; p++) {
     const n = Math.min(AGENTS_PER_PROCESS, AGENTS - p * AGENTS_PER_PROCESS);
@@ -128,6 +159,7 @@ async function main() {
       cwd: root, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NODE_OPTIONS: "--max-old-space-size=4096" },
     });
     children.push(sim);
+    simulators.push(sim);
   }
   const rampStart = Date.now();
   let held = 0;
@@ -262,6 +294,7 @@ async function main() {
     "--labels", "bench=true,group=act", "--degraded", "0", "--error", "0", "--restarts", "0", "--flap", "0", "--silent", "0", "--rate", "400",
     "--action-seconds", "0-0", "--summary-seconds", "10", "--log-level", "error"), { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
   children.push(simAct);
+  simulators.push(simAct);
   const onlineAct = async () =>
     (await json<{ total: number }>("GET", `/api/v1/devices?labelSelector=${encodeURIComponent("group=act")}&summary=Online&limit=1`, undefined, op)).body.total;
   while ((await onlineAct()) < ACTION_AGENTS) {
@@ -393,6 +426,14 @@ async function main() {
   const client = JSON.parse(loadOut || "{}") as { ok?: number; failed?: number; p99Ms?: number };
   const twoServers = benchDb === "postgresql" ? await heartbeatsOnTwoServers(hbTokens) : undefined;
 
+  // 6. TLS's cost, on servers of its own: the simulators above stopped first (their CPU and sockets).
+  let tls: TlsBenchReport | { skipped: string } = { skipped: "BENCH_TLS=0" };
+  if (TLS_STEP) {
+    for (const sim of simulators) sim.kill("SIGTERM");
+    await sleep(3000);
+    tls = await tlsStep();
+  }
+
   const report = {
     database: benchDb,
     machine: machine(),
@@ -436,6 +477,7 @@ async function main() {
     },
     heartbeatsPerSecond: Math.round((after - before) / seconds),
     ...(twoServers ? { twoServersOnePostgres: twoServers } : {}),
+    tls,
     workflowGraph,
     agentFootprint,
     deviceList,

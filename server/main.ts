@@ -316,6 +316,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       publicUrl: env.DROVER_PUBLIC_URL,
       onPlainHttp: () => metrics.requestsRefused.inc({ reason: "plain-http" }),
       clientCa: deviceCa?.ca.certPem,
+      onHandshake: (resumed) => metrics.tlsHandshakes.inc({ session: resumed ? "resumed" : "new" }),
     });
     applyDeadlines(front.https, options.deadlines, onDrop, front.listener);
     server = front.listener;

@@ -39,6 +39,12 @@ export function createMetrics() {
       labelNames: ["reason"] as const,
       registers: [registry],
     }),
+    tlsHandshakes: new Counter({
+      name: "drover_tls_handshakes_total",
+      help: "TLS handshakes completed, by session: new (certificates exchanged) or resumed (a session ticket, issue 23)",
+      labelNames: ["session"] as const,
+      registers: [registry],
+    }),
     specsSent: new Counter({ name: "drover_specs_sent_total", help: "Work answers that carried a rendered spec", registers: [registry] }),
     heartbeats: new Counter({ name: "drover_heartbeats_total", help: "Status reports ingested", registers: [registry] }),
     agentRequests: new Counter({

@@ -39,6 +39,23 @@ function presented(port: number) {
   });
 }
 
+/** A TLS connection offering `session`: whether the server resumed it, and the session it issued. */
+function handshake(port: number, ca: string, session?: Buffer) {
+  return new Promise<{ reused: boolean; session: Buffer | undefined }>((resolve, reject) => {
+    const socket = tls.connect({ host: "127.0.0.1", port, servername: "localhost", ca, ...(session ? { session } : {}) });
+    let issued: Buffer | undefined;
+    let reused = false;
+    socket.on("session", (s: Buffer) => (issued = s));
+    socket.once("secureConnect", () => {
+      reused = socket.isSessionReused();
+      socket.write("GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    });
+    socket.on("data", () => {});
+    socket.on("error", reject);
+    socket.on("close", () => resolve({ reused, session: issued }));
+  });
+}
+
 describe("DROVER_TLS=auto", () => {
   it("makes a CA on first start, keeps it in the database, and serves TLS for this machine's names with it", async () => {
     const { tls: status } = first.ctx;
@@ -66,6 +83,13 @@ describe("DROVER_TLS=auto", () => {
       expect((await httpsRequest(`${second.url}/healthz`, { ca: first.ctx.tls.caPem! })).status).toBe(200);
       // Its own certificate, of that CA.
       expect((await presented(second.port)).fingerprint256).not.toBe((await presented(first.port)).fingerprint256);
+      // A session the first issued resumes on the second (ticket keys from the CA's key, not the server's own:
+      // server/tls/session-tickets.ts), and the second counts it resumed.
+      const resumed = async (server: TestServer) => ((await server.ctx.metrics.tlsHandshakes.get()).values.find((v) => v.labels.session === "resumed")?.value ?? 0);
+      const before = await resumed(second);
+      const fromFirst = await handshake(first.port, first.ctx.tls.caPem!);
+      expect((await handshake(second.port, first.ctx.tls.caPem!, fromFirst.session)).reused).toBe(true);
+      expect(await resumed(second)).toBe(before + 1);
     } finally {
       await second.close();
     }

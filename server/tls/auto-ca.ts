@@ -104,6 +104,8 @@ export async function autoTlsMaterial(db: Db, env: Pick<Env, "DROVER_PUBLIC_URL"
     // The CA after the server's certificate: an agent pinned by fingerprint finds it there.
     cert: `${issued.certPem.trimEnd()}\n${caPem}`,
     ca: caPem,
+    // The CA's key outlives restarts and is the cluster's: its tickets resume on any server, after any restart.
+    ticketSecret: ca.keyPem,
     notAfter: new Date(new X509Certificate(issued.certPem).validTo),
   };
 }

@@ -16,6 +16,11 @@ export interface TlsMaterial {
   cert: string;
   /** The CA's certificate (PEM, one), or null when the devices trust the server's issuer already. */
   ca: string | null;
+  /**
+   * The private key session ticket keys are derived from (session-tickets.ts): the CA's under
+   * DROVER_TLS=auto, whose server key is new at every start; unset, `key`.
+   */
+  ticketSecret?: string;
 }
 
 export interface TlsFiles {

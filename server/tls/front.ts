@@ -12,6 +12,7 @@ import type { TLSSocket } from "node:tls";
 import { sendJson } from "../lib/http";
 import { parseRequestUrl } from "../front-door";
 import type { TlsMaterial } from "./certificates";
+import { nextTicketRotation, SESSION_ID_CONTEXT, sessionTicketKeys, TICKET_LIFETIME_SECONDS } from "./session-tickets";
 
 /** One year, the value browsers' preload lists ask for; no includeSubDomains (other hosts are not ours to bind). */
 export const HSTS = "max-age=31536000";
@@ -67,9 +68,14 @@ export interface TlsFrontOptions {
    * verdict per request (devices/certificates.ts).
    */
   clientCa?: string | undefined;
+  /** Each completed handshake: `resumed` when a session ticket spared the certificates (metrics). */
+  onHandshake?: (resumed: boolean) => void;
 }
 
 export function createTlsFront(handler: http.RequestListener, material: TlsMaterial, options: TlsFrontOptions): TlsFront {
+  let current = material;
+  // Session tickets any server holding the same key resumes, after a restart too (session-tickets.ts).
+  const tickets = () => ({ ticketKeys: sessionTicketKeys(current.ticketSecret ?? current.key, new Date()), sessionIdContext: SESSION_ID_CONTEXT });
   const secure = https.createServer(
     // The handshake's own deadline is the header deadline: a client that starts one and stops is not kept.
     {
@@ -77,10 +83,20 @@ export function createTlsFront(handler: http.RequestListener, material: TlsMater
       cert: material.cert,
       connectionsCheckingInterval: options.connectionsCheckingInterval,
       handshakeTimeout: options.firstByteTimeoutMs,
+      sessionTimeout: TICKET_LIFETIME_SECONDS,
+      ...tickets(),
       ...(options.clientCa ? { requestCert: true, rejectUnauthorized: false, ca: [options.clientCa] } : {}),
     },
     handler,
   );
+  if (options.onHandshake) secure.on("secureConnection", (socket: TLSSocket) => options.onHandshake?.(socket.isSessionReused()));
+  // The day's key at midnight UTC (a timer each day: one set for longer would overflow).
+  let rotation: NodeJS.Timeout;
+  const scheduleRotation = () => {
+    rotation = setTimeout(() => (secure.setTicketKeys(tickets().ticketKeys), scheduleRotation()), nextTicketRotation(new Date()).getTime() - Date.now() + 1_000);
+    rotation.unref();
+  };
+  scheduleRotation();
   const plain = http.createServer({ connectionsCheckingInterval: options.connectionsCheckingInterval }, (req, res) => {
     options.onPlainHttp?.();
     answerPlainHttp(req, res, options.publicUrl);
@@ -111,9 +127,14 @@ export function createTlsFront(handler: http.RequestListener, material: TlsMater
   return {
     listener,
     https: secure,
-    setMaterial: (next) => secure.setSecureContext({ key: next.key, cert: next.cert, ...(options.clientCa ? { ca: [options.clientCa] } : {}) }),
+    setMaterial: (next) => {
+      current = next;
+      // A new context: its ticket keys given again (Node would draw new random ones), from the new key when it is the secret.
+      secure.setSecureContext({ key: next.key, cert: next.cert, sessionTimeout: TICKET_LIFETIME_SECONDS, ...tickets(), ...(options.clientCa ? { ca: [options.clientCa] } : {}) });
+    },
     close: () =>
       new Promise<void>((resolve) => {
+        clearTimeout(rotation);
         listener.close(() => resolve());
         for (const socket of waiting) socket.destroy();
         secure.closeAllConnections();
