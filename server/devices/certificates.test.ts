@@ -50,3 +50,18 @@ describe("presentedCertificate: the header a proxy forwards", () => {
     expect(presentedCertificate(ctx, request("127.0.0.1", { "x-client-cert": encodeURIComponent(certPem) }))).toBeNull();
   });
 });
+
+describe("presentedCertificate: the handshake's certificate", () => {
+  /** A TLS socket whose handshake verified `validTo`'s certificate (a held connection, or a session resumed on a ticket). */
+  const overTls = (validTo: Date) =>
+    ({
+      headers: {},
+      socket: { encrypted: true, authorized: true, getPeerCertificate: () => ({ raw: Buffer.from("der"), valid_to: validTo.toUTCString(), subjectaltname: "URI:urn:drover:device:device-1" }) },
+    }) as unknown as IncomingMessage;
+
+  it("is refused once it has expired, whatever the handshake said when it ran", () => {
+    const ctx = { env: readEnv({ DROVER_TLS: "auto" }), deviceCa };
+    expect(presentedCertificate(ctx, overTls(new Date(Date.now() + 60_000)))).not.toBeNull();
+    expect(() => presentedCertificate(ctx, overTls(new Date(Date.now() - 1_000)))).toThrow(/it has expired/);
+  });
+});

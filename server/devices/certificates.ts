@@ -106,6 +106,10 @@ export function presentedCertificate(ctx: Pick<ServerContext, "env" | "deviceCa"
   // No certificate: Node answers an empty object.
   if (!peer || !peer.raw) return null;
   if (!socket.authorized) throw unauthenticated(refusal(String(socket.authorizationError ?? "not verified")));
+  // The handshake checked the dates when it ran: a connection held open past the certificate's
+  // end, or a TLS session resumed on a ticket (which carries the first handshake's verdict, for
+  // up to 24 h), would otherwise go on with an expired certificate. Checked on every request.
+  if (Date.now() > Date.parse(peer.valid_to)) throw unauthenticated(refusal("CERT_HAS_EXPIRED"));
   return { fingerprint: createHash("sha256").update(peer.raw).digest("hex"), deviceId: namedDevice(peer.subjectaltname) };
 }
 
