@@ -105,6 +105,14 @@ export function createTlsFront(handler: http.RequestListener, material: TlsMater
   plain.requestTimeout = options.firstByteTimeoutMs;
   // Sockets that have not said their first byte yet: only the listener knows them.
   const waiting = new Set<net.Socket>();
+  // The two servers never listen themselves (the listener hands them sockets), and Node tracks an
+  // http server's connections only from its "listening": without it, closeAllConnections() ended
+  // nothing (a close waited for every held poll over TLS) and the header and request deadlines
+  // were never checked inside TLS.
+  const track = () => {
+    secure.emit("listening");
+    plain.emit("listening");
+  };
   const listener = net.createServer((socket) => {
     waiting.add(socket);
     socket.setTimeout(options.firstByteTimeoutMs, () => socket.destroy());
@@ -124,6 +132,7 @@ export function createTlsFront(handler: http.RequestListener, material: TlsMater
       }
     });
   });
+  listener.once("listening", track);
   return {
     listener,
     https: secure,
@@ -139,8 +148,9 @@ export function createTlsFront(handler: http.RequestListener, material: TlsMater
         for (const socket of waiting) socket.destroy();
         secure.closeAllConnections();
         plain.closeAllConnections();
-        // Sockets mid-handshake are not the http layer's yet.
+        // Sockets mid-handshake are not the http layer's yet. (Closing stops the deadline checks' timers.)
         secure.close();
+        plain.close();
       }),
   };
 }

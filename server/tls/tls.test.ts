@@ -113,6 +113,28 @@ describe("a server on TLS", () => {
     expect(Date.now() - started).toBeGreaterThan(2_500);
   });
 
+  it("closes a request whose headers never end, inside TLS, after the request deadline", async () => {
+    const closed = await new Promise<number>((resolve, reject) => {
+      const started = Date.now();
+      const socket = tls.connect({ port: secure.port, host: "127.0.0.1", servername: "localhost", ca: ca.caPem }, () => socket.write("GET /healthz HTTP/1.1\r\nHost: localhost\r\n"));
+      socket.on("close", () => resolve(Date.now() - started));
+      socket.on("error", reject);
+    });
+    expect(closed).toBeGreaterThan(800);
+    expect(closed).toBeLessThan(5_000);
+  });
+
+  it("a close ends the polls it holds over TLS at once, without waiting for them", async () => {
+    const server = await startTestServer(tlsEnv(issueTestServerCertificate(ca, dir, "closing"), ca.caFile));
+    const device = await enrollDevice(server);
+    const poll = httpsRequest(`${server.url}/api/agent/v1/work?wait=30`, { ca: ca.caPem, headers: device.auth }).catch((error: unknown) => error);
+    await eventually(async () => (((await server.ctx.metrics.heldPolls.get()).values[0]?.value ?? 0) > 0 ? true : undefined), 5_000);
+    const started = Date.now();
+    await server.close();
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await poll;
+  });
+
   it("closes a socket that never sends its first byte after the header deadline", async () => {
     const closed = await new Promise<number>((resolve) => {
       const started = Date.now();
