@@ -70,6 +70,8 @@ export interface WorkFacts {
   decommissionRequestedAt: Date | null;
   lifecycle: string;
   summary: string;
+  /** Its credential is revoked (issue 23): a held poll woken then answers 401. */
+  revoked: boolean;
 }
 
 export type DeviceWithCredential = DeviceFactsRow & { credentialRevokedAt: Date | null };

@@ -144,6 +144,7 @@ const S = {
   work: st(
     "work",
     `SELECT v.i::int AS "i", "renderedVersion", "templateVersion", "renderedSpecId", "spec", "decommissionRequestedAt", "lifecycle", "summary",
+      "credentialRevokedAt" IS NOT NULL AS "revoked",
       EXISTS (SELECT 1 FROM "Action" a WHERE a."deviceId" = "Device"."id"
         AND (a."state" = 'PENDING_SCHEDULE' OR (a."state" IN ('NEW', 'RUNNING') AND a."cancelRequestedAt" IS NOT NULL))) AS "actionWork"
     FROM unnest($1::text[]) WITH ORDINALITY AS v(id, i) JOIN "Device" ON "Device"."id" = v.id`,

@@ -104,7 +104,7 @@ export class FastPath implements AgentStore {
   private readonly writeStmt: Database.Statement<unknown[]>;
   private readonly eventStmt: Database.Statement<unknown[], { id: number }>;
   private readonly sweepStmt: Database.Statement<unknown[]>;
-  private readonly workStmt: Database.Statement<[string], Omit<WorkFacts, "decommissionRequestedAt"> & { decommissionRequestedAt: string | null }>;
+  private readonly workStmt: Database.Statement<[string], Omit<WorkFacts, "decommissionRequestedAt" | "revoked"> & { decommissionRequestedAt: string | null; revoked: number }>;
   private readonly specStmt: Database.Statement<[string], { spec: string }>;
   private readonly specCache = new Map<string, Record<string, unknown>>();
   private readonly actionStmt: Database.Statement<[string], StoredAction>;
@@ -202,7 +202,8 @@ export class FastPath implements AgentStore {
         "decommissioning" = ?, "updatedAt" = ? WHERE "id" = ? AND "lastSeen" = ?`,
     );
     this.workStmt = this.db.prepare(
-      `SELECT renderedVersion, templateVersion, renderedSpecId, spec, decommissionRequestedAt, lifecycle, summary FROM "Device" WHERE "id" = ?`,
+      `SELECT renderedVersion, templateVersion, renderedSpecId, spec, decommissionRequestedAt, lifecycle, summary, credentialRevokedAt IS NOT NULL AS revoked
+       FROM "Device" WHERE "id" = ?`,
     );
     this.specStmt = this.db.prepare(`SELECT spec FROM "TemplateVersion" WHERE "id" = ?`);
     this.actionStmt = this.db.prepare(`SELECT id, deviceId, kind, args, origin, state, offeredAt FROM "Action" WHERE "id" = ?`);
@@ -310,7 +311,7 @@ export class FastPath implements AgentStore {
 
   workFacts(id: string): WorkFacts | null {
     const r = this.workStmt.get(id);
-    return r ? { ...r, decommissionRequestedAt: date(r.decommissionRequestedAt) } : null;
+    return r ? { ...r, decommissionRequestedAt: date(r.decommissionRequestedAt), revoked: r.revoked === 1 } : null;
   }
 
   /**
