@@ -88,7 +88,7 @@ export function DevicePage({ name }: { name: string }) {
               {d.lifecycle === "Enrolled" && !d.credentialRevokedAt && <CreateActionButton device={d.name} />}
               {d.summary === "ConflictPaused" && <ResumeButton name={d.name} />}
               {d.lifecycle !== "Decommissioned" && !d.credentialRevokedAt && <RevokeCredentialButton name={d.name} />}
-              {d.lifecycle === "Enrolled" && <DecommissionButton name={d.name} />}
+              {d.lifecycle === "Enrolled" && <DecommissionButton name={d.name} revoked={d.credentialRevokedAt !== null} />}
             </>
           )}
           </>
