@@ -46,6 +46,7 @@ describe("--help", () => {
     ["events"],
     ["revoke"],
     ["revoke", "token"],
+    ["revoke", "device"],
     ["rollout"],
     ["rollout", "pause"],
     ["rollout", "resume"],

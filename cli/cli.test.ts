@@ -192,6 +192,24 @@ describe("decommission", () => {
   });
 });
 
+describe("revoke device", () => {
+  it("--reason and --yes revoke its credential; again: no change; without --reason a usage error; not a terminal without --yes: refused", async () => {
+    const d = await enrollDevice(s);
+    const r = await drover(["revoke", "device", d.name], { input: `${d.name}\n` });
+    expect(r.code).toBe(2);
+    const noTty = await drover(["revoke", "device", d.name, "--reason", "stolen"], { input: `${d.name}\n` });
+    expect(noTty.code).toBe(2);
+    expect(noTty.stderr).toMatch(/--yes/);
+    expect((await s.api<Device>("GET", `/devices/${d.name}`)).body.credentialRevokedAt).toBeNull();
+
+    expect(await ok(["revoke", "device", d.name, "--reason", "stolen", "--yes"])).toMatch(new RegExp(`^device/${d.name}: credential revoked at \\d{4}-`));
+    const first = (await s.api<Device>("GET", `/devices/${d.name}`)).body.credentialRevokedAt;
+    expect(first).not.toBeNull();
+    expect(await ok(["revoke", "device", d.name, "--reason", "again", "--yes"])).toContain(`credential revoked at ${first}`);
+    expect((await heartbeat(s, d)).status).toBe(401);
+  });
+});
+
 describe("events", () => {
   it("prints the log oldest to newest, filtered", async () => {
     const d = await enrollDevice(s);

@@ -244,6 +244,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/devices/{name}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Revoke the device's credential {reason} (operator role; issue 23), without its cooperation: a key or token thought stolen. From now on every request with its certificate or token is 401 UNAUTHENTICATED saying an operator revoked it, and its held poll ends so at once; actions of it waiting for approval or to be scheduled are cancelled and no new ones go to it. It stays listed (condition CredentialRevoked: when, by whom, why) and goes Offline as any silent device; a decommission of it then completes at once on the server. Already revoked (a Decommissioned device included): 200, nothing changes, no second event */
+        post: operations["devices.revokeOne"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/devices/decommission": {
         parameters: {
             query?: never;
@@ -2931,6 +2948,8 @@ export interface operations {
                             applicationSummary: string;
                             /** Format: date-time */
                             createdAt: string;
+                            /** @description When its credential was revoked (by an operator, or at the end of its decommission); null: it is not */
+                            credentialRevokedAt: string | null;
                             /** @description The fleet that manages it; null: unmanaged */
                             fleet: string | null;
                             id: string;
@@ -3079,6 +3098,7 @@ export interface operations {
                         conflictPaused: boolean;
                         /** Format: date-time */
                         createdAt: string;
+                        /** @description When its credential was revoked (by an operator, or at the end of its decommission); null: it is not */
                         credentialRevokedAt: string | null;
                         decommissionInfo: string | null;
                         decommissioning: string | null;
@@ -3363,6 +3383,7 @@ export interface operations {
                         conflictPaused: boolean;
                         /** Format: date-time */
                         createdAt: string;
+                        /** @description When its credential was revoked (by an operator, or at the end of its decommission); null: it is not */
                         credentialRevokedAt: string | null;
                         decommissionInfo: string | null;
                         decommissioning: string | null;
@@ -3668,6 +3689,7 @@ export interface operations {
                         conflictPaused: boolean;
                         /** Format: date-time */
                         createdAt: string;
+                        /** @description When its credential was revoked (by an operator, or at the end of its decommission); null: it is not */
                         credentialRevokedAt: string | null;
                         decommissionInfo: string | null;
                         decommissioning: string | null;
@@ -3981,6 +4003,7 @@ export interface operations {
                         conflictPaused: boolean;
                         /** Format: date-time */
                         createdAt: string;
+                        /** @description When its credential was revoked (by an operator, or at the end of its decommission); null: it is not */
                         credentialRevokedAt: string | null;
                         decommissionInfo: string | null;
                         decommissioning: string | null;
@@ -4286,6 +4309,320 @@ export interface operations {
                         conflictPaused: boolean;
                         /** Format: date-time */
                         createdAt: string;
+                        /** @description When its credential was revoked (by an operator, or at the end of its decommission); null: it is not */
+                        credentialRevokedAt: string | null;
+                        decommissionInfo: string | null;
+                        decommissioning: string | null;
+                        decommissionRequestedAt: string | null;
+                        decommissionRequestedBy: string | null;
+                        enrollmentId: string | null;
+                        /** @description The fleet that manages it; null: unmanaged */
+                        fleet: string | null;
+                        fleetTemplateVersion: string | null;
+                        id: string;
+                        inventory: {
+                            /** @description One sample a minute at most, oldest first, the last 120 */
+                            history: {
+                                /** Format: date-time */
+                                at: string;
+                                cpuPercent: number | null;
+                                diskPercent: number | null;
+                                memoryPercent: number | null;
+                            }[];
+                            /** @description Host facts as the agent last sent them in full (at its start, on a change, hourly); null until then */
+                            system: {
+                                agent?: {
+                                    startedAt?: string;
+                                    version: string;
+                                };
+                                arch?: string;
+                                bootTime?: string;
+                                cpus?: number;
+                                hostname?: string;
+                                ips?: string[];
+                                kernel?: string;
+                                os?: {
+                                    name: string;
+                                    version?: string;
+                                };
+                            } | null;
+                            systemAt: string | null;
+                            /** @description Usage as of the last report */
+                            usage: {
+                                cpuPercent?: number;
+                                disk?: {
+                                    totalBytes: number;
+                                    usedBytes: number;
+                                };
+                                memory?: {
+                                    totalBytes: number;
+                                    usedBytes: number;
+                                };
+                            } | null;
+                            usageAt: string | null;
+                        };
+                        labels: {
+                            [key: string]: string;
+                        };
+                        lastSeen: string | null;
+                        lifecycle: string;
+                        name: string;
+                        owner: string | null;
+                        platform: string;
+                        renderedAt: string | null;
+                        renderedVersion: number;
+                        /** @description The agent's last status report (its resources, applications, conditions); null before the first */
+                        reported: {
+                            /** @default [] */
+                            applications: {
+                                name: string;
+                                restarts: number;
+                                /** @enum {string} */
+                                status: "Preparing" | "Starting" | "Running" | "Completed" | "Error";
+                            }[];
+                            capabilities?: {
+                                exec?: {
+                                    allow: string[];
+                                };
+                                kinds: string[];
+                            };
+                            /** @default {} */
+                            conditions: {
+                                rebooting?: boolean;
+                                updating?: {
+                                    info?: string;
+                                    /** @enum {string} */
+                                    reason?: "Preparing" | "ReadyToUpdate" | "ApplyingUpdate" | "Rebooting" | "RollingBack" | "Updated" | "Error";
+                                    status: boolean;
+                                };
+                            };
+                            config: {
+                                renderedVersion: number;
+                            };
+                            decommissioning?: {
+                                info?: string;
+                                /** @enum {string} */
+                                state: "Started" | "Completed" | "Error";
+                            };
+                            resources: {
+                                /** @enum {string} */
+                                cpu: "Healthy" | "Degraded" | "Error" | "Critical";
+                                /** @enum {string} */
+                                disk: "Healthy" | "Degraded" | "Error" | "Critical";
+                                /** @enum {string} */
+                                memory: "Healthy" | "Degraded" | "Error" | "Critical";
+                            };
+                        } | null;
+                        role: string;
+                        /** @description The rendered spec the device should run; null: none yet */
+                        spec: {
+                            agent?: {
+                                version: string;
+                            };
+                            /** @default [] */
+                            applications: {
+                                command: string[];
+                                env?: {
+                                    [key: string]: string;
+                                };
+                                name: string;
+                            }[];
+                            artifact?: {
+                                sha256: string;
+                                /** Format: uri */
+                                url: string;
+                            };
+                            /**
+                             * @default {
+                             *       "files": []
+                             *     }
+                             */
+                            config: {
+                                /** @default [] */
+                                files: {
+                                    content: string;
+                                    mode?: string;
+                                    path: string;
+                                }[];
+                            };
+                            /** @default {} */
+                            hooks: {
+                                [key: string]: unknown;
+                            };
+                            renderedVersion: number;
+                            templateVersion: string;
+                            version: string;
+                        } | null;
+                        summary: string;
+                        templateVersion: string | null;
+                        updatedInfo: string | null;
+                        updatedStatus: string;
+                        updatingReason: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_REQUEST: malformed or fails validation; the message names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL" | "UNAVAILABLE";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, unknown or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL" | "UNAVAILABLE";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description FORBIDDEN */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL" | "UNAVAILABLE";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL" | "UNAVAILABLE";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description CONFLICT: a transition the state machine does not allow */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL" | "UNAVAILABLE";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description TOO_LARGE: body over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL" | "UNAVAILABLE";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: a body that is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL" | "UNAVAILABLE";
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "CONFLICT" | "TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL" | "UNAVAILABLE";
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    "devices.revokeOne": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description why (shown with the device and in its CredentialRevoked event) */
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        agentVersion: string;
+                        alias: string | null;
+                        applicationSummary: string;
+                        conditions: {
+                            lastTransitionTime: string | null;
+                            message: string;
+                            reason: string;
+                            /** @enum {string} */
+                            status: "True" | "False" | "Unknown";
+                            type: string;
+                        }[];
+                        conflictPaused: boolean;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** @description When its credential was revoked (by an operator, or at the end of its decommission); null: it is not */
                         credentialRevokedAt: string | null;
                         decommissionInfo: string | null;
                         decommissioning: string | null;

@@ -23,6 +23,8 @@ export interface Device {
   lifecycle: string;
   lastSeen: string | null;
   labels: Labels;
+  /** Issue 23: when its credential was revoked (by an operator, or at the end of its decommission). */
+  credentialRevokedAt?: string | null;
 }
 
 export interface Condition {

@@ -81,6 +81,7 @@ function facts(patch: Partial<DeviceFacts> = {}): DeviceFacts {
     enrollmentCompleted: true,
     decommissionRequested: false,
     conflictPaused: false,
+    credentialRevoked: false,
     ...patch,
   };
 }
@@ -124,6 +125,8 @@ describe("summary (seed 003 Device Status table)", () => {
     ["ConflictPaused: wins over AwaitingReconnect", facts({ conflictPaused: true, lastSeen: ago(60_000) }), restored(ago(30_000)), "ConflictPaused"],
     // Offline (Drover): Decommissioned, its credential revoked, however recently it reported
     ["Offline: Decommissioned (Completed) a moment ago", facts({ decommissionRequested: true, reported: report({ decommissioning: { state: "Completed" } }) }), SETTINGS, "Offline"],
+    ["Online: credential revoked a moment ago (Offline by the sweep, as any silent device)", facts({ credentialRevoked: true }), SETTINGS, "Online"],
+    ["Offline: Decommissioned by the server (its credential revoked)", facts({ decommissionRequested: true, credentialRevoked: true }), SETTINGS, "Offline"],
     ["Offline: Decommissioned (Error)", facts({ decommissionRequested: true, reported: report({ decommissioning: { state: "Error" } }) }), SETTINGS, "Offline"],
     ["Online: still Decommissioning (Started)", facts({ decommissionRequested: true, reported: report({ decommissioning: { state: "Started" } }) }), SETTINGS, "Online"],
   ];
@@ -221,6 +224,11 @@ describe("lifecycle (seed 003 Lifecycle Status table)", () => {
     ["Decommissioned: condition Completed", facts({ decommissionRequested: true, reported: decommissioning("Completed") }), "Decommissioned", "Completed"],
     ["Decommissioned: condition Error", facts({ decommissionRequested: true, reported: decommissioning("Error") }), "Decommissioned", "Error"],
     ["Decommissioned: stays so when disconnected", facts({ decommissionRequested: true, lastSeen: DISCONNECTED, reported: decommissioning("Completed") }), "Decommissioned", "Completed"],
+    // Drover (issue 23): a revoked device's agent cannot complete it, so the request does, on the server
+    ["Enrolled: credential revoked, no decommission requested", facts({ credentialRevoked: true }), "Enrolled", null],
+    ["Decommissioned: requested of a revoked device", facts({ decommissionRequested: true, credentialRevoked: true }), "Decommissioned", "CredentialRevoked"],
+    ["Decommissioned: revoked while the agent reported Started", facts({ decommissionRequested: true, credentialRevoked: true, reported: decommissioning("Started") }), "Decommissioned", "CredentialRevoked"],
+    ["Decommissioned: completed by the agent (revoked then) stays Completed", facts({ decommissionRequested: true, credentialRevoked: true, reported: decommissioning("Completed") }), "Decommissioned", "Completed"],
     // Unknown: !enrollmentCompleted
     ["Unknown: enrollment not completed", facts({ enrollmentCompleted: false }), "Unknown", null],
     ["Unknown: enrollment not completed, even with a decommission request", facts({ enrollmentCompleted: false, decommissionRequested: true }), "Unknown", "Requested"],
@@ -446,10 +454,12 @@ describe("state tables are well formed", () => {
       "Unknown->Enrolled",
       "Enrolled->Decommissioning",
       "Decommissioning->Decommissioned",
+      "Enrolled->Decommissioned",
     ]);
     expect(decommissioningMachine.initial).toBe("Requested");
     expect(decommissioningMachine.states.Completed.group).toEqual(["Decommissioned"]);
     expect(decommissioningMachine.states.Error.group).toEqual(["Decommissioned"]);
+    expect(decommissioningMachine.states.CredentialRevoked.group).toEqual(["Decommissioned"]);
   });
 });
 

@@ -171,12 +171,17 @@ export const lifecycleMachine = defineStateMachine({
     Unknown: { description: "Enrollment not completed. No managed device should be here." },
     Enrolled: { description: "Enrollment approved; carries out normal operations." },
     Decommissioning: { description: "Decommissioning requested; no longer available for work." },
-    Decommissioned: { terminal: true, description: "Decommissioning completed, or failed unrecoverably." },
+    Decommissioned: {
+      terminal: true,
+      description: "Decommissioning completed, or failed unrecoverably; or, for a device whose credential was revoked, completed by the server at the request.",
+    },
   },
   transitions: [
     { from: "Unknown", to: "Enrolled" },
     { from: "Enrolled", to: "Decommissioning", label: "decommission requested" },
     { from: "Decommissioning", to: "Decommissioned" },
+    // Drover (issue 23): a revoked device's agent can no longer talk, so nothing would ever complete its decommission.
+    { from: "Enrolled", to: "Decommissioned", label: "decommission requested, credential revoked" },
   ],
 });
 export type Lifecycle = keyof typeof lifecycleMachine.states;
@@ -189,8 +194,15 @@ export const decommissioningMachine = defineStateMachine({
     Started: { group: ["Decommissioning"], description: "The agent received the request and is decommissioning." },
     Completed: { group: ["Decommissioned"], terminal: true, description: "The agent completed decommissioning." },
     Error: { group: ["Decommissioned"], terminal: true, description: "The agent hit an unrecoverable error while decommissioning." },
+    CredentialRevoked: {
+      group: ["Decommissioned"],
+      terminal: true,
+      description: "Completed by the server: an operator revoked the device's credential, so its agent cannot take part.",
+    },
   },
   transitions: [
+    { from: "Requested", to: "CredentialRevoked", label: "credential revoked" },
+    { from: "Started", to: "CredentialRevoked", label: "credential revoked" },
     { from: "Requested", to: "Started" },
     { from: "Requested", to: "Completed" },
     { from: "Requested", to: "Error" },
@@ -244,6 +256,11 @@ export interface DeviceFacts {
   decommissionRequested: boolean;
   /** Set when the device reported a renderedVersion newer than the service knows, until resumed. */
   conflictPaused: boolean;
+  /**
+   * Drover (issue 23): the device's credential is revoked, by an operator or when its
+   * decommission completed. Its agent can no longer talk to the service.
+   */
+  credentialRevoked: boolean;
 }
 
 export interface StatusSettings {
@@ -332,15 +349,19 @@ export function deriveApplicationSummary(d: DeviceFacts, now: Date, settings: St
 }
 
 export function deriveDecommissioning(d: DeviceFacts): DecommissioningCondition | null {
-  if (d.reported?.decommissioning) return d.reported.decommissioning.state;
+  const reported = d.reported?.decommissioning?.state;
+  if (reported === "Completed" || reported === "Error") return reported;
+  // Drover: requested of a revoked device (or revoked while decommissioning), it completes on the server.
+  if (d.decommissionRequested && d.credentialRevoked) return "CredentialRevoked";
+  if (reported) return reported;
   return d.decommissionRequested ? "Requested" : null;
 }
 
 export function deriveLifecycle(d: DeviceFacts): Lifecycle {
   if (!d.enrollmentCompleted) return "Unknown";
   if (!d.decommissionRequested) return "Enrolled";
-  const reason = d.reported?.decommissioning?.state;
-  if (reason === "Completed" || reason === "Error") return "Decommissioned";
+  const reason = deriveDecommissioning(d);
+  if (reason === "Completed" || reason === "Error" || reason === "CredentialRevoked") return "Decommissioned";
   return "Decommissioning";
 }
 

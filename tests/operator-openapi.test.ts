@@ -183,6 +183,7 @@ describe("the operator OpenAPI document", () => {
     await call("GET", "/events?limit=20");
     await call("GET", "/metrics/history?range=1h");
     await call("POST", `/devices/${a!.name}/decommission`);
+    await call("POST", `/devices/${b!.name}/revoke`, { reason: "a key thought stolen" });
     await call("POST", "/devices/decommission", { names: [a!.name, b!.name], reason: "done" });
 
     expect(restRoutes.filter((r) => !called.has(r)).map(key), "routes this test does not call yet").toEqual([]);

@@ -1,8 +1,9 @@
 import type { Command } from "commander";
 import { apiFor, note, write } from "../context";
+import { revokeGroup } from "./devices";
 
 export function registerTokens(program: Command): void {
-  const revoke = program.command("revoke").description("revoke API tokens");
+  const revoke = revokeGroup(program);
   revoke
     .command("token")
     .alias("tokens")

@@ -8,7 +8,7 @@ import { Button } from "../ui/button";
 import { InlineError } from "../ui/states";
 
 /** Decommissioning cannot be undone: the operator types the device's name to confirm. */
-export function DecommissionButton({ name }: { name: string }) {
+export function DecommissionButton({ name, revoked = false }: { name: string; revoked?: boolean }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [open, setOpen] = useState(false);
@@ -70,7 +70,9 @@ export function DecommissionButton({ name }: { name: string }) {
           }}
         >
           <p>
-            The device will stop taking work, run its decommissioning steps and then lose its credential. It stays listed as Decommissioned.{" "}
+            {revoked
+              ? "Its credential is revoked, so its agent cannot take part: the decommission completes at once on the server. It stays listed as Decommissioned. "
+              : "The device will stop taking work, run its decommissioning steps and then lose its credential. It stays listed as Decommissioned. "}
             <strong className="font-semibold text-slate-900">This cannot be undone.</strong>
           </p>
           {mutation.isError && <InlineError>{errorMessage(mutation.error)}</InlineError>}

@@ -11,6 +11,9 @@ import { StatusBadge } from "../status/status-badge";
 import { lifecycleTone, summaryTone } from "../status/tones";
 import { ObjectEventsCard } from "../events/object-events-card";
 import { DecommissionButton } from "./decommission-dialog";
+import { RevokeCredentialButton } from "./revoke-dialog";
+import { RevokedBadge } from "../devices/revoked-badge";
+import { RelativeTime } from "../ui/time";
 import { ResumeButton } from "./resume-button";
 import { DerivedStatuses, DeviceInfo, ReportedStatus } from "./sections";
 import { useHeartbeatInterval } from "../hooks/use-heartbeat-interval";
@@ -55,6 +58,7 @@ export function DevicePage({ name }: { name: string }) {
   }
 
   const d = device.data;
+  const revoked = d.conditions.find((c) => c.type === "CredentialRevoked");
   return (
     <>
       <PageHeader
@@ -69,6 +73,7 @@ export function DevicePage({ name }: { name: string }) {
             )}
             <StatusBadge table={summaryTone} state={d.summary} data-testid="device-summary" />
             <StatusBadge table={lifecycleTone} state={d.lifecycle} data-testid="device-lifecycle" />
+            {d.credentialRevokedAt && d.lifecycle !== "Decommissioned" && <RevokedBadge at={d.credentialRevokedAt} testId="device-revoked-badge" />}
           </span>
         }
         description={`${d.role} · ${d.platform}`}
@@ -80,9 +85,10 @@ export function DevicePage({ name }: { name: string }) {
               {/* A decommissioned device is a record: nothing left to edit or wake. */}
               {d.lifecycle !== "Decommissioned" && <EditDeviceButton name={d.name} alias={d.alias} labels={d.labels} />}
               {d.lifecycle !== "Decommissioned" && <NudgeButton kind="Device" name={d.name} testId="nudge-device" />}
-              {d.lifecycle === "Enrolled" && <CreateActionButton device={d.name} />}
+              {d.lifecycle === "Enrolled" && !d.credentialRevokedAt && <CreateActionButton device={d.name} />}
               {d.summary === "ConflictPaused" && <ResumeButton name={d.name} />}
-              {d.lifecycle === "Enrolled" && <DecommissionButton name={d.name} />}
+              {d.lifecycle !== "Decommissioned" && !d.credentialRevokedAt && <RevokeCredentialButton name={d.name} />}
+              {d.lifecycle === "Enrolled" && <DecommissionButton name={d.name} revoked={d.credentialRevokedAt !== null} />}
             </>
           )}
           </>
@@ -91,6 +97,12 @@ export function DevicePage({ name }: { name: string }) {
       {d.summary === "ConflictPaused" && (
         <div className="mb-4 rounded-md bg-orange-50 px-4 py-3 text-sm text-orange-800 ring-1 ring-orange-600/20 ring-inset" role="status">
           This device reported a rendered version the server does not know. It is paused until an operator resumes it; nothing was overwritten.
+        </div>
+      )}
+      {revoked && d.lifecycle !== "Decommissioned" && (
+        <div className="mb-4 rounded-md bg-red-50 px-4 py-3 text-sm text-red-800 ring-1 ring-red-600/20 ring-inset" role="status" data-testid="device-revoked">
+          This device&apos;s credential was revoked <RelativeTime value={revoked.lastTransitionTime ?? d.credentialRevokedAt!} /> ({revoked.message}): the server refuses its
+          agent and offers it no work. Decommissioning it completes at once.
         </div>
       )}
       {d.lifecycle === "Decommissioned" && (

@@ -71,6 +71,7 @@ export function DeviceInfo({ device }: { device: DeviceDetail }) {
         {device.credentialRevokedAt && (
           <Field label="Credential revoked">
             <RelativeTime value={device.credentialRevokedAt} />
+            {revokedBy(device.conditions) && <span className="text-slate-500"> · {revokedBy(device.conditions)}</span>}
           </Field>
         )}
       </dl>
@@ -216,4 +217,9 @@ function Conditions({ conditions }: { conditions: DeviceDetail["conditions"] }) 
       <ConditionList conditions={conditions} tone={(c) => (c.status === "True" ? "blue" : c.status === "False" ? "gray" : "amber")} typeWidth="w-44" testId="conditions" />
     </div>
   );
+}
+
+/** The CredentialRevoked condition's "revoked by NAME: why" (issue 23), or null. */
+function revokedBy(conditions: { type: string; message: string }[]): string | null {
+  return conditions.find((c) => c.type === "CredentialRevoked")?.message ?? null;
 }

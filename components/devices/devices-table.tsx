@@ -4,6 +4,7 @@ import { Link } from "@/components/ui/link";
 import type { ReactNode } from "react";
 import type { DeviceListItem } from "../trpc";
 import { StatusBadge } from "../status/status-badge";
+import { RevokedBadge } from "./revoked-badge";
 import { applicationSummaryTone, lifecycleTone, summaryTone, updatedTone } from "../status/tones";
 import { LabelChips } from "../ui/label-chips";
 import { RelativeTime } from "../ui/time";
@@ -139,6 +140,7 @@ export function DevicesTable({
                         {d.alias}
                       </span>
                     )}
+                    {d.credentialRevokedAt && d.lifecycle !== "Decommissioned" && <RevokedBadge at={d.credentialRevokedAt} testId={`device-revoked-${d.name}`} />}
                   </div>
                   <div className="text-xs whitespace-nowrap text-slate-500">
                     {d.role} · {d.platform} · agent <AgentVersionText compact version={d.agentVersion} testId={`device-agent-${d.name}`} />

@@ -69,6 +69,7 @@ export const decommissioningTone: Record<DecommissioningCondition, Tone> = {
   Started: "amber",
   Completed: "gray",
   Error: "red",
+  CredentialRevoked: "gray",
 };
 
 export const resourceTone: Record<ResourceStatus, Tone> = {

@@ -94,13 +94,19 @@ export async function resolveTargets(ctx: ServerContext, input: Pick<CreateActio
     throw invalid("give either device or labelSelector");
   }
   if (input.device !== undefined) {
-    const d = await ctx.db.device.findUnique({ where: { name: input.device }, select: { id: true, name: true, lifecycle: true, summary: true } });
-    if (!d) throw notFound(`device "${input.device}"`);
+    const found = await ctx.db.device.findUnique({
+      where: { name: input.device },
+      select: { id: true, name: true, lifecycle: true, summary: true, credentialRevokedAt: true },
+    });
+    if (!found) throw notFound(`device "${input.device}"`);
+    const { credentialRevokedAt, ...d } = found;
     if (d.lifecycle !== "Enrolled") throw conflict(`device "${d.name}" is ${d.lifecycle}: actions go to Enrolled devices only`);
+    if (credentialRevokedAt !== null) throw conflict(`device "${d.name}" had its credential revoked: its agent cannot take actions`);
     return [d];
   }
+  // Issue 23: a device whose credential is revoked is left out, as a Decommissioning one.
   return ctx.db.device.findMany({
-    where: { AND: [...selectorWhere(parseSelector(input.labelSelector ?? "")), { lifecycle: "Enrolled" }] },
+    where: { AND: [...selectorWhere(parseSelector(input.labelSelector ?? "")), { lifecycle: "Enrolled", credentialRevokedAt: null }] },
     select: { id: true, name: true, lifecycle: true, summary: true },
     orderBy: { name: "asc" },
     take: limit,
@@ -213,10 +219,10 @@ export async function createActions(ctx: ServerContext, input: CreateActionInput
  * on what it reads then.
  */
 async function holdTargets(tx: Tx, deviceIds: string[]): Promise<boolean> {
-  const held = await lockRows(tx, "Device", deviceIds, "id", ["name", "lifecycle", "decommissionRequestedAt"]);
+  const held = await lockRows(tx, "Device", deviceIds, "id", ["name", "lifecycle", "decommissionRequestedAt", "credentialRevokedAt"]);
   if (!held) return false;
-  const gone = held.find((d) => d.lifecycle !== "Enrolled" || d.decommissionRequestedAt !== null);
-  if (gone) throw new Contended(`device ${String(gone.name)} is no longer Enrolled`);
+  const gone = held.find((d) => d.lifecycle !== "Enrolled" || d.decommissionRequestedAt !== null || d.credentialRevokedAt !== null);
+  if (gone) throw new Contended(`device ${String(gone.name)} is no longer Enrolled (or its credential was revoked)`);
   return true;
 }
 

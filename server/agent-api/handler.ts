@@ -185,6 +185,12 @@ export function createAgentApi(ctx: ServerContext) {
         },
         (err: unknown) => {
           this.checking = false;
+          // Refused since it was parked (its credential revoked: issue 23): answered now, in the error shape.
+          if (err instanceof AppError) {
+            const res = this.settle();
+            if (res) this.count(sendError(res, err, ctx.log));
+            return;
+          }
           if (!ctx.database.noteError(err)) return void ctx.log.error({ err, deviceId: this.deviceId }, "work check failed");
           // The database unreachable: 503 now (the agent comes back after Retry-After) rather than a poll held blind.
           const res = this.settle();

@@ -87,6 +87,7 @@ const S = {
       "systemAt" = COALESCE(excluded."systemAt", "DeviceInventory"."systemAt"), "samples" = excluded."samples", "updatedAt" = excluded."updatedAt"`,
   // The poll's facts and its cheap first check for actions, in one statement.
   work: `SELECT "renderedVersion", "templateVersion", "renderedSpecId", "spec", "decommissionRequestedAt", "lifecycle", "summary",
+      "credentialRevokedAt" IS NOT NULL AS "revoked",
       EXISTS (SELECT 1 FROM "Action" a WHERE a."deviceId" = "Device"."id" AND ${ACTION_WORK}) AS "actionWork"
     FROM "Device" WHERE "id" = ?`,
   spec: `SELECT "spec" FROM "TemplateVersion" WHERE "id" = ?`,
@@ -206,8 +207,8 @@ export class SqlAgentStore implements AgentStore {
     return this.driver.read(this.work(id));
   }
   private *work(id: string): Op<WorkFacts | null> {
-    const r = (yield* keyed<WorkFacts & { decommissionRequestedAt: unknown; actionWork: unknown }>(S.work, [id]))[0];
-    return r ? { ...r, decommissionRequestedAt: date(r.decommissionRequestedAt), actionWork: yes(r.actionWork) } : null;
+    const r = (yield* keyed<WorkFacts & { decommissionRequestedAt: unknown; actionWork: unknown; revoked: unknown }>(S.work, [id]))[0];
+    return r ? { ...r, decommissionRequestedAt: date(r.decommissionRequestedAt), actionWork: yes(r.actionWork), revoked: yes(r.revoked) } : null;
   }
 
   /**

@@ -74,6 +74,8 @@ export interface WorkFacts {
   summary: string;
   /** Whether the device has actions to offer or cancels to tell: the poll's cheap first check. */
   actionWork: boolean;
+  /** Its credential is revoked (issue 23): a held poll woken then answers 401. */
+  revoked: boolean;
 }
 
 export type DeviceWithCredential = DeviceFactsRow & { credentialRevokedAt: Date | null };

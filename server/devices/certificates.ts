@@ -163,6 +163,13 @@ function forwardedCertificate(deviceCa: DeviceCa | null, header: string, value: 
 }
 
 export const REVOKED = "credential revoked: the device was decommissioned";
+/** Issue 23: revoked by an operator (POST /api/v1/devices/{name}/revoke), not by a decommission: said apart, so an operator reading the agent's log knows which. */
+export const REVOKED_BY_OPERATOR = "credential revoked by an operator: this device's certificate and token are refused (it was not decommissioned)";
+
+/** The refusal for a revoked credential: a decommission's or an operator's. */
+export function revokedMessage(device: { decommissionRequestedAt: Date | null }): string {
+  return device.decommissionRequestedAt !== null ? REVOKED : REVOKED_BY_OPERATOR;
+}
 
 /**
  * The device a verified certificate belongs to: the one it names, when it is the certificate
@@ -179,7 +186,7 @@ export async function deviceByCertificate(ctx: ServerContext, presented: Present
   if (!found) throw unauthenticated("client certificate refused: not the certificate this server last issued to the device it names (renewed since, or never issued)");
   const { certFingerprint, certPreviousFingerprint, ...device } = found;
   if (device.id !== presented.deviceId) throw unauthenticated("client certificate refused: it names another device than the one it was issued to");
-  if (device.credentialRevokedAt) throw unauthenticated(REVOKED);
+  if (device.credentialRevokedAt) throw unauthenticated(revokedMessage(device));
   // The renewed certificate in use: the one it replaced stops working (guarded: a renewal meanwhile keeps its own).
   if (certFingerprint === fingerprint && certPreviousFingerprint !== null) {
     await ctx.db.device.updateMany({ where: { id: device.id, certFingerprint: fingerprint }, data: { certPreviousFingerprint: null } });
@@ -202,6 +209,9 @@ export async function renewDeviceCertificate(
 ): Promise<IssuedClientCertificate> {
   const issued = await signDeviceCertificate(ctx, device, csrPem);
   const { count } = await ctx.db.device.updateMany({ where: { id: device.id, credentialRevokedAt: null }, data: certificateColumns(issued, over) });
-  if (count !== 1) throw unauthenticated(REVOKED);
+  if (count !== 1) {
+    const row = await ctx.db.device.findUnique({ where: { id: device.id }, select: { decommissionRequestedAt: true } });
+    throw unauthenticated(row ? revokedMessage(row) : REVOKED);
+  }
   return issued;
 }

@@ -1,6 +1,7 @@
 /**
  * Device credentials: issued once on enrollment approval, stored as a hash, good for their
- * own device only, revoked when the device is decommissioned.
+ * own device only, revoked when the device is decommissioned or by an operator (lifecycle.ts
+ * revokeCredential, issue 23), each refusal saying which.
  *
  * Between the operator's decommission request and the agent's decommissioning Completed or
  * Error report (which revokes it), the token still works, for the way out only:
@@ -20,7 +21,7 @@ import type { ServerContext } from "../context";
 import { unauthenticated } from "../errors";
 import { sha256 } from "../lib/crypto";
 import type { DeviceFactsRow } from "./status";
-import { deviceByCertificate, presentedCertificate, REVOKED } from "./certificates";
+import { deviceByCertificate, presentedCertificate, REVOKED, revokedMessage } from "./certificates";
 
 export const DEVICE_TOKEN_PREFIX = "drvd";
 
@@ -36,7 +37,11 @@ export async function authenticateDeviceIdentity(ctx: ServerContext, req: Incomi
   const hash = bearerHash(ctx, req.headers.authorization);
   const device = await ctx.fast.deviceIdentityByTokenHash(hash);
   if (!device) throw unauthenticated("unknown token");
-  if (device.revoked) throw unauthenticated(REVOKED);
+  if (device.revoked) {
+    // Rare: one more read to say whose revocation it was.
+    const row = await ctx.db.device.findUnique({ where: { id: device.id }, select: { decommissionRequestedAt: true } });
+    throw unauthenticated(row ? revokedMessage(row) : REVOKED);
+  }
   return { id: device.id, name: device.name };
 }
 
@@ -57,6 +62,6 @@ export async function authenticateDevice(ctx: ServerContext, req: IncomingMessag
   const hash = bearerHash(ctx, req.headers.authorization);
   const device = await ctx.fast.deviceByTokenHash(hash);
   if (!device) throw unauthenticated("unknown token");
-  if (device.credentialRevokedAt) throw unauthenticated(REVOKED);
+  if (device.credentialRevokedAt) throw unauthenticated(revokedMessage(device));
   return device;
 }

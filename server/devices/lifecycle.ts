@@ -1,6 +1,7 @@
 /**
- * Operator moves on a device: decommission (seed 003 lifecycle) and resume from
- * ConflictPaused. Each re-derives the statuses, records events and wakes the device's poll.
+ * Operator moves on a device: decommission (seed 003 lifecycle), resume from ConflictPaused and
+ * revoke its credential (issue 23). Each re-derives the statuses, records events and wakes the
+ * device's poll.
  */
 import { assertTransition } from "../../lib/state-machine";
 import { lifecycleMachine, type Lifecycle } from "../../lib/device-status";
@@ -17,18 +18,21 @@ import { lockRows, transaction } from "../lib/transactions";
 async function mutateDevice(
   ctx: ServerContext,
   name: string,
-  change: (row: DeviceFactsRow) => { patch: Partial<DeviceFactsRow>; events: NewEvent[] },
+  /** Null: nothing to change (nothing written, no event, no wake). */
+  change: (row: DeviceFactsRow) => { patch: Partial<DeviceFactsRow>; events: NewEvent[] } | null,
   actor: string,
   /** More writes in the same transaction, with their events. */
   alongside?: (tx: Tx, row: DeviceFactsRow, now: Date) => Promise<NewEvent[]>,
-): Promise<void> {
+): Promise<boolean> {
   const now = ctx.now();
-  const { rows, deviceId } = await transaction(ctx.db, async (tx) => {
+  const done = await transaction(ctx.db, async (tx) => {
     // The device's row, locked first: what is decided here is decided on what it is now.
     await lockRows(tx, "Device", [name], "name");
     const row = await tx.device.findUnique({ where: { name }, select: deviceFactsSelect });
     if (!row) throw notFound(`device "${name}"`);
-    const { patch, events } = change(row);
+    const changed = change(row);
+    if (!changed) return null;
+    const { patch, events } = changed;
     const next = { ...row, ...patch };
     const after = rederive(next, now, ctx.statusSettings);
     const more = alongside ? await alongside(tx, row, now) : [];
@@ -39,6 +43,7 @@ async function mutateDevice(
         decommissionRequestedAt: next.decommissionRequestedAt,
         conflictPaused: next.conflictPaused,
         renderedVersion: next.renderedVersion,
+        credentialRevokedAt: next.credentialRevokedAt,
         owner: next.owner,
         ...(next.owner === null ? { multipleOwners: null } : {}),
         ...statusColumns(after),
@@ -47,8 +52,10 @@ async function mutateDevice(
     });
     return { rows: await recordEvents(tx, all), deviceId: row.id };
   });
-  publishEvents(ctx, rows);
-  ctx.bus.publish(topics.device(deviceId), { at: Date.now() });
+  if (!done) return false;
+  publishEvents(ctx, done.rows);
+  ctx.bus.publish(topics.device(done.deviceId), { at: Date.now() });
+  return true;
 }
 
 export async function requestDecommission(ctx: ServerContext, name: string, actor: string): Promise<void> {
@@ -69,14 +76,19 @@ export async function requestDecommission(ctx: ServerContext, name: string, acto
 
 /**
  * The rule of a decommission request, for one device or many (devices/bulk.ts): throws 409
- * unless the device is Enrolled. `reason` (bulk requests) goes into the event.
+ * unless the device is Enrolled. `reason` (bulk requests) goes into the event. A device whose
+ * credential an operator revoked cannot take part (its agent is refused): its decommission
+ * completes at once on the server (lib/device-status: DeviceDecommissioning CredentialRevoked).
  */
 export function decommissionChange(ctx: ServerContext, row: DeviceFactsRow, actor: string, reason?: string): { patch: Partial<DeviceFactsRow>; events: NewEvent[] } {
   const name = row.name;
   const from = row.lifecycle as Lifecycle;
   if (from !== "Enrolled") throw conflict(`device "${name}" is ${from}: only an Enrolled device can be decommissioned`);
-  assertTransition(lifecycleMachine, from, "Decommissioning");
-  const events: NewEvent[] = [{ objectKind: "Device", objectName: name, type: "DecommissionRequested", reason: "Requested", ...(reason ? { message: reason } : {}), actor }];
+  const revoked = row.credentialRevokedAt !== null;
+  assertTransition(lifecycleMachine, from, revoked ? "Decommissioned" : "Decommissioning");
+  const why = revoked ? "its credential is revoked, so its agent cannot take part: the decommission completes at once on the server" : undefined;
+  const message = [reason, why].filter(Boolean).join("; ");
+  const events: NewEvent[] = [{ objectKind: "Device", objectName: name, type: "DecommissionRequested", reason: "Requested", ...(message ? { message } : {}), actor }];
   // It leaves its fleet now (a device being decommissioned is no member): it keeps its
   // spec, unmanaged, and its fleet's counts no longer include it.
   if (row.owner !== null) {
@@ -93,12 +105,18 @@ export function decommissionChange(ctx: ServerContext, row: DeviceFactsRow, acto
  * waiting for approval or to be scheduled would wait forever: they are cancelled with the
  * request. What it already holds (NEW, RUNNING) it finishes or cancels itself.
  */
-export function cancelPendingActions(actor: string) {
-  return (tx: Tx, row: DeviceFactsRow, now: Date): Promise<NewEvent[]> => cancelPendingActionsOf(tx, [row], now, actor);
+export function cancelPendingActions(actor: string, because = "is being decommissioned") {
+  return (tx: Tx, row: DeviceFactsRow, now: Date): Promise<NewEvent[]> => cancelPendingActionsOf(tx, [row], now, actor, because);
 }
 
 /** cancelPendingActions for many devices at once (devices/bulk.ts): one read, one write. */
-export async function cancelPendingActionsOf(tx: Tx, devices: { id: string; name: string }[], now: Date, actor: string): Promise<NewEvent[]> {
+export async function cancelPendingActionsOf(
+  tx: Tx,
+  devices: { id: string; name: string }[],
+  now: Date,
+  actor: string,
+  because = "is being decommissioned",
+): Promise<NewEvent[]> {
   const pending = await tx.action.findMany({
     where: { deviceId: { in: devices.map((d) => d.id) }, state: { in: [...PENDING_ACTION_STATES] } },
     select: { id: true, state: true, deviceId: true },
@@ -115,7 +133,7 @@ export async function cancelPendingActionsOf(tx: Tx, devices: { id: string; name
     objectName: a.id,
     type: "ActionStateChanged",
     reason: "CANCELLED",
-    message: `${a.state} → CANCELLED: the device ${names.get(a.deviceId ?? "")} is being decommissioned`,
+    message: `${a.state} → CANCELLED: the device ${names.get(a.deviceId ?? "")} ${because}`,
     actor,
   }));
 }
@@ -146,4 +164,31 @@ export function resumeChange(actor: string) {
 /** Nudge (seed 004): reconcile one device now: re-derive its statuses and wake its long-poll. */
 export async function nudgeDevice(ctx: ServerContext, name: string, actor: string): Promise<void> {
   await mutateDevice(ctx, name, () => ({ patch: {}, events: [{ objectKind: "Device", objectName: name, type: "Nudged", reason: "Reconcile", actor }] }), actor);
+}
+
+export const REVOKE_REASON_MAX = 500;
+
+/**
+ * Revoke a device's credential (issue 23) without its cooperation: a key or token thought
+ * stolen. From the commit every request with its certificate or token is 401 (credentials.ts,
+ * certificates.ts: checked per request), and its held poll, woken here, answers 401 at once
+ * (work.ts). It stays listed, and goes Offline by the sweep as any silent device; its actions
+ * still waiting for approval or to be scheduled would wait forever, so they are cancelled. A
+ * device already revoked (Decommissioned included) is left as it is: false, no event.
+ * Revoked while Decommissioning, its decommission completes at once (lib/device-status).
+ */
+export async function revokeCredential(ctx: ServerContext, name: string, actor: string, reason: string): Promise<boolean> {
+  return mutateDevice(
+    ctx,
+    name,
+    (row) =>
+      row.credentialRevokedAt !== null
+        ? null
+        : {
+            patch: { credentialRevokedAt: ctx.now() },
+            events: [{ objectKind: "Device", objectName: name, type: "CredentialRevoked", reason: "Revoked", message: reason, actor }],
+          },
+    actor,
+    cancelPendingActions(actor, "had its credential revoked"),
+  );
 }

@@ -170,6 +170,8 @@ const listSelect = {
   ownerFleet: { select: { templateVersion: true } },
   // The agent column, and its "older than this server supports" warning (issue 12).
   agentVersion: true,
+  // Issue 23: shown as revoked (a badge by its name).
+  credentialRevokedAt: true,
 } satisfies Prisma.DeviceSelect;
 
 const withNote = (reason: string | null, note: string | undefined) => (reason !== null && note ? `${reason}; ${note}` : reason);
@@ -242,7 +244,6 @@ export async function getDevice(ctx: ServerContext, name: string) {
       decommissionRequestedAt: true,
       decommissionRequestedBy: true,
       decommissioning: true,
-      credentialRevokedAt: true,
       createdAt: true,
       enrollmentId: true,
       inventory: { select: { system: true, systemAt: true, samples: true } },
@@ -254,6 +255,7 @@ export async function getDevice(ctx: ServerContext, name: string) {
   const { ownerFleet, renderedSpecId, multipleOwners, inventory, ...rest } = d;
   const fleetTemplateVersion = ownerFleet?.templateVersion ?? null;
   const overlap = multipleOwners ? (JSON.parse(multipleOwners) as string[]) : null;
+  const revoked = d.credentialRevokedAt ? await revocationCondition(ctx, d.name, d.credentialRevokedAt) : null;
   return {
     ...rest,
     labels: labelsObject(d.labels),
@@ -267,12 +269,32 @@ export async function getDevice(ctx: ServerContext, name: string) {
       ...(overlap
         ? [{ type: "MultipleOwners", status: "True" as const, reason: "MultipleOwners", message: multipleOwnersMessage(d.owner, overlap), lastTransitionTime: null }]
         : []),
+      ...(revoked ? [revoked] : []),
     ],
     decommissionInfo: decommissionReport?.info ?? null,
     inventory: inventoryView(inventory, (reported as { usage?: Usage } | null)?.usage ?? null, d.lastSeen),
   };
 }
 export type DeviceDetail = Awaited<ReturnType<typeof getDevice>>;
+
+/**
+ * Issue 23: the CredentialRevoked condition, when and why: an operator's revocation (its event
+ * says by whom and why: reason `Revoked`), or the end of a decommission (reason `Decommissioned`).
+ */
+async function revocationCondition(ctx: ServerContext, name: string, at: Date) {
+  const event = await ctx.db.event.findFirst({
+    where: { objectKind: "Device", objectName: name, type: "CredentialRevoked" },
+    orderBy: { id: "desc" },
+    select: { actor: true, message: true },
+  });
+  return {
+    type: "CredentialRevoked",
+    status: "True" as const,
+    reason: event ? "Revoked" : "Decommissioned",
+    message: event ? `revoked by ${event.actor.replace(/^user:/, "")}: ${event.message}` : "revoked when its decommission completed",
+    lastTransitionTime: at.toISOString(),
+  };
+}
 
 /** Kubernetes-style conditions (DESIGN.md §1) from what the agent reported. */
 function conditionsOf(

@@ -5,7 +5,7 @@ import { applicationSummaryMachine, lifecycleMachine, summaryMachine, updatedMac
 import { DEVICE_SORTS, deviceCounts, getDevice, listDevices, type DeviceSort } from "./queries";
 import { bulkDecommission, bulkLabel, bulkResume, MAX_BULK_NAMES, type BulkTarget } from "./bulk";
 import { isValidLabelKey } from "../../lib/label-selector";
-import { requestDecommission, resumeDevice } from "./lifecycle";
+import { requestDecommission, resumeDevice, revokeCredential, REVOKE_REASON_MAX } from "./lifecycle";
 import { listEvents } from "../events/events";
 import { LabelsSchema } from "../../lib/protocol";
 import { setDeviceLabels, updateDevice } from "./labels";
@@ -71,6 +71,10 @@ export const BulkLabelInput = z
   .refine((b) => !b.remove.some((k) => k in b.add), { message: "a key cannot be both added and removed", path: ["remove"] });
 
 export const DeviceNameInput = z.object({ name: z.string().min(1).max(63) });
+/** Why the credential is revoked: required (it is the record of a security decision), shown with the device. */
+export const DeviceRevokeInput = DeviceNameInput.extend({
+  reason: z.string().trim().min(1, "reason: say why the credential is revoked").max(REVOKE_REASON_MAX, `reason: at most ${REVOKE_REASON_MAX} characters`),
+});
 
 /** An operator's edit: labels (replaced whole) and/or the alias (empty or null clears it); nothing else. */
 export const DeviceUpdateInput = z
@@ -89,6 +93,11 @@ export const devicesRouter = router({
     .query(({ ctx, input }) => listEvents(ctx.server, { kind: "Device", name: input.name, limit: input.limit })),
   decommission: operatorProcedure.input(DeviceNameInput).mutation(async ({ ctx, input }) => {
     await requestDecommission(ctx.server, input.name, ctx.actor);
+    return getDevice(ctx.server, input.name);
+  }),
+  /** Issue 23: revoke its credential (a key or token thought stolen); already revoked: no change. */
+  revoke: operatorProcedure.input(DeviceRevokeInput).mutation(async ({ ctx, input }) => {
+    await revokeCredential(ctx.server, input.name, ctx.actor, input.reason);
     return getDevice(ctx.server, input.name);
   }),
   /** Replace the device's labels; fleet membership follows at once. */

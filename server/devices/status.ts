@@ -38,6 +38,7 @@ export const deviceFactsSelect = {
   applicationSummary: true,
   lifecycle: true,
   decommissioning: true,
+  credentialRevokedAt: true,
   /** fleet[owner].spec.templateVersion, for deviceIsUpdatedToFleetSpec. */
   ownerFleet: { select: { templateVersion: true } },
 } satisfies Prisma.DeviceSelect;
@@ -64,6 +65,7 @@ export function factsOf(row: DeviceFactsRow, fleetTemplateVersion: string | null
     enrollmentCompleted: row.enrollmentId !== null,
     decommissionRequested: row.decommissionRequestedAt !== null,
     conflictPaused: row.conflictPaused,
+    credentialRevoked: row.credentialRevokedAt !== null,
   };
 }
 

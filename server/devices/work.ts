@@ -7,6 +7,8 @@ import type { ServerContext } from "../context";
 import { offerWithinPolicies } from "../actions/scheduling";
 import { healthRank } from "../../lib/health-policy";
 import type { WorkFacts } from "./agent-store";
+import { unauthenticated } from "../errors";
+import { revokedMessage } from "./certificates";
 
 /**
  * The device's rendered spec as the protocol sends it: the content (its template version's,
@@ -27,6 +29,8 @@ export async function renderedSpecOf(ctx: ServerContext, d: Pick<WorkFacts, "ren
 export async function pendingWork(ctx: ServerContext, deviceId: string, specVersion: number): Promise<WorkResponse | null> {
   const device = await ctx.fast.workFacts(deviceId);
   if (!device) return null;
+  // Issue 23: revoked while its poll was held (woken by the revoke) or since it authenticated: refused now.
+  if (device.revoked) throw unauthenticated(revokedMessage(device));
   const work: WorkResponse = { actions: [] };
   let any = false;
   if (device.renderedVersion > specVersion) {

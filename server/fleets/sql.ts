@@ -53,7 +53,7 @@ export async function loadFacts(tx: Tx, ids: string[]): Promise<DeviceFactsRow[]
     tx,
     `SELECT d."id", d."name", d."reported", d."lastSeen", d."renderedVersion", d."templateVersion", d."owner", d."enrollmentId",
        d."decommissionRequestedAt", d."conflictPaused", d."summary", d."updatedStatus", d."updatingReason", d."applicationSummary",
-       d."lifecycle", d."decommissioning", f."templateVersion" AS "fleetTemplateVersion"
+       d."lifecycle", d."decommissioning", d."credentialRevokedAt", f."templateVersion" AS "fleetTemplateVersion"
      FROM "Device" d LEFT JOIN "Fleet" f ON f."name" = d."owner"
      WHERE d."id" ${inIds(tx)}`,
     JSON.stringify(ids),
@@ -75,6 +75,7 @@ export async function loadFacts(tx: Tx, ids: string[]): Promise<DeviceFactsRow[]
     applicationSummary: String(r.applicationSummary),
     lifecycle: String(r.lifecycle),
     decommissioning: (r.decommissioning as string | null) ?? null,
+    credentialRevokedAt: asDate(r.credentialRevokedAt),
     ownerFleet: r.owner !== null && r.fleetTemplateVersion !== null ? { templateVersion: String(r.fleetTemplateVersion) } : null,
   }));
 }

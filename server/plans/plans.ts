@@ -97,7 +97,7 @@ async function discover(tx: Tx, shape: CommandShape): Promise<Partial<Record<Pla
         AND: [
           ...selectorWhere(sel.labels),
           ...sel.fields.map((f): Prisma.DeviceWhereInput => (f.op === "=" ? { name: f.name } : { name: { not: f.name } })),
-          { role: GROUP_ROLE[group], lifecycle: "Enrolled", decommissionRequestedAt: null },
+          { role: GROUP_ROLE[group], lifecycle: "Enrolled", decommissionRequestedAt: null, credentialRevokedAt: null },
         ],
       };
       const rows = await tx.device.findMany({ where, select: planDeviceSelect, orderBy: { name: "asc" }, take: MAX_PLAN_NODES + 1 });

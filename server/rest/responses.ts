@@ -83,6 +83,7 @@ const DeviceListItem = z.strictObject({
   lifecycle: z.string(),
   lastSeen: Time.nullable(),
   createdAt: Time,
+  credentialRevokedAt: Time.nullable().describe("When its credential was revoked (by an operator, or at the end of its decommission); null: it is not"),
 });
 
 export const DeviceListResponse = z.strictObject({
@@ -97,7 +98,6 @@ const { actions: _actions, system: _system, ...reportedShape } = StatusReport.sh
 export const DeviceResponse = z.strictObject({
   ...DeviceListItem.shape,
   enrollmentId: z.string().nullable(),
-  credentialRevokedAt: Time.nullable(),
   spec: RenderedSpec.nullable().describe("The rendered spec the device should run; null: none yet"),
   renderedAt: Time.nullable(),
   decommissionRequestedAt: Time.nullable(),

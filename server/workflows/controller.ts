@@ -308,7 +308,7 @@ async function resolveAttemptTargets(tx: Tx, wf: { name: string; run: number }, 
     names = [...new Set(job.targets.devices)];
   } else {
     const rows = await tx.device.findMany({
-      where: { AND: [...selectorWhere(selectorRequirements(job.targets.selector)), { lifecycle: "Enrolled", decommissionRequestedAt: null }] },
+      where: { AND: [...selectorWhere(selectorRequirements(job.targets.selector)), { lifecycle: "Enrolled", decommissionRequestedAt: null, credentialRevokedAt: null }] },
       select: deviceSelect,
       orderBy: { name: "asc" },
       take: MAX_TARGETS,
