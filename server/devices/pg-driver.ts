@@ -20,7 +20,7 @@
  * through a parser that reads them as UTC, whatever the process's TZ.
  */
 import pg from "pg";
-import { runAsync, type Op, type Query, type SqlDriver } from "./sql-driver";
+import { runAsync, type MergedRow, type Op, type Query, type SqlDriver } from "./sql-driver";
 
 const TIMESTAMP_OID = 1114;
 /** `timestamp` values are UTC wall times: read them so, not in the process's zone. */
@@ -97,13 +97,6 @@ class ReadBatch {
 interface Unit {
   run(q: (query: Query) => Promise<unknown>): Promise<unknown>;
   resolve(value: unknown): void;
-  reject(error: unknown): void;
-}
-interface MergedRow {
-  sql: string;
-  key: string;
-  row: unknown[];
-  resolve(): void;
   reject(error: unknown): void;
 }
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };

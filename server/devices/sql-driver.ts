@@ -82,3 +82,12 @@ export interface SqlDriver {
   /** Writes what it accepted, then lets the connection(s) go. */
   close(): MaybePromise<void>;
 }
+
+/** A one-row statement waiting to be merged with the batch's others of the same text (`merge`): the last row per key wins. */
+export interface MergedRow {
+  sql: string;
+  key: string;
+  row: unknown[];
+  resolve(): void;
+  reject(error: unknown): void;
+}

@@ -11,7 +11,7 @@
  */
 import Database from "better-sqlite3";
 import { WriteGate } from "../write-gate";
-import { runSync, type Op, type Query, type SqlDriver } from "./sql-driver";
+import { runSync, type MergedRow, type Op, type Query, type SqlDriver } from "./sql-driver";
 
 /** Prisma's SQLite DateTime text format, so raw writes compare and parse like Prisma's. */
 export function sqliteDate(d: Date): string {
@@ -27,13 +27,6 @@ const bind = (values: unknown[]) => values.map(bindOne);
 interface Unit {
   run(): unknown;
   resolve(value: unknown): void;
-  reject(error: unknown): void;
-}
-interface MergedRow {
-  sql: string;
-  key: string;
-  row: unknown[];
-  resolve(): void;
   reject(error: unknown): void;
 }
 
