@@ -6,7 +6,7 @@
 import { X509Certificate } from "node:crypto";
 import fs from "node:fs";
 import https from "node:https";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createNodeHttpTransport } from "./http-transport";
@@ -51,6 +51,42 @@ describe("createNodeHttpTransport over https", () => {
       }
     } finally {
       transport.close();
+    }
+  });
+
+  it("keeps at most maxConnecting handshakes in progress; the next connects as one ends (the simulator after a restart)", async () => {
+    // A server that accepts connections and never answers a ClientHello: every handshake stays in progress.
+    const mute = net.createServer((socket) => accepted.push(socket));
+    const accepted: net.Socket[] = [];
+    await new Promise<void>((resolve) => mute.listen(0, "127.0.0.1", resolve));
+    const muteUrl = `https://127.0.0.1:${(mute.address() as AddressInfo).port}/x`;
+    const until = async (count: number) => {
+      for (let i = 0; i < 200 && accepted.length < count; i++) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 100));
+      return accepted.length;
+    };
+    const bounded = createNodeHttpTransport({ maxConnecting: 2 });
+    const unbounded = createNodeHttpTransport();
+    try {
+      const requests = Array.from({ length: 6 }, () => bounded.fetch(muteUrl).catch((error: Error) => error));
+      expect(await until(2)).toBe(2);
+      // Two handshakes end (the server resets them): two more start, and no others.
+      for (const socket of accepted.splice(0)) socket.destroy();
+      expect(await until(2)).toBe(2);
+      for (const socket of accepted.splice(0)) socket.destroy();
+      expect(await until(2)).toBe(2);
+      for (const socket of accepted.splice(0)) socket.destroy();
+      expect((await Promise.all(requests)).every((r) => r instanceof Error)).toBe(true);
+      // Without a bound all six connect at once.
+      const all = Array.from({ length: 6 }, () => unbounded.fetch(muteUrl).catch((error: Error) => error));
+      expect(await until(6)).toBe(6);
+      for (const socket of accepted.splice(0)) socket.destroy();
+      await Promise.all(all);
+    } finally {
+      bounded.close();
+      unbounded.close();
+      for (const socket of accepted) socket.destroy();
+      await new Promise((resolve) => mute.close(resolve));
     }
   });
 

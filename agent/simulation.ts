@@ -264,6 +264,12 @@ const SIMULATED_OS = [
 ] as const;
 const UNAME_ARCH: Record<string, string> = { amd64: "x86_64", arm64: "aarch64", arm: "armv7l", riscv64: "riscv64" };
 const GIB = 1024 ** 3;
+/**
+ * TLS handshakes one simulator process has in progress at most (http-transport.ts): the server's
+ * handshake deadline is 10 s from the connect, and a thread that opened 5,000 at once sent their
+ * ClientHellos too late. 256 are ≈ 0.3 s of this thread's work (≈ 1 ms of client CPU each).
+ */
+const MAX_CONNECTING = 256;
 const pick = <T>(list: readonly T[], random: () => number): T => list[Math.floor(random() * list.length)] as T;
 
 /**
@@ -333,7 +339,7 @@ export function startSimulation(options: SimulationOptions): SimulationHandle {
   // and the process may open ≈ 20,000 files.
   const transport =
     !options.fetch && options.transport !== "fetch"
-      ? createNodeHttpTransport({ maxFreeSockets: Math.min(options.agents, 2048), ...(options.trust ? { trust: new ServerTrust(options.trust) } : {}) })
+      ? createNodeHttpTransport({ maxFreeSockets: Math.min(options.agents, 2048), maxConnecting: MAX_CONNECTING, ...(options.trust ? { trust: new ServerTrust(options.trust) } : {}) })
       : null;
   const fetchImpl = options.fetch ?? transport?.fetch;
   const client = new ProtocolClient({

@@ -45,7 +45,8 @@
  * BENCH_HELD_ONLY (0; 1 reports step 1 alone: `BENCH_HELD_ONLY=1 BENCH_AGENTS=19000 BENCH_GRAPH=0
  * BENCH_AGENT_FOOTPRINT=0 npm run bench`, one server holding 19,000 polls, issue 22),
  * BENCH_TLS (1; 0 skips step 6), BENCH_TLS_AGENTS (BENCH_AGENTS: step 6's agents, each storm's),
- * BENCH_STORM_SECONDS (300: a storm's longest wait), BENCH_TLS_ONLY (0; 1 runs step 6 alone).
+ * BENCH_STORM_SECONDS (300: a storm's longest wait), BENCH_TLS_ONLY (0; 1 runs step 6 alone),
+ * BENCH_TLS_PLAIN (1; 0 runs step 6's TLS half alone).
  * Step 6 at full size, alone, on a quiet machine (docs/architecture.md "Session 18: what TLS
  * costs" has it at 1,000 agents on a loaded one):
  *   BENCH_TLS_ONLY=1 BENCH_TLS_AGENTS=10000 npm run bench
@@ -106,7 +107,7 @@ async function tlsStep(): Promise<TlsBenchReport> {
   log(`TLS's cost: ${TLS_AGENTS} agents on plain HTTP, then on TLS; a reconnect storm on each`);
   return benchTls({
     agents: TLS_AGENTS, agentsPerProcess: AGENTS_PER_PROCESS, rate: RAMP_RATE, port: PORT + 2, dir, adminPassword: ADMIN_PASSWORD, children,
-    deadline: DEADLINE, stormSeconds: STORM_SECONDS, log,
+    deadline: DEADLINE, stormSeconds: STORM_SECONDS, log, plain: process.env.BENCH_TLS_PLAIN !== "0",
   });
 }
 

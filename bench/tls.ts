@@ -36,21 +36,39 @@ export interface ReconnectStorm {
   pollsHeldAtEnd: number;
   /** CPU seconds the new server spent from its first /healthz answer until every poll was held again (or the step's time ran out). */
   serverCpuSeconds: number;
-  handshakes?: { new: number; resumed: number };
+  /** Handshakes the new server completed (new or resumed) and those that did not complete (its deadline, the client gone, a TLS error). */
+  handshakes?: Handshakes;
+}
+
+interface Handshakes {
+  new: number;
+  resumed: number;
+  failed: { timeout: number; reset: number; tls: number };
+}
+
+async function handshakes(metric: (name: string) => Promise<number>): Promise<Handshakes> {
+  const failed = (reason: string) => metric(`drover_tls_handshake_failures_total{reason="${reason}"}`).catch(() => 0);
+  return {
+    new: await metric('drover_tls_handshakes_total{session="new"}').catch(() => 0),
+    resumed: await metric('drover_tls_handshakes_total{session="resumed"}').catch(() => 0),
+    failed: { timeout: await failed("timeout"), reset: await failed("reset"), tls: await failed("tls") },
+  };
 }
 
 export interface TlsBenchReport {
   agents: number;
-  plain: { heldPolls: HeldPollsCost; reconnectStorm: ReconnectStorm };
+  plain: { heldPolls: HeldPollsCost; reconnectStorm: ReconnectStorm } | null;
   tls: { heldPolls: HeldPollsCost; reconnectStorm: ReconnectStorm };
   /** TLS's own cost: the TLS server's figure minus the plain one's. */
-  tlsExtraMbPer1000Held: { rss: number; heapUsed: number; external: number };
+  tlsExtraMbPer1000Held: { rss: number | null; heapUsed: number | null; external: number | null };
 }
 
 interface Options {
   agents: number;
   agentsPerProcess: number;
   rate: number;
+  /** false: the TLS half alone (BENCH_TLS_PLAIN=0), to study the TLS storm without waiting for the plain one. */
+  plain?: boolean;
   /** The plain server's port; the TLS server takes the next. */
   port: number;
   dir: string;
@@ -66,17 +84,14 @@ const round1 = (n: number) => Number(n.toFixed(1));
 const MB = 2 ** 20;
 
 export async function benchTls(o: Options): Promise<TlsBenchReport> {
-  const plain = await heldAndStorm(o, false);
+  const plain = o.plain === false ? null : await heldAndStorm(o, false);
   const secure = await heldAndStorm(o, true);
+  const extra = (key: keyof HeldPollsCost) => (plain ? round1(secure.heldPolls[key] - plain.heldPolls[key]) : null);
   return {
     agents: o.agents,
     plain,
     tls: secure,
-    tlsExtraMbPer1000Held: {
-      rss: round1(secure.heldPolls.rssMbPer1000Held - plain.heldPolls.rssMbPer1000Held),
-      heapUsed: round1(secure.heldPolls.heapUsedMbPer1000Held - plain.heldPolls.heapUsedMbPer1000Held),
-      external: round1(secure.heldPolls.externalMbPer1000Held - plain.heldPolls.externalMbPer1000Held),
-    },
+    tlsExtraMbPer1000Held: { rss: extra("rssMbPer1000Held"), heapUsed: extra("heapUsedMbPer1000Held"), external: extra("externalMbPer1000Held") },
   };
 }
 
@@ -104,10 +119,10 @@ async function heldAndStorm(o: Options, tls: boolean): Promise<{ heldPolls: Held
   const processes = Math.ceil(o.agents / o.agentsPerProcess);
   for (let p = 0; p < processes; p++) {
     const n = Math.min(o.agentsPerProcess, o.agents - p * o.agentsPerProcess);
-    const sim = spawn(
-      ...node(path.join(root, "agent", "simulate.ts"), "--server", url, "--agents", String(n), "--prefix", `${tls ? "tls" : "plain"}${p}`, "--labels", "bench=true",
+    const [exe, simArgs] = node(path.join(root, "agent", "simulate.ts"), "--server", url, "--agents", String(n), "--prefix", `${tls ? "tls" : "plain"}${p}`, "--labels", "bench=true",
         "--degraded", "0", "--error", "0", "--restarts", "0", "--flap", "0", "--silent", "0", "--rate", String(o.rate / processes), "--summary-seconds", "10",
-        "--log-level", "fatal", ...(caFile ? ["--ca-file", caFile] : [])),
+        "--log-level", "fatal", ...(caFile ? ["--ca-file", caFile] : []));
+    const sim = spawn(exe, [...(process.env.BENCH_SIM_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_SIM_PROF}`] : []), ...simArgs],
       { cwd: root, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NODE_OPTIONS: "--max-old-space-size=4096" } },
     );
     sims.push(sim);
@@ -145,7 +160,12 @@ async function heldAndStorm(o: Options, tls: boolean): Promise<{ heldPolls: Held
   const at: { p50: number | null; p99: number | null; all: number | null } = { p50: null, p99: null, all: null };
   let now = 0;
   const stormEnd = Math.min(o.deadline, Date.now() + o.stormSeconds * 1000);
+  let nextProgress = Date.now() + 5000;
   while (Date.now() < stormEnd) {
+    if (Date.now() >= nextProgress) {
+      nextProgress += 5000;
+      o.log(`${what}: storm at ${Math.round((performance.now() - upAt) / 1000)} s: ${now} held${tls ? `, handshakes ${JSON.stringify(await handshakes(metric))}` : ""}`);
+    }
     now = await metric("drover_held_polls").catch(() => now);
     const t = Math.round(performance.now() - upAt);
     if (at.p50 === null && now >= held * 0.5) at.p50 = t;
@@ -163,13 +183,12 @@ async function heldAndStorm(o: Options, tls: boolean): Promise<{ heldPolls: Held
     pollsHeldAtEnd: now,
     serverCpuSeconds: round1((cpuMs(server.pid!) - cpu0) / 1000),
   };
-  if (tls) {
-    reconnectStorm.handshakes = {
-      new: await metric('drover_tls_handshakes_total{session="new"}'),
-      resumed: await metric('drover_tls_handshakes_total{session="resumed"}'),
-    };
-  }
+  if (tls) reconnectStorm.handshakes = await handshakes(metric);
   o.log(`${what}: storm ${JSON.stringify(reconnectStorm)}`);
+  if (process.env.BENCH_SIM_PROF) {
+    for (const sim of sims) sim.kill("SIGTERM");
+    await sleep(12_000);
+  }
   for (const sim of sims) sim.kill("SIGKILL");
   server.kill("SIGKILL");
   await sleep(1000);

@@ -317,6 +317,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       onPlainHttp: () => metrics.requestsRefused.inc({ reason: "plain-http" }),
       clientCa: deviceCa?.ca.certPem,
       onHandshake: (resumed) => metrics.tlsHandshakes.inc({ session: resumed ? "resumed" : "new" }),
+      onHandshakeFailure: (reason) => metrics.tlsHandshakeFailures.inc({ reason }),
     });
     applyDeadlines(front.https, options.deadlines, onDrop, front.listener);
     server = front.listener;

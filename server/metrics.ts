@@ -45,6 +45,12 @@ export function createMetrics() {
       labelNames: ["session"] as const,
       registers: [registry],
     }),
+    tlsHandshakeFailures: new Counter({
+      name: "drover_tls_handshake_failures_total",
+      help: "TLS handshakes that did not complete, by reason: timeout (the handshake deadline), reset (the client went away), tls (a protocol or certificate error)",
+      labelNames: ["reason"] as const,
+      registers: [registry],
+    }),
     specsSent: new Counter({ name: "drover_specs_sent_total", help: "Work answers that carried a rendered spec", registers: [registry] }),
     heartbeats: new Counter({ name: "drover_heartbeats_total", help: "Status reports ingested", registers: [registry] }),
     agentRequests: new Counter({

@@ -70,6 +70,15 @@ export interface TlsFrontOptions {
   clientCa?: string | undefined;
   /** Each completed handshake: `resumed` when a session ticket spared the certificates (metrics). */
   onHandshake?: (resumed: boolean) => void;
+  /** Each handshake that did not complete, by reason (metrics). */
+  onHandshakeFailure?: (reason: "timeout" | "reset" | "tls") => void;
+}
+
+/** Why a handshake did not complete, from its error: its deadline, the client gone, or TLS itself. */
+export function handshakeFailure(error: NodeJS.ErrnoException): "timeout" | "reset" | "tls" {
+  if (error.code === "ERR_TLS_HANDSHAKE_TIMEOUT") return "timeout";
+  if (error.code === "ECONNRESET" || error.code === "EPIPE" || /socket disconnected/.test(error.message)) return "reset";
+  return "tls";
 }
 
 export function createTlsFront(handler: http.RequestListener, material: TlsMaterial, options: TlsFrontOptions): TlsFront {
@@ -90,6 +99,7 @@ export function createTlsFront(handler: http.RequestListener, material: TlsMater
     handler,
   );
   if (options.onHandshake) secure.on("secureConnection", (socket: TLSSocket) => options.onHandshake?.(socket.isSessionReused()));
+  if (options.onHandshakeFailure) secure.on("tlsClientError", (error: NodeJS.ErrnoException) => options.onHandshakeFailure?.(handshakeFailure(error)));
   // The day's key at midnight UTC (a timer each day: one set for longer would overflow).
   let rotation: NodeJS.Timeout;
   const scheduleRotation = () => {

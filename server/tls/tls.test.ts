@@ -145,6 +145,25 @@ describe("a server on TLS", () => {
     expect(closed).toBeGreaterThan(800);
     expect(closed).toBeLessThan(5_000);
   });
+
+  it("closes a handshake that stops midway at the handshake deadline, counted as a timeout; a client gone mid-handshake as a reset", async () => {
+    const failures = async (reason: string) => (await secure.ctx.metrics.tlsHandshakeFailures.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
+    const [timeouts, resets] = [await failures("timeout"), await failures("reset")];
+    // The first bytes of a TLS record header (a handshake), then nothing.
+    const closed = await new Promise<number>((resolve) => {
+      const started = Date.now();
+      const socket = net.connect(secure.port, "127.0.0.1", () => socket.write(Buffer.from([0x16, 0x03, 0x01, 0x00, 0x80])));
+      socket.on("close", () => resolve(Date.now() - started));
+      socket.on("error", () => undefined);
+    });
+    expect(closed).toBeGreaterThan(800);
+    expect(closed).toBeLessThan(5_000);
+    await eventually(async () => ((await failures("timeout")) === timeouts + 1 ? true : undefined), 2_000);
+    await new Promise<void>((resolve) => {
+      const socket = net.connect(secure.port, "127.0.0.1", () => socket.write(Buffer.from([0x16, 0x03, 0x01, 0x00, 0x80]), () => setTimeout(() => (socket.destroy(), resolve()), 100)));
+    });
+    await eventually(async () => ((await failures("reset")) === resets + 1 ? true : undefined), 2_000);
+  });
 });
 
 describe("certificate files", () => {
