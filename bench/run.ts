@@ -46,7 +46,8 @@
  * BENCH_AGENT_FOOTPRINT=0 npm run bench`, one server holding 19,000 polls, issue 22),
  * BENCH_TLS (1; 0 skips step 6), BENCH_TLS_AGENTS (BENCH_AGENTS: step 6's agents, each storm's),
  * BENCH_STORM_SECONDS (300: a storm's longest wait), BENCH_TLS_ONLY (0; 1 runs step 6 alone),
- * BENCH_TLS_PLAIN (1; 0 runs step 6's TLS half alone).
+ * BENCH_TLS_PLAIN (1; 0 runs step 6's TLS half alone), BENCH_SIM_PROF (a folder: step 6's simulators
+ * write their CPU profiles there, stopped by SIGTERM at the end of each half).
  * Step 6 at full size, alone, on a quiet machine (docs/architecture.md "Session 18: what TLS
  * costs" has it at 1,000 agents on a loaded one):
  *   BENCH_TLS_ONLY=1 BENCH_TLS_AGENTS=10000 npm run bench
