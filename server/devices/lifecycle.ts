@@ -167,12 +167,15 @@ export async function loseActiveActionsOf(tx: Tx, devices: { id: string; name: s
   for (const a of active) {
     if (!canMove(a.state as ActionState, "LOST", "server")) throw conflict(`action "${a.id}" is ${a.state}: the server cannot mark it LOST`);
   }
-  await tx.action.updateMany({
+  // An event only for what this write moved: a report let in before the revoke may end one meanwhile.
+  const moved = await tx.action.updateManyAndReturn({
     where: { id: { in: active.map((a) => a.id) }, state: { in: [...ACTIVE_ACTION_STATES] } },
     data: { state: "LOST", finishedAt: now, error: REVOKED_OUTCOME_UNKNOWN },
+    select: { id: true },
   });
+  const lost = new Set(moved.map((a) => a.id));
   const names = new Map(devices.map((d) => [d.id, d.name]));
-  return active.map((a) => ({
+  return active.filter((a) => lost.has(a.id)).map((a) => ({
     objectKind: "Action",
     objectName: a.id,
     type: "ActionStateChanged",
