@@ -85,6 +85,50 @@ test("decommission asks for confirmation, then the agent completes it live", asy
   }
 });
 
+test("revoking a credential asks for a reason, then the device shows it revoked and its decommission completes at once", async ({ page }) => {
+  const { name, admin, sim } = await onlineDevicePage(page, "revoke");
+  try {
+    await page.getByTestId("revoke-button").click();
+    const dialog = page.getByTestId("revoke-dialog");
+    await expect(dialog).toBeVisible();
+    await expect(dialog.getByRole("heading")).toHaveText(`Revoke ${name}'s credential?`);
+    await expect(dialog).toContainText("end as LOST");
+    const confirm = page.getByTestId("confirm-revoke");
+    // The reason is required: blank is not one.
+    await expect(confirm).toBeDisabled();
+    const reason = page.getByTestId("revoke-reason");
+    await expect(reason).toBeFocused();
+    await expect(reason).toHaveAttribute("maxlength", "500");
+    await expect(reason).toHaveAccessibleDescription(/shown with the device and in its events/);
+    await reason.fill("   ");
+    await expect(confirm).toBeDisabled();
+    // Cancelled, it changes nothing, and opens again empty.
+    await reason.fill("not this one");
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await expect(dialog).toBeHidden();
+    await page.getByTestId("revoke-button").click();
+    await expect(reason).toHaveValue("");
+    await reason.fill("  e2e: key on a lost laptop ");
+    await confirm.click();
+    await expect(dialog).toBeHidden();
+
+    await expect(page.getByTestId("device-revoked-badge")).toBeVisible();
+    await expect(page.getByTestId("device-revoked")).toContainText("(revoked by admin: e2e: key on a lost laptop)");
+    await expect(page.getByTestId("revoke-button")).toHaveCount(0);
+    const device = await api<{ credentialRevokedAt: string | null; conditions: { type: string; message: string }[] }>("GET", `/devices/${name}`, admin);
+    expect(device.body.credentialRevokedAt).not.toBeNull();
+    expect(device.body.conditions.find((c) => c.type === "CredentialRevoked")?.message).toBe("revoked by admin: e2e: key on a lost laptop");
+
+    // Its decommission completes at once, without its agent.
+    await page.getByTestId("decommission-button").click();
+    await page.getByTestId("confirm-input").fill(name);
+    await page.getByTestId("confirm-decommission").click();
+    await expect(page.getByTestId("device-lifecycle")).toHaveText(/Decommissioned/, { timeout: 15_000 });
+  } finally {
+    await sim.stop();
+  }
+});
+
 test("a viewer sees no mutating controls and the API refuses them", async ({ page }) => {
   const prefix = uniquePrefix("viewer");
   const [enrolled, pending] = [deviceName(prefix, 1), deviceName(prefix, 2)];

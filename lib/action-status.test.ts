@@ -30,10 +30,12 @@ const TABLE: [from: ActionState, to: ActionState, by: By, rule: string][] = [
   ["NEW", "RUNNING", "agent", "the agent starts it"],
   ["NEW", "CANCELLED", "agent", "the agent drops it from its queue (cancel)"],
   ["NEW", "LOST", "server", "missing from the heartbeat queue"],
+  ["NEW", "LOST", "server", "the device's credential was revoked: it can never report it (issue 23)"],
   ["RUNNING", "DONE", "agent", "finished successfully"],
   ["RUNNING", "FAILED", "agent", "finished unsuccessfully"],
   ["RUNNING", "CANCELLED", "agent", "the agent interrupts it (cancel)"],
   ["RUNNING", "LOST", "server", "missing from the heartbeat queue"],
+  ["RUNNING", "LOST", "server", "the device's credential was revoked: it can never report it (issue 23)"],
 ];
 
 const allowed = (from: string, to: string, by: By) => TABLE.some(([f, t, b]) => f === from && t === to && b === by);
@@ -143,9 +145,14 @@ describe("who moves what", () => {
     expect(new Set(moves.map((t) => t.to))).toEqual(new Set(["PENDING_SCHEDULE", "CANCELLED"]));
   });
 
-  it("the server on its own only ever marks active actions LOST", () => {
+  it("the server on its own only ever marks active actions LOST: missing from the heartbeat, or the device revoked", () => {
     const moves = actionMachine.transitions.filter((t) => t.by === "server");
-    expect(moves.map((t) => `${t.from}->${t.to}`).sort()).toEqual(["NEW->LOST", "RUNNING->LOST"]);
+    expect(moves.map((t) => `${t.from}->${t.to}: ${t.label}`).sort()).toEqual([
+      "NEW->LOST: device revoked",
+      "NEW->LOST: missing from heartbeat",
+      "RUNNING->LOST: device revoked",
+      "RUNNING->LOST: missing from heartbeat",
+    ]);
   });
 
   it("the agent reports only the protocol's states (NEW, RUNNING, DONE, FAILED, CANCELLED)", () => {

@@ -16,7 +16,11 @@ export const actionMachine = defineStateMachine({
     DONE: { terminal: true, description: "The action finished successfully." },
     FAILED: { terminal: true, description: "Unable to successfully execute the action." },
     CANCELLED: { terminal: true, description: "The action was interrupted or never executed." },
-    LOST: { terminal: true, description: "The agent's records of the action were purged before the server synced them." },
+    LOST: {
+      terminal: true,
+      description:
+        "Its outcome cannot be known: the agent's records of it were purged before the server synced them, or the device's credential was revoked, so its agent can never report it.",
+    },
   },
   transitions: [
     { from: "PENDING_APPROVE", to: "PENDING_SCHEDULE", label: "approve", by: "operator" },
@@ -26,10 +30,13 @@ export const actionMachine = defineStateMachine({
     { from: "NEW", to: "RUNNING", label: "agent starts", by: "agent" },
     { from: "NEW", to: "CANCELLED", label: "agent cancels", by: "agent" },
     { from: "NEW", to: "LOST", label: "missing from heartbeat", by: "server" },
+    // Drover (issue 23): a revoked device can never report again, so what it held would never end.
+    { from: "NEW", to: "LOST", label: "device revoked", by: "server" },
     { from: "RUNNING", to: "DONE", label: "agent reports", by: "agent" },
     { from: "RUNNING", to: "FAILED", label: "agent reports", by: "agent" },
     { from: "RUNNING", to: "CANCELLED", label: "agent cancels", by: "agent" },
     { from: "RUNNING", to: "LOST", label: "missing from heartbeat", by: "server" },
+    { from: "RUNNING", to: "LOST", label: "device revoked", by: "server" },
   ] satisfies TransitionDef<string>[],
 });
 export type ActionState = keyof typeof actionMachine.states;

@@ -260,7 +260,7 @@ function actionOutcome(node: EngineNode): NodeChange | null {
   if (a.state === "DONE") return { id: node.id, state: "SignalCompleted", message: `action ${a.id} DONE` };
   const why =
     a.state === "LOST"
-      ? "the agent no longer had it (LOST)"
+      ? (a.error ?? "the agent no longer had it (LOST)")
       : a.state === "CANCELLED"
         ? `cancelled${a.cancelRequestedBy ? ` by ${a.cancelRequestedBy}` : ""}${a.error ? `: ${a.error}` : ""}`
         : (a.error ?? "failed without an error message");

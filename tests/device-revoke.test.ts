@@ -4,14 +4,18 @@
  * its held poll ends at once with 401 saying an operator revoked it (a certificate's and a
  * token's alike), the built agent holding a poll stops and says why, every later request is
  * 401; a second revoke changes nothing; a viewer, bad input and an unknown device change
- * nothing; actions no longer go to it; a decommission of it completes at once on the server.
+ * nothing; actions no longer go to it; those it held (NEW, RUNNING) are LOST at the revoke, saying
+ * why, and a workflow waiting on one moves on; a decommission of it completes at once on the
+ * server, ending any it still held the same way.
  */
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AgentProcess, HEALTHY_HOST } from "../agent/test-support/agent-process";
 import { certificateRequest, newDeviceKey } from "../agent/device-certificate";
 import { REVOKED, REVOKED_BY_OPERATOR } from "../server/devices/certificates";
-import { tokenFor } from "./helpers/actions";
+import { actionEvents, createAction, getAction, report, reportAll, setHealth, tokenFor, work } from "./helpers/actions";
+import { REVOKED_OUTCOME_UNKNOWN } from "../server/devices/lifecycle";
+import type { WorkflowObject } from "../server/workflows/workflows";
 import { enrollDevice, enrollmentBody, eventually, expectError, heartbeatBody, newSecret, uniqueName } from "./helpers/devices";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { httpsRequest } from "./helpers/tls";
@@ -139,6 +143,76 @@ describe("revoking a device's credential", () => {
     const bySelector = await s.api<{ items: { device: string }[] }>("POST", "/actions", { labelSelector: `grp=${label}`, kind: "noop", args: {} });
     expect(bySelector.status, JSON.stringify(bySelector.body)).toBe(201);
     expect(bySelector.body.items.map((a) => a.device)).toEqual([other.name]);
+  });
+
+  it("ends the actions it held: RUNNING and NEW are LOST saying why, a workflow waiting on one moves on, a DONE one stays DONE; a second revoke changes nothing", async () => {
+    const d = await enrollDevice(s);
+    await setHealth(s, d, {});
+    // One it finished, one a workflow waits on (RUNNING), one it only confirmed (NEW).
+    const done = await createAction(s, d.name);
+    expect((await work(s, d, 0)).body.actions.map((a) => a.id)).toEqual([done.id]);
+    await reportAll(s, d, done.id, "NEW", "RUNNING", "DONE");
+    const wf = uniqueName("wf");
+    const created = await s.api<WorkflowObject>("POST", "/workflows", { metadata: { name: wf }, spec: { steps: { A: { jobTemplate: { kind: "noop", targets: { devices: [d.name] } } } } } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const running = created.body.status.statuses.A!.actions[0]!;
+    const confirmed = await createAction(s, d.name);
+    const offered = await work(s, d, 0);
+    expect(offered.body.actions.map((a) => a.id).sort()).toEqual([running, confirmed.id].sort());
+    await reportAll(s, d, running, "NEW", "RUNNING");
+    await reportAll(s, d, confirmed.id, "NEW");
+
+    expect((await revoke(d.name, { reason: "disk image leaked" })).status).toBe(200);
+    // Ended in the revoke's own transaction: read at once, no waiting.
+    for (const id of [running, confirmed.id]) {
+      const a = await getAction(s, id);
+      expect(a).toMatchObject({ state: "LOST", error: REVOKED_OUTCOME_UNKNOWN, finishedAt: expect.any(String) });
+      const lost = (await actionEvents(s, id)).filter((e) => e.reason === "LOST");
+      expect(lost).toEqual([expect.objectContaining({ type: "ActionStateChanged", actor: "server" })]);
+      expect(lost[0]!.message).toBe(`${id === running ? "RUNNING" : "NEW"} → LOST: ${REVOKED_OUTCOME_UNKNOWN} (${d.name})`);
+    }
+    expect(await getAction(s, done.id)).toMatchObject({ state: "DONE", error: null });
+    // The workflow sees its target end as it sees a LOST from a heartbeat: the step fails, the run ends.
+    const ended = await eventually(async () => {
+      const w = (await s.api<WorkflowObject>("GET", `/workflows/${wf}`)).body;
+      return w.status.phase === "Failed" ? w : undefined;
+    });
+    expect(ended.status.statuses.A).toMatchObject({ phase: "Failed" });
+    expect(ended.status.statuses.A!.message).toContain(`${d.name}: LOST: ${REVOKED_OUTCOME_UNKNOWN}`);
+    // A late report of the agent (were it let in) could not revive it: LOST is final.
+    expectError(await report(s, d, running, { state: "DONE" }), 401, "UNAUTHENTICATED", OPERATOR);
+
+    const before = await s.ctx.db.action.findMany({ where: { id: { in: [running, confirmed.id, done.id] } }, orderBy: { id: "asc" } });
+    const events = await s.ctx.db.event.count();
+    expect((await revoke(d.name, { reason: "once more" })).status).toBe(200);
+    expect(await s.ctx.db.action.findMany({ where: { id: { in: [running, confirmed.id, done.id] } }, orderBy: { id: "asc" } })).toEqual(before);
+    expect(await s.ctx.db.event.count()).toBe(events);
+  });
+
+  it("a decommission completing without the agent ends the actions it still held as LOST (one and in bulk)", async () => {
+    const one = await enrollDevice(s);
+    const many = await enrollDevice(s);
+    const held: string[] = [];
+    for (const d of [one, many]) {
+      await setHealth(s, d, {});
+      const a = await createAction(s, d.name);
+      expect((await work(s, d, 0)).body.actions.map((x) => x.id)).toEqual([a.id]);
+      await reportAll(s, d, a.id, "NEW", "RUNNING");
+      expect((await revoke(d.name, { reason: "stolen" })).status).toBe(200);
+      expect((await getAction(s, a.id)).state).toBe("LOST");
+      // What a device revoked before its actions were ended at the revoke left behind (a release
+      // earlier): still RUNNING, with no agent to report it.
+      await s.ctx.db.action.update({ where: { id: a.id }, data: { state: "RUNNING", finishedAt: null, error: null } });
+      held.push(a.id);
+    }
+    expect((await s.api("POST", `/devices/${one.name}/decommission`, {})).status).toBe(200);
+    const bulk = await s.api<{ changed: number }>("POST", "/devices/decommission", { names: [many.name] });
+    expect(bulk.status, JSON.stringify(bulk.body)).toBe(200);
+    expect(bulk.body.changed).toBe(1);
+    for (const [i, d] of [one, many].entries()) {
+      expect(await stored(d.name)).toMatchObject({ lifecycle: "Decommissioned", decommissioning: "CredentialRevoked" });
+      expect(await getAction(s, held[i]!)).toMatchObject({ state: "LOST", error: REVOKED_OUTCOME_UNKNOWN });
+    }
   });
 
   it("a decommission of a revoked device completes at once on the server, saying why", async () => {

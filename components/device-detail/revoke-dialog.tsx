@@ -1,12 +1,12 @@
 "use client";
 
-import { useId, useState } from "react";
+import { useState } from "react";
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { errorMessage, useTRPC } from "../trpc";
-import { Dialog } from "../ui/dialog";
 import { Button } from "../ui/button";
-import { InlineError } from "../ui/states";
+import { ReasonDialog } from "../ui/reason-dialog";
 
+/** What the server takes (server/devices/lifecycle.ts REVOKE_REASON_MAX). */
 const REASON_MAX = 500;
 
 /**
@@ -17,9 +17,6 @@ export function RevokeCredentialButton({ name }: { name: string }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [open, setOpen] = useState(false);
-  const [reason, setReason] = useState("");
-  const reasonId = useId();
-  const hintId = useId();
   const mutation = useMutation(
     trpc.devices.revoke.mutationOptions({
       onSuccess: (device) => {
@@ -29,12 +26,6 @@ export function RevokeCredentialButton({ name }: { name: string }) {
       },
     }),
   );
-  const ready = reason.trim() !== "" && !mutation.isPending;
-
-  function close() {
-    if (mutation.isPending) return;
-    setOpen(false);
-  }
 
   return (
     <>
@@ -42,63 +33,34 @@ export function RevokeCredentialButton({ name }: { name: string }) {
         variant="danger"
         data-testid="revoke-button"
         onClick={() => {
-          setReason("");
           mutation.reset();
           setOpen(true);
         }}
       >
         Revoke credential…
       </Button>
-      <Dialog
+      <ReasonDialog
+        // Re-keyed on each opening: a fresh, empty reason.
+        key={open ? "revoke-open" : "revoke-closed"}
         open={open}
-        onClose={close}
+        pending={mutation.isPending}
+        error={mutation.isError ? errorMessage(mutation.error) : null}
         title={`Revoke ${name}'s credential?`}
-        data-testid="revoke-dialog"
-        footer={
-          <>
-            <Button onClick={close} disabled={mutation.isPending}>
-              Cancel
-            </Button>
-            <Button variant="danger" data-testid="confirm-revoke" disabled={!ready} onClick={() => mutation.mutate({ name, reason })}>
-              {mutation.isPending ? "Revoking…" : "Revoke credential"}
-            </Button>
-          </>
-        }
+        confirmLabel={mutation.isPending ? "Revoking…" : "Revoke credential"}
+        onCancel={() => setOpen(false)}
+        onConfirm={(reason) => mutation.mutate({ name, reason })}
+        required
+        keyboard
+        maxLength={REASON_MAX}
+        hint={`Why, for the record: shown with the device and in its events (at most ${REASON_MAX} characters).`}
+        testIds={{ dialog: "revoke-dialog", confirm: "confirm-revoke", reason: "revoke-reason" }}
       >
-        <form
-          className="space-y-3"
-          onSubmit={(e) => {
-            e.preventDefault();
-            if (ready) mutation.mutate({ name, reason });
-          }}
-        >
-          <p>
-            From now on the server refuses this device&apos;s certificate and token, and its agent stops. It stays listed, shown as revoked, and goes Offline; a decommission of
-            it then completes at once, without its agent. <strong className="font-semibold text-slate-900">This cannot be undone: the device must enroll again.</strong>
-          </p>
-          {mutation.isError && <InlineError>{errorMessage(mutation.error)}</InlineError>}
-          <div>
-            <label htmlFor={reasonId} className="mb-1 block text-slate-700">
-              Reason <span className="text-slate-500">(required)</span>
-            </label>
-            <textarea
-              id={reasonId}
-              data-testid="revoke-reason"
-              aria-describedby={hintId}
-              autoFocus
-              required
-              rows={3}
-              maxLength={REASON_MAX}
-              value={reason}
-              onChange={(e) => setReason(e.target.value)}
-              className="block w-full rounded-md border-0 px-3 py-2 text-sm text-slate-900 ring-1 ring-slate-300 ring-inset focus:ring-2 focus:ring-red-500 focus:outline-none"
-            />
-            <p id={hintId} className="mt-1 text-xs text-slate-500">
-              Why, for the record: shown with the device and in its events (at most {REASON_MAX} characters).
-            </p>
-          </div>
-        </form>
-      </Dialog>
+        <p>
+          From now on the server refuses this device&apos;s certificate and token, and its agent stops. The actions it holds (new or running) end as LOST: it can never
+          report them. It stays listed, shown as revoked, and goes Offline; a decommission of it then completes at once, without its agent.{" "}
+          <strong className="font-semibold text-slate-900">This cannot be undone: the device must enroll again.</strong>
+        </p>
+      </ReasonDialog>
     </>
   );
 }

@@ -108,14 +108,25 @@ export function planEdges(spec: DiagramSpec): EdgePlan[] {
     }
   }
 
+  // Two moves between the same states (LOST: missing from the heartbeat, or the device
+  // revoked; a rollout paused by the server or an operator) are one line whose label names
+  // both: React Flow keys edges by id, and the second was not drawn at all.
+  const byPair = new Map<string, EdgePlan>();
   for (const t of spec.transitions) {
     const k = pairKey(t.from, t.to);
+    const drawn = byPair.get(k);
+    if (drawn && t.label && !drawn.bidirectional) {
+      // "missing from heartbeat / device revoked · server"; "auto-pause · server / pause · operator".
+      const by = t.by ?? "";
+      drawn.label = `${drawn.by === by ? drawn.label : edgeLabelText(drawn.label, drawn.by)} / ${t.label}`;
+      drawn.by = by;
+    }
     if (used.has(k)) continue;
     used.add(k);
     const reverse = pairKey(t.to, t.from);
     const bidirectional = !t.label && !t.by && unlabeled.has(reverse) && !used.has(reverse);
     if (bidirectional) used.add(reverse);
-    plans.push({
+    const plan: EdgePlan = {
       id: `t:${t.from}->${t.to}`,
       from: { kind: "state", id: t.from },
       to: { kind: "state", id: t.to },
@@ -125,7 +136,9 @@ export function planEdges(spec: DiagramSpec): EdgePlan[] {
       by: t.by ?? "",
       bidirectional,
       muted: unsupported.has(t.from) || unsupported.has(t.to),
-    });
+    };
+    byPair.set(k, plan);
+    plans.push(plan);
   }
   return plans;
 }

@@ -1,6 +1,6 @@
 "use client";
 
-import { useState, type ReactNode } from "react";
+import { useId, useState, type ReactNode } from "react";
 import { Dialog } from "./dialog";
 import { Button } from "./button";
 import { InlineError } from "./states";
@@ -25,6 +25,8 @@ export function ReasonDialog({
   rows = 3,
   keyboard = false,
   required = false,
+  maxLength = 1024,
+  hint,
   children,
   testIds,
 }: {
@@ -45,10 +47,15 @@ export function ReasonDialog({
   keyboard?: boolean;
   /** The reason must be given: confirm stays disabled until it is. */
   required?: boolean;
+  /** The most the server takes (the box stops there). */
+  maxLength?: number;
+  /** Shown under the reason box, and read with it (what it is for, its limit). */
+  hint?: ReactNode;
   children: ReactNode;
   testIds: { dialog: string; confirm: string; reason: string };
 }) {
   const [reason, setReason] = useState("");
+  const hintId = useId();
   const canConfirm = !pending && !confirmDisabled && (!required || reason.trim() !== "");
   const confirm = () => onConfirm(reason.trim());
   const body = (
@@ -62,7 +69,8 @@ export function ReasonDialog({
         <textarea
           data-testid={testIds.reason}
           rows={rows}
-          maxLength={1024}
+          maxLength={maxLength}
+          aria-describedby={hint ? hintId : undefined}
           required={required || undefined}
           autoFocus={keyboard || undefined}
           value={reason}
@@ -81,6 +89,11 @@ export function ReasonDialog({
           className="block w-full rounded-md border-0 px-3 py-2 text-sm text-slate-900 ring-1 ring-slate-300 ring-inset focus:ring-2 focus:ring-brand-500 focus:outline-none"
         />
       </label>
+      {hint && (
+        <p id={hintId} className="-mt-2 text-xs text-slate-500">
+          {hint}
+        </p>
+      )}
     </>
   );
   return (

@@ -7,7 +7,8 @@ import type { ActionReport } from "../../lib/protocol";
 import { z } from "zod";
 import type { ServerContext } from "../context";
 import { invalid } from "../errors";
-import { publishEvents } from "../events/events";
+import { publishEvents, type EventRow } from "../events/events";
+import { FINAL_ACTION_STATES } from "../../lib/action-status";
 import type { AgentStore } from "../devices/agent-store";
 import { wakeDevicesWithPendingActions } from "./scheduling";
 
@@ -19,6 +20,8 @@ export const actionOutputTopic = (id: string) => `action-output:${id}`;
 export interface ActionOutputUpdate {
   output: string;
 }
+
+const FINAL = new Set<string>(FINAL_ACTION_STATES);
 
 /** A report in flight alongside a heartbeat must not make its action look lost. */
 export const LOST_GRACE_MS = 5_000;
@@ -44,9 +47,19 @@ export async function reportAction(ctx: ServerContext, device: { id: string; nam
 export async function reconcileQueue(ctx: ServerContext, device: { id: string; name: string }, queue: { id: string }[]): Promise<void> {
   const lost = await agentStore(ctx).markLost(device, new Set(queue.map((a) => a.id)), ctx.now(), LOST_GRACE_MS);
   publishEvents(ctx, lost);
-  if (lost.length > 0) ctx.metrics.actionsFinished.inc({ state: "LOST" }, lost.length);
-  // A LOST action frees its concurrency slot, like a finished one.
-  if (lost.length > 0 && ctx.env.DROVER_ACTION_CONCURRENCY.length > 0) {
-    wakeDevicesWithPendingActions(ctx).catch((err: unknown) => ctx.log.error({ err }, "waking devices after LOST failed"));
+  actionsEnded(ctx, lost);
+}
+
+/**
+ * After the server itself ended actions (LOST from a heartbeat's queue; cancelled or LOST with
+ * a revoked or leaving device, devices/lifecycle.ts), their events committed and published:
+ * the LOST ones are counted, and the concurrency slots they held are free for other devices.
+ */
+export function actionsEnded(ctx: ServerContext, events: EventRow[]): void {
+  const ended = events.filter((e) => e.objectKind === "Action" && e.type === "ActionStateChanged" && FINAL.has(e.reason));
+  const lost = ended.filter((e) => e.reason === "LOST").length;
+  if (lost > 0) ctx.metrics.actionsFinished.inc({ state: "LOST" }, lost);
+  if (ended.length > 0 && ctx.env.DROVER_ACTION_CONCURRENCY.length > 0) {
+    wakeDevicesWithPendingActions(ctx).catch((err: unknown) => ctx.log.error({ err }, "waking devices after actions ended failed"));
   }
 }

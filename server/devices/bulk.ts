@@ -15,7 +15,8 @@ import { topics } from "../bus";
 import { refreshFleetStatus } from "../fleets/controller";
 import { afterCommit, finishEffects, newEffects } from "../fleets/render";
 import { reconcileMembership } from "../fleets/membership";
-import { cancelPendingActionsOf, decommissionChange, resumeChange } from "./lifecycle";
+import { cancelPendingActionsOf, decommissionChange, loseActiveActionsOf, resumeChange } from "./lifecycle";
+import { actionsEnded } from "../actions/agent-reports";
 import { deviceWhere, type DeviceFilter } from "./queries";
 import { dialectOfDb } from "../lib/dialect-sql";
 import { deviceFactsSelect, rederive, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
@@ -144,6 +145,7 @@ async function mutateDevices(
     tally.changed += touched.length;
     publishEvents(ctx, rows);
     for (const id of touched) ctx.bus.publish(topics.device(id), { at: Date.now() });
+    actionsEnded(ctx, rows);
     await breathe();
   }
   return fleets;
@@ -159,7 +161,11 @@ export async function bulkDecommission(ctx: ServerContext, target: BulkTarget, a
     actor,
     (row) => decommissionChange(ctx, row, actor, reason),
     (row) => `already ${row.lifecycle}: only an Enrolled device can be decommissioned`,
-    (tx, rows, now) => cancelPendingActionsOf(tx, rows, now, actor),
+    // A revoked device's decommission completes at once, without its agent: what it held is LOST (lifecycle.ts endActions).
+    async (tx, rows, now) => [
+      ...(await cancelPendingActionsOf(tx, rows, now, actor)),
+      ...(await loseActiveActionsOf(tx, rows.filter((r) => r.credentialRevokedAt !== null), now)),
+    ],
   );
   if (fleets.size) await refreshFleetStatus(ctx, [...fleets]);
   return tally.result();

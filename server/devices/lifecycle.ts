@@ -7,9 +7,10 @@ import { assertTransition } from "../../lib/state-machine";
 import { lifecycleMachine, type Lifecycle } from "../../lib/device-status";
 import type { ServerContext } from "../context";
 import type { Tx } from "../db";
-import { actionMachine, PENDING_ACTION_STATES, type ActionState } from "../../lib/action-status";
+import { ACTIVE_ACTION_STATES, actionMachine, canMove, PENDING_ACTION_STATES, type ActionState } from "../../lib/action-status";
 import { conflict, notFound } from "../errors";
-import { publishEvents, recordEvents, type NewEvent } from "../events/events";
+import { publishEvents, recordEvents, type EventRow, type NewEvent } from "../events/events";
+import { actionsEnded } from "../actions/agent-reports";
 import { topics } from "../bus";
 import { refreshFleetStatus } from "../fleets/controller";
 import { deviceFactsSelect, rederive, parseReported, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
@@ -23,7 +24,7 @@ async function mutateDevice(
   actor: string,
   /** More writes in the same transaction, with their events. */
   alongside?: (tx: Tx, row: DeviceFactsRow, now: Date) => Promise<NewEvent[]>,
-): Promise<boolean> {
+): Promise<EventRow[] | null> {
   const now = ctx.now();
   const done = await transaction(ctx.db, async (tx) => {
     // The device's row, locked first: what is decided here is decided on what it is now.
@@ -52,10 +53,11 @@ async function mutateDevice(
     });
     return { rows: await recordEvents(tx, all), deviceId: row.id };
   });
-  if (!done) return false;
+  if (!done) return null;
   publishEvents(ctx, done.rows);
   ctx.bus.publish(topics.device(done.deviceId), { at: Date.now() });
-  return true;
+  actionsEnded(ctx, done.rows);
+  return done.rows;
 }
 
 export async function requestDecommission(ctx: ServerContext, name: string, actor: string): Promise<void> {
@@ -69,7 +71,7 @@ export async function requestDecommission(ctx: ServerContext, name: string, acto
       return change;
     },
     actor,
-    cancelPendingActions(actor),
+    endActions(actor),
   );
   if (fleet !== null) await refreshFleetStatus(ctx, [fleet]);
 }
@@ -103,10 +105,15 @@ export function decommissionChange(ctx: ServerContext, row: DeviceFactsRow, acto
 /**
  * A device being decommissioned is never offered work again (work.ts), so its actions still
  * waiting for approval or to be scheduled would wait forever: they are cancelled with the
- * request. What it already holds (NEW, RUNNING) it finishes or cancels itself.
+ * request. What it already holds (NEW, RUNNING) it finishes or cancels itself, unless its
+ * credential is revoked (`revoked`, or already on the row: its decommission then completes at
+ * once on the server): it can never report them, so they are LOST (loseActiveActionsOf).
  */
-export function cancelPendingActions(actor: string, because = "is being decommissioned") {
-  return (tx: Tx, row: DeviceFactsRow, now: Date): Promise<NewEvent[]> => cancelPendingActionsOf(tx, [row], now, actor, because);
+export function endActions(actor: string, because = "is being decommissioned", revoked = false) {
+  return async (tx: Tx, row: DeviceFactsRow, now: Date): Promise<NewEvent[]> => [
+    ...(await cancelPendingActionsOf(tx, [row], now, actor, because)),
+    ...(revoked || row.credentialRevokedAt !== null ? await loseActiveActionsOf(tx, [row], now) : []),
+  ];
 }
 
 /** cancelPendingActions for many devices at once (devices/bulk.ts): one read, one write. */
@@ -135,6 +142,46 @@ export async function cancelPendingActionsOf(
     reason: "CANCELLED",
     message: `${a.state} → CANCELLED: the device ${names.get(a.deviceId ?? "")} ${because}`,
     actor,
+  }));
+}
+
+/** A revoked device's NEW and RUNNING actions: their error, and why in their LOST event. */
+export const REVOKED_OUTCOME_UNKNOWN = "the device's credential was revoked: its outcome cannot be known";
+
+/**
+ * A device whose credential is revoked can never report again (every request is 401) and no
+ * heartbeat of it will leave out what it no longer holds, so its NEW and RUNNING actions would
+ * never end: they are LOST now, in the transaction of the revoke (or of the decommission that
+ * completes without its agent), by the table's `device revoked` move. Their events go out after
+ * the commit like a heartbeat's LOST, so whatever waits on them (a plan node, a workflow step, a
+ * request's progress) sees them end the same way. Guarded by state: one the agent ended in the
+ * meantime stays as it ended.
+ */
+export async function loseActiveActionsOf(tx: Tx, devices: { id: string; name: string }[], now: Date): Promise<NewEvent[]> {
+  if (devices.length === 0) return [];
+  const active = await tx.action.findMany({
+    where: { deviceId: { in: devices.map((d) => d.id) }, state: { in: [...ACTIVE_ACTION_STATES] } },
+    select: { id: true, state: true, deviceId: true },
+  });
+  if (active.length === 0) return [];
+  for (const a of active) {
+    if (!canMove(a.state as ActionState, "LOST", "server")) throw conflict(`action "${a.id}" is ${a.state}: the server cannot mark it LOST`);
+  }
+  // An event only for what this write moved: a report let in before the revoke may end one meanwhile.
+  const moved = await tx.action.updateManyAndReturn({
+    where: { id: { in: active.map((a) => a.id) }, state: { in: [...ACTIVE_ACTION_STATES] } },
+    data: { state: "LOST", finishedAt: now, error: REVOKED_OUTCOME_UNKNOWN },
+    select: { id: true },
+  });
+  const lost = new Set(moved.map((a) => a.id));
+  const names = new Map(devices.map((d) => [d.id, d.name]));
+  return active.filter((a) => lost.has(a.id)).map((a) => ({
+    objectKind: "Action",
+    objectName: a.id,
+    type: "ActionStateChanged",
+    reason: "LOST",
+    message: `${a.state} → LOST: ${REVOKED_OUTCOME_UNKNOWN} (${names.get(a.deviceId ?? "")})`,
+    actor: "server",
   }));
 }
 
@@ -173,12 +220,13 @@ export const REVOKE_REASON_MAX = 500;
  * stolen. From the commit every request with its certificate or token is 401 (credentials.ts,
  * certificates.ts: checked per request), and its held poll, woken here, answers 401 at once
  * (work.ts). It stays listed, and goes Offline by the sweep as any silent device; its actions
- * still waiting for approval or to be scheduled would wait forever, so they are cancelled. A
- * device already revoked (Decommissioned included) is left as it is: false, no event.
- * Revoked while Decommissioning, its decommission completes at once (lib/device-status).
+ * still waiting for approval or to be scheduled would wait forever, so they are cancelled, and
+ * those it held (NEW, RUNNING) can never be reported, so they are LOST. A device already
+ * revoked (Decommissioned included) is left as it is: false, no event. Revoked while
+ * Decommissioning, its decommission completes at once (lib/device-status).
  */
 export async function revokeCredential(ctx: ServerContext, name: string, actor: string, reason: string): Promise<boolean> {
-  return mutateDevice(
+  const rows = await mutateDevice(
     ctx,
     name,
     (row) =>
@@ -189,6 +237,7 @@ export async function revokeCredential(ctx: ServerContext, name: string, actor: 
             events: [{ objectKind: "Device", objectName: name, type: "CredentialRevoked", reason: "Revoked", message: reason, actor }],
           },
     actor,
-    cancelPendingActions(actor, "had its credential revoked"),
+    endActions(actor, "had its credential revoked", true),
   );
+  return rows !== null;
 }

@@ -194,7 +194,7 @@ export const restRoutes: RestRoute[] = [
     response: DeviceResponse,
     summary:
       "Revoke the device's credential {reason} (operator role; issue 23), without its cooperation: a key or token thought stolen. From now on every request with its certificate or token is 401 UNAUTHENTICATED saying an operator revoked it, and its held poll ends so at once; " +
-      "actions of it waiting for approval or to be scheduled are cancelled and no new ones go to it. It stays listed (condition CredentialRevoked: when, by whom, why) and goes Offline as any silent device; a decommission of it then completes at once on the server. " +
+      "actions of it waiting for approval or to be scheduled are cancelled, those it held (NEW, RUNNING) become LOST (error: its outcome cannot be known), and no new ones go to it. It stays listed (condition CredentialRevoked: when, by whom, why) and goes Offline as any silent device; a decommission of it then completes at once on the server. " +
       "Already revoked (a Decommissioned device included): 200, nothing changes, no second event",
     input: ({ params, body }) => ({ name: params.name, reason: body.reason }),
     body: z.object({ reason: z.string().min(1).max(500).describe("why (shown with the device and in its CredentialRevoked event)") }),
