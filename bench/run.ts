@@ -179,6 +179,9 @@ async function main() {
   // RSS keeps the heap's high-water mark from the enrollment churn; the live heap tells more.
   const heldHeapUsedMb = (await metric("nodejs_heap_size_used_bytes")) / 2 ** 20;
   const heldHeapTotalMb = (await metric("nodejs_heap_size_total_bytes")) / 2 ** 20;
+  // What else a slow database keeps in memory at that moment (issue 22 item 4): heartbeats inside the server and queued writes.
+  const statusInFlight = await metric("drover_status_in_flight");
+  const storeWritesQueued = await metric("drover_store_writes_queued");
   const heldPolls = {
     agentsRequested: AGENTS,
     simulatorProcesses: simProcesses,
@@ -189,6 +192,9 @@ async function main() {
     rssMbPer1000Held: Number((((heldRss - baseline) / held) * 1000).toFixed(1)),
     heapWithHeldMb: { used: Math.round(heldHeapUsedMb), total: Math.round(heldHeapTotalMb) },
     serverOpenFiles: fs.readdirSync(`/proc/${serverPid}/fd`).length,
+    statusInFlight,
+    storeWritesQueued,
+    loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))),
   };
   if (HELD_ONLY) {
     process.stdout.write(JSON.stringify({ database: benchDb, machine: machine(), ...heldPolls, rssMbPer1000HeldUnder: 15 }, null, 2) + "\n");

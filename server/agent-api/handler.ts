@@ -280,7 +280,14 @@ export function createAgentApi(ctx: ServerContext) {
     const path = url.pathname.slice(AGENT_API_BASE.length).replace(/\/+$/, "");
     const method = req.method ?? "GET";
     if (path === "/work" && method === "GET") return { name: "work", status: await work(req, res, url) };
-    if (path === "/status" && method === "POST") return { name: "status", status: await status(req, res) };
+    if (path === "/status" && method === "POST") {
+      ctx.metrics.statusInFlight.inc();
+      try {
+        return { name: "status", status: await status(req, res) };
+      } finally {
+        ctx.metrics.statusInFlight.dec();
+      }
+    }
     if (path === "/certificate" && method === "POST") return { name: "certificate", status: await certificate(req, res) };
     if (path === "/enrollments" && method === "POST") return { name: "enroll", status: await enroll(req, res) };
     const m = /^\/enrollments\/([^/]+)$/.exec(path);

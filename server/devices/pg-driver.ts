@@ -173,6 +173,10 @@ export class PgDriver implements SqlDriver {
     });
   }
 
+  get queued(): number {
+    return this.pending.length + this.merged.length;
+  }
+
   merge(sql: string, key: string, row: unknown[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (this.closed) return reject(new Error("the database connection is closed"));

@@ -79,6 +79,8 @@ export interface SqlDriver {
    * on PostgreSQL, in a savepoint of their own (they fail or succeed together).
    */
   merge(sql: string, key: string, row: unknown[]): Promise<void>;
+  /** Writes and merged rows waiting for their group commit (the batch in flight not counted). */
+  readonly queued: number;
   /** Writes what it accepted, then lets the connection(s) go. */
   close(): MaybePromise<void>;
 }

@@ -57,6 +57,10 @@ export class SqliteDriver implements SqlDriver {
     });
   }
 
+  get queued(): number {
+    return this.pending.length + this.merged.length;
+  }
+
   merge(sql: string, key: string, row: unknown[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.schedule();
