@@ -44,7 +44,8 @@
  * BENCH_AGENTS_PER_PROCESS (5000: step 1's simulator is split over processes of at most this many),
  * BENCH_HELD_ONLY (0; 1 reports step 1 alone: `BENCH_HELD_ONLY=1 BENCH_AGENTS=19000 BENCH_GRAPH=0
  * BENCH_AGENT_FOOTPRINT=0 npm run bench`, one server holding 19,000 polls, issue 22),
- * BENCH_TLS (1; 0 skips step 6), BENCH_TLS_AGENTS (BENCH_AGENTS: step 6's agents, each storm's),
+ * BENCH_CONSOLE (1; 0 runs the server without the console, scripts/api-server.ts, and builds nothing: step 1 alone, where Next
+ * cannot build), BENCH_TLS (1; 0 skips step 6), BENCH_TLS_AGENTS (BENCH_AGENTS: step 6's agents, each storm's),
  * BENCH_STORM_SECONDS (300: a storm's longest wait), BENCH_TLS_ONLY (0; 1 runs step 6 alone).
  * Step 6 at full size, alone, on a quiet machine (docs/architecture.md "Session 18: what TLS
  * costs" has it at 1,000 agents on a loaded one):
@@ -111,7 +112,7 @@ async function tlsStep(): Promise<TlsBenchReport> {
 }
 
 async function main() {
-  execFileSync(process.execPath, [path.join(root, "scripts", "ensure-build.mjs")], { stdio: "inherit" });
+  if (process.env.BENCH_CONSOLE !== "0") execFileSync(process.execPath, [path.join(root, "scripts", "ensure-build.mjs")], { stdio: "inherit" });
   if (TLS_ONLY) {
     log(`machine load: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
     const tls = await tlsStep();
