@@ -301,6 +301,24 @@ describe("operation", () => {
     expect((next?.at ?? 0) - (polls[limited]?.at ?? 0)).toBeGreaterThanOrEqual(950);
   });
 
+  it("a status report refused for the server's load (429, issue 22 item 4) goes again after Retry-After, carrying what it had to say", async () => {
+    const { agent } = await enrolledAgent();
+    server.fail({ method: "POST", path: /^\/status$/, status: 429, retryAfter: "1" });
+    // Applying v1 wakes a heartbeat at once: the one refused.
+    server.setSpec("worker-0", 1);
+    await eventually(() => server.requests.some((r) => r.path === "/status" && r.status === 429), 5_000, "429 on /status");
+    await eventually(() => server.device("worker-0").reports.some((r) => r.config.renderedVersion === 1), 5_000, "v1 reported");
+    expect(agent.appliedVersion).toBe(1);
+    const reports = server.requests.filter((r) => r.path === "/status");
+    const limited = reports.findIndex((r) => r.status === 429);
+    const next = reports[limited + 1];
+    expect(next?.status).toBe(200);
+    // Back when told (+ up to 0.2 s of jitter), neither sooner nor after a backoff of its own.
+    const gap = (next?.at ?? 0) - (reports[limited]?.at ?? 0);
+    expect(gap).toBeGreaterThanOrEqual(950);
+    expect(gap).toBeLessThan(1_500);
+  });
+
   it("honours Retry-After on 503 too (its server's database unreachable): back when it says, not after a grown backoff", async () => {
     const { agent } = await enrolledAgent();
     server.fail({ path: /^\/work$/, status: 503, retryAfter: "1", times: 3 });

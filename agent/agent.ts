@@ -162,7 +162,8 @@ export interface AgentStats {
   errors: number;
 }
 
-type Decision = { kind: "retry"; delayMs: number } | { kind: "fatal"; outcome: AgentOutcome };
+/** `told`: the delay is the server's Retry-After (429, 503), to be waited out whole. */
+type Decision = { kind: "retry"; delayMs: number; told?: boolean } | { kind: "fatal"; outcome: AgentOutcome };
 
 export class Agent {
   phase: AgentPhase = "idle";
@@ -625,8 +626,16 @@ export class Agent {
   private async heartbeats(signal: AbortSignal, life: AbortController): Promise<void> {
     const retry = new Backoff({ ...this.timing.retry, random: this.random });
     let delayMs = 0; // the first heartbeat goes out at once
+    // The server said when to come back (a 429 for its load, issue 22 item 4; a 503): a wake
+    // (an update state, an action's condition) does not cut that wait short. The report sent
+    // after it is built then and carries what the wake was for.
+    let told = false;
     while (!signal.aborted) {
-      if (delayMs > 0) await this.heartbeatWaker.sleep(delayMs, signal);
+      if (delayMs > 0 && told) {
+        await sleep(delayMs, signal);
+        await this.heartbeatWaker.sleep(0); // a wake that came meanwhile: this report carries it
+      } else if (delayMs > 0) await this.heartbeatWaker.sleep(delayMs, signal);
+      told = false;
       if (signal.aborted) break;
       if (this.isSilent) {
         delayMs = this.silentUntil - this.now();
@@ -648,6 +657,7 @@ export class Agent {
         this.stats.errors++;
         this.log.warn({ event: "heartbeat.failed", error: errorInfo(error), retryInMs: decision.delayMs }, "heartbeat failed");
         delayMs = decision.delayMs;
+        told = decision.told === true;
       }
     }
   }
@@ -838,7 +848,7 @@ export class Agent {
       // after a backoff grown through an outage.
       if (error.status === 429 || error.status === 503) {
         const wait = error.retryAfterMs;
-        if (wait !== undefined) return { kind: "retry", delayMs: wait + Math.floor(this.random() * Math.min(1_000, wait * 0.1 + 100)) };
+        if (wait !== undefined) return { kind: "retry", delayMs: wait + Math.floor(this.random() * Math.min(1_000, wait * 0.1 + 100)), told: true };
       }
       return { kind: "retry", delayMs: retry.next() };
     }

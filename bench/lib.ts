@@ -146,7 +146,8 @@ export function fetchCaFile(port: number, file: string): Promise<string> {
 
 /** `tls`: the server's own CA and certificate (DROVER_TLS=auto), /healthz probed over TLS. */
 export async function startServerProcess(opts: { port: number; dir: string; adminPassword: string; env?: Record<string, string>; deadline: number; tls?: boolean }): Promise<ChildProcess> {
-  const server = spawn(...node(path.join(root, "server", "main.ts")), {
+  // BENCH_CONSOLE=0: the server without the console (scripts/api-server.ts), where Next cannot build (a worktree).
+  const server = spawn(...node(path.join(root, ...(process.env.BENCH_CONSOLE === "0" ? ["scripts", "api-server.ts"] : ["server", "main.ts"]))), {
     cwd: root,
     env: {
       ...process.env, NODE_ENV: "production", PORT: String(opts.port), HOST: "127.0.0.1", DATABASE_URL: await benchDatabaseUrl(opts.dir),

@@ -44,7 +44,8 @@
  * BENCH_AGENTS_PER_PROCESS (5000: step 1's simulator is split over processes of at most this many),
  * BENCH_HELD_ONLY (0; 1 reports step 1 alone: `BENCH_HELD_ONLY=1 BENCH_AGENTS=19000 BENCH_GRAPH=0
  * BENCH_AGENT_FOOTPRINT=0 npm run bench`, one server holding 19,000 polls, issue 22),
- * BENCH_TLS (1; 0 skips step 6), BENCH_TLS_AGENTS (BENCH_AGENTS: step 6's agents, each storm's),
+ * BENCH_CONSOLE (1; 0 runs the server without the console, scripts/api-server.ts, and builds nothing: step 1 alone, where Next
+ * cannot build), BENCH_TLS (1; 0 skips step 6), BENCH_TLS_AGENTS (BENCH_AGENTS: step 6's agents, each storm's),
  * BENCH_STORM_SECONDS (300: a storm's longest wait), BENCH_TLS_ONLY (0; 1 runs step 6 alone),
  * BENCH_TLS_PLAIN (1; 0 runs step 6's TLS half alone), BENCH_SIM_PROF (a folder: step 6's simulators
  * write their CPU profiles there, stopped by SIGTERM at the end of each half).
@@ -113,7 +114,7 @@ async function tlsStep(): Promise<TlsBenchReport> {
 }
 
 async function main() {
-  execFileSync(process.execPath, [path.join(root, "scripts", "ensure-build.mjs")], { stdio: "inherit" });
+  if (process.env.BENCH_CONSOLE !== "0") execFileSync(process.execPath, [path.join(root, "scripts", "ensure-build.mjs")], { stdio: "inherit" });
   if (TLS_ONLY) {
     log(`machine load: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
     const tls = await tlsStep();
@@ -181,6 +182,9 @@ async function main() {
   // RSS keeps the heap's high-water mark from the enrollment churn; the live heap tells more.
   const heldHeapUsedMb = (await metric("nodejs_heap_size_used_bytes")) / 2 ** 20;
   const heldHeapTotalMb = (await metric("nodejs_heap_size_total_bytes")) / 2 ** 20;
+  // What else a slow database keeps in memory at that moment (issue 22 item 4): heartbeats inside the server and queued writes.
+  const statusInFlight = await metric("drover_status_in_flight");
+  const storeWritesQueued = await metric("drover_store_writes_queued");
   const heldPolls = {
     agentsRequested: AGENTS,
     simulatorProcesses: simProcesses,
@@ -191,6 +195,9 @@ async function main() {
     rssMbPer1000Held: Number((((heldRss - baseline) / held) * 1000).toFixed(1)),
     heapWithHeldMb: { used: Math.round(heldHeapUsedMb), total: Math.round(heldHeapTotalMb) },
     serverOpenFiles: fs.readdirSync(`/proc/${serverPid}/fd`).length,
+    statusInFlight,
+    storeWritesQueued,
+    loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))),
   };
   if (HELD_ONLY) {
     process.stdout.write(JSON.stringify({ database: benchDb, machine: machine(), ...heldPolls, rssMbPer1000HeldUnder: 15 }, null, 2) + "\n");

@@ -91,6 +91,7 @@ export class DatabaseHealth {
   /** A probe failed too: an outage, not one request's bad luck (a pool timeout under load). */
   private confirmed = false;
   private backAt: Date | null = null;
+  private shedAt: Date | null = null;
   private probe: { at: number; ok: Promise<boolean> } | null = null;
   private retry: NodeJS.Timeout | null = null;
   private closed = false;
@@ -110,6 +111,20 @@ export class DatabaseHealth {
   /** When the database last answered again after being unreachable; null if it never was (in this process). */
   get reachableSince(): Date | null {
     return this.backAt;
+  }
+
+  /**
+   * The last moment this server refused a heartbeat for its own load (429 past
+   * DROVER_MAX_HEARTBEATS_IN_FLIGHT, issue 22 item 4); null if it never did. Like an outage's
+   * end, the sweep counts devices' silence only from then.
+   */
+  get heartbeatsShedAt(): Date | null {
+    return this.shedAt;
+  }
+
+  /** A heartbeat refused for the server's load: not the device's silence. */
+  noteHeartbeatShed(): void {
+    this.shedAt = this.options.now();
   }
 
   /** Records an error met anywhere; true (and the database now known unreachable) when it is one. */

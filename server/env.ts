@@ -110,6 +110,11 @@ const EnvSchema = z.object({
   DROVER_LOGIN_ADDRESS_LIMIT: z.coerce.number().int().min(1).max(10_000).default(20),
   /** Held long-polls (work and enrollment waits) the whole server keeps; past it, 429. */
   DROVER_MAX_HELD_POLLS: z.coerce.number().int().min(1).default(15_000),
+  /**
+   * `POST /status` requests inside the server at once (authenticating, reading, queued for their
+   * group commit); past it, 429 before the body is read (issue 22 item 4: a slow database costs time, not memory).
+   */
+  DROVER_MAX_HEARTBEATS_IN_FLIGHT: z.coerce.number().int().min(1).default(1_000),
   /** Held work polls one device token keeps; a new one past it answers the oldest at once. */
   DROVER_MAX_POLLS_PER_DEVICE: z.coerce.number().int().min(1).default(2),
   /** Who may read /metrics without a token: addresses and CIDRs (default loopback only). */

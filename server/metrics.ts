@@ -16,6 +16,7 @@ export function createMetrics() {
   const processRegistry = new Registry();
   collectDefaultMetrics({ register: processRegistry });
   let processText: { at: number; text: Promise<string> } | null = null;
+  let writesQueued: () => number = () => 0;
   return {
     registry,
     contentType: registry.contentType,
@@ -27,6 +28,20 @@ export function createMetrics() {
       return `${own}\n${proc}`;
     },
     heldPolls: new Gauge({ name: "drover_held_polls", help: "Device long-polls parked in memory", registers: [registry] }),
+    /** Issue 22 item 4: what a slow database holds in memory besides the polls. */
+    statusInFlight: new Gauge({ name: "drover_status_in_flight", help: "POST /status requests inside the server (admitted, not yet answered)", registers: [registry] }),
+    storeWritesQueued: new Gauge({
+      name: "drover_store_writes_queued",
+      help: "Agent-store writes (heartbeats among them) waiting for their group commit, the one in flight not counted",
+      registers: [registry],
+      collect() {
+        this.set(writesQueued());
+      },
+    }),
+    /** Where drover_store_writes_queued reads from (the agent store, once it exists). */
+    watchStoreQueue(source: () => number): void {
+      writesQueued = source;
+    },
     pollsRefused: new Counter({
       name: "drover_polls_refused_total",
       help: "Long-polls refused past the server's budget (429) or answered early for a newer poll of the same device",

@@ -27,6 +27,7 @@ import { Arrivals, Deadlines, PollBudget, type Held, type Timed } from "./poll-b
 import { awaitDecision, createEnrollment } from "../enrollments/enrollments";
 import { authenticateDevice, authenticateDeviceIdentity } from "../devices/credentials";
 import { ingestStatus } from "../devices/heartbeat";
+import { ClientGone } from "../devices/sql-driver";
 import { pendingWork } from "../devices/work";
 import { topics } from "../bus";
 import { agentOpenApi } from "./openapi";
@@ -249,13 +250,41 @@ export function createAgentApi(ctx: ServerContext) {
     }
   }
 
+  /**
+   * Heartbeats in flight (issue 22 item 4): past DROVER_MAX_HEARTBEATS_IN_FLIGHT a report is
+   * refused before anything is read (its token, its body), so that a slow database costs the
+   * agents time rather than the server memory. The agent waits Retry-After and sends its report
+   * then; the sweep does not count the wait against the device (`noteHeartbeatShed`).
+   */
+  let heartbeatsInFlight = 0;
   async function status(req: IncomingMessage, res: ServerResponse): Promise<number> {
-    const device = await authenticateDevice(ctx, req);
-    perDevice.take(device.id);
-    const report = parse(StatusReport, await readJson(req));
-    await ingestStatus(ctx, device, report);
-    sendJson(res, 200, { heartbeatSeconds: ctx.heartbeatSeconds });
-    return 200;
+    if (heartbeatsInFlight >= ctx.env.DROVER_MAX_HEARTBEATS_IN_FLIGHT) {
+      ctx.metrics.requestsRefused.inc({ reason: "heartbeats-in-flight" });
+      ctx.database.noteHeartbeatShed();
+      // Spread like the held polls' refusals: a wall of agents told the same second comes back as one wall.
+      const refused = new AppError("RATE_LIMITED", `the server has ${heartbeatsInFlight} status reports in flight, its limit: retry later`, 5 + Math.random() * 25);
+      // The body is drained unread (handleAgentApi leaves the connection usable only for errors it catches).
+      req.resume();
+      return sendError(res, refused, ctx.log);
+    }
+    heartbeatsInFlight++;
+    ctx.metrics.statusInFlight.inc();
+    try {
+      const device = await authenticateDevice(ctx, req);
+      perDevice.take(device.id);
+      const report = parse(StatusReport, await readJson(req));
+      // The connection: destroyed once the agent gave up, and then its report is dropped unwritten.
+      await ingestStatus(ctx, device, report, req.socket);
+      sendJson(res, 200, { heartbeatSeconds: ctx.heartbeatSeconds });
+      return 200;
+    } catch (error) {
+      // Counted as the held polls count a client that went away; there is no one to answer.
+      if (error instanceof ClientGone) return 499;
+      throw error;
+    } finally {
+      heartbeatsInFlight--;
+      ctx.metrics.statusInFlight.dec();
+    }
   }
 
   /** Issue 23: a new client certificate for the device's key, asked for before the current one ends. */

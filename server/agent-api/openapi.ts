@@ -227,7 +227,13 @@ export function agentOpenApi(): Record<string, unknown> {
           requestBody: { required: true, content: jsonContent(StatusReport, "input") },
           responses: {
             "200": { description: "Next heartbeat interval", content: jsonContent(StatusResponse) },
-            ...errors({ 400: INVALID_BODY, 401: UNAUTHENTICATED_DEVICE, 413: TOO_LARGE, 415: NOT_JSON, 429: RATE_LIMITED_DEVICE }),
+            ...errors({
+              400: INVALID_BODY,
+              401: UNAUTHENTICATED_DEVICE,
+              413: TOO_LARGE,
+              415: NOT_JSON,
+              429: `${RATE_LIMITED_DEVICE}; or the server already has DROVER_MAX_HEARTBEATS_IN_FLIGHT (1,000) status reports in flight, refused before the body is read and not counted against the device (Retry-After 5–30 s)`,
+            }),
           },
         },
       },

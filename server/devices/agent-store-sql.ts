@@ -19,7 +19,7 @@ import { FINAL_ACTION_STATES } from "../../lib/action-status";
 import { DEFAULT_HEALTH_POLICY, POLICY_RANK_SQL } from "../../lib/health-policy";
 import type { IdempotencyRow } from "../idempotency/idempotency";
 import { appendSample, type UsageSample } from "./inventory";
-import { all, keyed, many, run, type Op, type SqlDriver } from "./sql-driver";
+import { all, keyed, many, run, type Op, type Requester, type SqlDriver } from "./sql-driver";
 import {
   lostEvent,
   type AgentActionView,
@@ -153,8 +153,8 @@ export class SqlAgentStore implements AgentStore {
   }
 
   /** Re-reads the device (locked), lets `decide` compute what to write from that fresh row, and writes it with its events. */
-  writeHeartbeat(id: string, decide: (fresh: DeviceFactsRow) => { data: HeartbeatWrite; events: NewEvent[] }): Promise<EventRow[]> {
-    return this.driver.write(this.heartbeat(id, decide));
+  writeHeartbeat(id: string, decide: (fresh: DeviceFactsRow) => { data: HeartbeatWrite; events: NewEvent[] }, requester?: Requester): Promise<EventRow[]> {
+    return this.driver.write(this.heartbeat(id, decide), requester);
   }
   private *heartbeat(id: string, decide: (fresh: DeviceFactsRow) => { data: HeartbeatWrite; events: NewEvent[] }): Op<EventRow[]> {
     const fresh = toFacts((yield* all<RawDevice>(S.byIdForUpdate, [id]))[0]);
@@ -183,8 +183,8 @@ export class SqlAgentStore implements AgentStore {
   }
 
   /** A heartbeat that changed no status: lastSeen and the report only (the last of a device in a batch wins). */
-  touch(id: string, reported: string, lastSeen: Date): Promise<void> {
-    return this.driver.merge(S.touch, id, [reported, lastSeen, lastSeen, id]);
+  touch(id: string, reported: string, lastSeen: Date, requester?: Requester): Promise<void> {
+    return this.driver.merge(S.touch, id, [reported, lastSeen, lastSeen, id], requester);
   }
 
   /**
@@ -192,8 +192,8 @@ export class SqlAgentStore implements AgentStore {
    * usage sample appended unless the last one is of the same minute, keeping the newest `max`
    * (the row read locked, so a second server never doubles a minute).
    */
-  writeInventory(deviceId: string, system: string | null, sample: UsageSample | null, max: number, now: Date): Promise<void> {
-    return this.driver.write(this.inventory(deviceId, system, sample, max, now));
+  writeInventory(deviceId: string, system: string | null, sample: UsageSample | null, max: number, now: Date, requester?: Requester): Promise<void> {
+    return this.driver.write(this.inventory(deviceId, system, sample, max, now), requester);
   }
   private *inventory(deviceId: string, system: string | null, sample: UsageSample | null, max: number, now: Date): Op<void> {
     const row = (yield* all<{ samples: string }>(S.inventory, [deviceId]))[0];

@@ -17,6 +17,7 @@ import type { ActionReport, OfferedAction } from "../../lib/protocol";
 import type { AppError } from "../errors";
 import type { IdempotencyRow } from "../idempotency/idempotency";
 import type { UsageSample } from "./inventory";
+import type { Requester } from "./sql-driver";
 
 export type MaybePromise<T> = T | Promise<T>;
 
@@ -123,18 +124,19 @@ export interface AgentStore {
   deviceIdentityByTokenHash(hash: string): MaybePromise<{ id: string; name: string; revoked: boolean } | null>;
   /**
    * Re-reads the device, lets `decide` compute what to write from that fresh row, and writes it
-   * with its events in the same transaction: nothing can interleave.
+   * with its events in the same transaction: nothing can interleave. `requester`: the
+   * heartbeat's connection; gone before its group commit, nothing is written (rejects with ClientGone).
    */
-  writeHeartbeat(id: string, decide: (fresh: DeviceFactsRow) => { data: HeartbeatWrite; events: NewEvent[] }): Promise<EventRow[]>;
+  writeHeartbeat(id: string, decide: (fresh: DeviceFactsRow) => { data: HeartbeatWrite; events: NewEvent[] }, requester?: Requester): Promise<EventRow[]>;
   /** The sweep's writes, each guarded by the lastSeen it was derived from, with their events. */
   writeSweep(items: SweepItem[], now: Date): Promise<EventRow[]>;
-  /** A heartbeat that changed no status: lastSeen and the report only. */
-  touch(id: string, reported: string, lastSeen: Date): Promise<void>;
+  /** A heartbeat that changed no status: lastSeen and the report only (`requester` as for writeHeartbeat). */
+  touch(id: string, reported: string, lastSeen: Date, requester?: Requester): Promise<void>;
   /**
    * The inventory's upsert (inventory.ts): the full static facts when sent (else kept), and a
    * usage sample appended unless the last one is of the same minute, keeping the newest `max`.
    */
-  writeInventory(deviceId: string, system: string | null, sample: UsageSample | null, max: number, now: Date): Promise<void>;
+  writeInventory(deviceId: string, system: string | null, sample: UsageSample | null, max: number, now: Date, requester?: Requester): Promise<void>;
   workFacts(id: string): MaybePromise<WorkFacts | null>;
   /** A template version's spec content, parsed once (versions are immutable). Callers must not mutate it. */
   templateSpec(id: string): MaybePromise<Record<string, unknown> | null>;

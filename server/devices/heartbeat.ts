@@ -12,6 +12,7 @@ import type { ReportedStatus } from "../../lib/device-status";
 import type { ServerContext } from "../context";
 import { publishEvents, type NewEvent } from "../events/events";
 import type { HeartbeatWrite } from "./agent-store";
+import type { Requester } from "./sql-driver";
 import { reconcileQueue } from "../actions/agent-reports";
 import { topics } from "../bus";
 import { recordInventory } from "./inventory";
@@ -70,7 +71,11 @@ function restartsMoved(previous: string | null, report: StatusReport): boolean {
   return previous === null || now !== maxRestarts((JSON.parse(previous) as ReportedStatus).applications ?? []);
 }
 
-export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, report: StatusReport): Promise<void> {
+/**
+ * `requester`: the report's connection (issue 22 item 4). When it is gone by the time the report's
+ * group commit starts, nothing is written and this rejects with ClientGone (sql-driver.ts).
+ */
+export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, report: StatusReport, requester?: Requester): Promise<void> {
   const now = ctx.now();
   const reported: ReportedStatus = {
     resources: report.resources,
@@ -85,15 +90,15 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
   const reportedJson = JSON.stringify(reported);
   // Started first, so that it joins the same group commit as the write below; null
   // (nothing to write) on most reports.
-  const inventory = recordInventory(ctx, device.id, report.system, now);
+  const inventory = recordInventory(ctx, device.id, report.system, now, requester);
   inventory?.catch(() => {}); // awaited below; not unhandled if the status write throws first
   const changes = applyReport(device, reportedJson, report, now, ctx).events.length > 0;
   if (!changes) {
     // Nothing changed but lastSeen and the report; status columns are left as they are.
-    await ctx.fast.touch(device.id, reportedJson, now);
+    await ctx.fast.touch(device.id, reportedJson, now, requester);
   } else {
     // Re-read, decide and write in one transaction (a group commit of the agent store).
-    publishEvents(ctx, await ctx.fast.writeHeartbeat(device.id, (fresh) => applyReport(fresh, reportedJson, report, now, ctx)));
+    publishEvents(ctx, await ctx.fast.writeHeartbeat(device.id, (fresh) => applyReport(fresh, reportedJson, report, now, ctx), requester));
     // A status change may make work offerable (e.g. back Online with actions waiting): wake its poll.
     ctx.bus.publish(topics.device(device.id), { at: Date.now() });
   }

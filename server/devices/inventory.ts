@@ -15,6 +15,7 @@
  * this minute's sample is kept in memory to skip the write; the write checks again against the
  * row it reads locked (`appendSample`), so a restart or a second server never doubles a minute.
  */
+import type { Requester } from "./sql-driver";
 import type { SystemFacts } from "../../lib/protocol";
 import type { ServerContext } from "../context";
 
@@ -72,7 +73,7 @@ const sampled = new WeakMap<ServerContext, Map<string, number>>();
  * when the report opens a minute. Called beside the heartbeat's own write (heartbeat.ts), so
  * both go in the same group commit of the agent store.
  */
-export function recordInventory(ctx: ServerContext, deviceId: string, system: SystemFacts | undefined, now: Date): Promise<void> | null {
+export function recordInventory(ctx: ServerContext, deviceId: string, system: SystemFacts | undefined, now: Date, requester?: Requester): Promise<void> | null {
   if (!system) return null;
   const facts = staticFactsOf(system);
   let sample: UsageSample | null = null;
@@ -87,7 +88,7 @@ export function recordInventory(ctx: ServerContext, deviceId: string, system: Sy
   }
   if (!facts && !sample) return null;
   const factsJson = facts ? JSON.stringify(facts) : null;
-  return ctx.fast.writeInventory(deviceId, factsJson, sample, USAGE_SAMPLES, now);
+  return ctx.fast.writeInventory(deviceId, factsJson, sample, USAGE_SAMPLES, now, requester);
 }
 
 /** The inventory as the device's read shows it. */

@@ -20,7 +20,7 @@
  * through a parser that reads them as UTC, whatever the process's TZ.
  */
 import pg from "pg";
-import { runAsync, type MergedRow, type Op, type Query, type SqlDriver } from "./sql-driver";
+import { dropGone, runAsync, type MergedRow, type Op, type Query, type Requester, type SqlDriver } from "./sql-driver";
 
 const TIMESTAMP_OID = 1114;
 /** `timestamp` values are UTC wall times: read them so, not in the process's zone. */
@@ -96,6 +96,7 @@ class ReadBatch {
 
 interface Unit {
   run(q: (query: Query) => Promise<unknown>): Promise<unknown>;
+  requester?: Requester;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -165,18 +166,22 @@ export class PgDriver implements SqlDriver {
     return runAsync(op, (q) => (q.kind === "keyed" ? this.load(q.sql, q.values) : this.exec(this.pool, q)));
   }
 
-  write<T>(op: Op<T>): Promise<T> {
+  write<T>(op: Op<T>, requester?: Requester): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.closed) return reject(new Error("the database connection is closed"));
-      this.pending.push({ run: (q) => runAsync(op, q), resolve: resolve as (value: unknown) => void, reject });
+      this.pending.push({ run: (q) => runAsync(op, q), requester, resolve: resolve as (value: unknown) => void, reject });
       this.schedule();
     });
   }
 
-  merge(sql: string, key: string, row: unknown[]): Promise<void> {
+  get queued(): number {
+    return this.pending.length + this.merged.length;
+  }
+
+  merge(sql: string, key: string, row: unknown[], requester?: Requester): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (this.closed) return reject(new Error("the database connection is closed"));
-      this.merged.push({ sql, key, row, resolve, reject });
+      this.merged.push({ sql, key, row, requester, resolve, reject });
       this.schedule();
     });
   }
@@ -195,8 +200,9 @@ export class PgDriver implements SqlDriver {
   }
 
   private async flush(): Promise<void> {
-    const batch = this.pending;
-    const merged = this.merged;
+    // Writes whose client went away while they queued behind the batch before: dropped unwritten.
+    const batch = dropGone(this.pending);
+    const merged = dropGone(this.merged);
     this.pending = [];
     this.merged = [];
     if (batch.length === 0 && merged.length === 0) return;

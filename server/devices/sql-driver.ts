@@ -22,6 +22,29 @@
  */
 import type { MaybePromise } from "./agent-store";
 
+/** Who asked for a write (issue 22 item 4): its connection, destroyed once the client went away. */
+export interface Requester {
+  readonly destroyed: boolean;
+}
+
+/** A write dropped before its group commit: the client that asked for it had gone. */
+export class ClientGone extends Error {
+  constructor() {
+    super("the client went away before its write's turn");
+    this.name = "ClientGone";
+  }
+}
+
+/** The entries whose client is still there, in order; the others rejected with ClientGone (no database write). */
+export function dropGone<E extends { requester?: Requester; reject(error: unknown): void }>(entries: E[]): E[] {
+  if (!entries.some((e) => e.requester?.destroyed)) return entries;
+  return entries.filter((e) => {
+    if (!e.requester?.destroyed) return true;
+    e.reject(new ClientGone());
+    return false;
+  });
+}
+
 export type Query =
   | { kind: "all" | "run" | "keyed"; sql: string; values: unknown[] }
   | { kind: "many"; sql: string; rows: unknown[][] };
@@ -72,13 +95,17 @@ export interface SqlDriver {
    * transaction, each in its own savepoint (one that throws rolls back and rejects alone); the
    * promise settles after the commit.
    */
-  write<T>(op: Op<T>): Promise<T>;
+  write<T>(op: Op<T>, requester?: Requester): Promise<T>;
   /**
    * A row of a `many` statement, written in the next group commit with the
    * other rows of that statement (the last row per `key` winning): one statement for all of them
    * on PostgreSQL, in a savepoint of their own (they fail or succeed together).
+   * A write or row whose `requester` is destroyed when its group commit starts is dropped
+   * unwritten (rejected with ClientGone): a heartbeat whose agent gave up costs no write.
    */
-  merge(sql: string, key: string, row: unknown[]): Promise<void>;
+  merge(sql: string, key: string, row: unknown[], requester?: Requester): Promise<void>;
+  /** Writes and merged rows waiting for their group commit (the batch in flight not counted). */
+  readonly queued: number;
   /** Writes what it accepted, then lets the connection(s) go. */
   close(): MaybePromise<void>;
 }
@@ -88,6 +115,7 @@ export interface MergedRow {
   sql: string;
   key: string;
   row: unknown[];
+  requester?: Requester;
   resolve(): void;
   reject(error: unknown): void;
 }

@@ -11,7 +11,7 @@
  */
 import Database from "better-sqlite3";
 import { WriteGate } from "../write-gate";
-import { runSync, type MergedRow, type Op, type Query, type SqlDriver } from "./sql-driver";
+import { dropGone, runSync, type MergedRow, type Op, type Query, type Requester, type SqlDriver } from "./sql-driver";
 
 /** Prisma's SQLite DateTime text format, so raw writes compare and parse like Prisma's. */
 export function sqliteDate(d: Date): string {
@@ -26,6 +26,7 @@ const bind = (values: unknown[]) => values.map(bindOne);
 
 interface Unit {
   run(): unknown;
+  requester?: Requester;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -50,17 +51,21 @@ export class SqliteDriver implements SqlDriver {
     return runSync(op, this.exec);
   }
 
-  write<T>(op: Op<T>): Promise<T> {
+  write<T>(op: Op<T>, requester?: Requester): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.schedule();
-      this.pending.push({ run: () => runSync(op, this.exec), resolve: resolve as (value: unknown) => void, reject });
+      this.pending.push({ run: () => runSync(op, this.exec), requester, resolve: resolve as (value: unknown) => void, reject });
     });
   }
 
-  merge(sql: string, key: string, row: unknown[]): Promise<void> {
+  get queued(): number {
+    return this.pending.length + this.merged.length;
+  }
+
+  merge(sql: string, key: string, row: unknown[], requester?: Requester): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.schedule();
-      this.merged.push({ sql, key, row, resolve, reject });
+      this.merged.push({ sql, key, row, requester, resolve, reject });
     });
   }
 
@@ -105,8 +110,9 @@ export class SqliteDriver implements SqlDriver {
   private flush(): void {
     // Never inside an open Prisma transaction (write-gate.ts): wait for it to end.
     if (this.gate.held) return this.gate.afterRelease(() => this.flush());
-    const units = this.pending;
-    const merged = this.merged;
+    // Writes whose client went away while they waited (a Prisma transaction open): dropped unwritten.
+    const units = dropGone(this.pending);
+    const merged = dropGone(this.merged);
     this.pending = [];
     this.merged = [];
     if (merged.length) {

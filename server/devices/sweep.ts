@@ -10,15 +10,16 @@ import { sweepCutoff } from "../../lib/device-status";
 
 /**
  * `termStartedAt`: when this server's controllers started (it became the leader, or started on
- * SQLite). With the moment its database last answered again after an outage, it is when the
- * server could hear devices from (sweepCutoff): a server's own outage never makes a device Offline.
+ * SQLite). With the moment its database last answered again after an outage, and the last
+ * moment it refused a heartbeat for its own load (a 429, issue 22 item 4), it is when the server
+ * could hear devices from (sweepCutoff): a server's own outage or load never makes a device Offline.
  */
 export async function sweepDisconnected(ctx: ServerContext, termStartedAt: Date | null = null): Promise<number> {
   // Heartbeats are being refused right now: nothing is the devices' fault.
   if (!ctx.database.reachable) return 0;
   const now = ctx.now();
   const back = ctx.database.reachableSince;
-  const listeningSince = [termStartedAt, back].reduce<Date | null>((a, b) => (b !== null && (a === null || b > a) ? b : a), null);
+  const listeningSince = [termStartedAt, back, ctx.database.heartbeatsShedAt].reduce<Date | null>((a, b) => (b !== null && (a === null || b > a) ? b : a), null);
   const cutoff = sweepCutoff(now, ctx.statusSettings, listeningSince);
   if (cutoff === null) return 0;
   const stale = await ctx.db.device.findMany({
