@@ -1,6 +1,6 @@
 import { test, expect } from "@playwright/test";
 import { E2E_ADMIN_PASSWORD } from "../playwright.config";
-import { approveByApi, createUser, api, deviceName, onlineDevicePage, signIn, simulate, tokenFor, uniquePrefix } from "./support";
+import { approveByApi, askToEnroll, createUser, api, deviceName, onlineDevicePage, signIn, simulate, tokenFor, uniquePrefix } from "./support";
 
 test("simulated agents enroll, are approved in the browser, go Online, then Offline when stopped — live", async ({ page }) => {
   const prefix = uniquePrefix("life");
@@ -136,38 +136,35 @@ test("a viewer sees no mutating controls and the API refuses them", async ({ pag
   const viewerName = `viewer_${prefix.slice(-6)}`;
   await createUser(admin, viewerName, "viewer-password", "viewer");
   const viewer = await tokenFor(viewerName, "viewer-password");
-  const sim = simulate(prefix, 2);
-  try {
-    await approveByApi(admin, [enrolled]);
-    await signIn(page, viewerName, "viewer-password");
-    await page.goto("/");
-    await expect(page.getByTestId("current-role")).toHaveText(/viewer/);
+  // Devices that asked with no agent behind them (none needs to be Online: an operator sees
+  // Decommission on any Enrolled device, and the viewer must not).
+  await askToEnroll(enrolled);
+  await askToEnroll(pending);
+  await approveByApi(admin, [enrolled]);
+  await signIn(page, viewerName, "viewer-password");
+  await page.goto(`/devices/${enrolled}`);
+  await expect(page.getByTestId("current-role")).toHaveText(/viewer/);
+  await expect(page.getByTestId("device-lifecycle")).toHaveText(/Enrolled/, { timeout: 15_000 });
+  await expect(page.getByTestId("decommission-button")).toHaveCount(0);
 
-    await page.goto(`/devices/${enrolled}`);
-    await expect(page.getByTestId("device-summary")).toHaveText(/Online/, { timeout: 15_000 });
-    await expect(page.getByTestId("decommission-button")).toHaveCount(0);
+  await page.goto("/enrollments");
+  await expect(page.getByTestId(`enrollment-row-${pending}`)).toBeVisible({ timeout: 15_000 });
+  await expect(page.getByTestId(`approve-${pending}`)).toHaveCount(0);
+  await expect(page.getByTestId("approve-selected")).toHaveCount(0);
+  await expect(page.getByTestId(`select-${pending}`)).toHaveCount(0);
 
-    await page.goto("/enrollments");
-    await expect(page.getByTestId(`enrollment-row-${pending}`)).toBeVisible({ timeout: 15_000 });
-    await expect(page.getByTestId(`approve-${pending}`)).toHaveCount(0);
-    await expect(page.getByTestId("approve-selected")).toHaveCount(0);
-    await expect(page.getByTestId(`select-${pending}`)).toHaveCount(0);
+  const refused = await api<{ error: { code: string } }>("POST", `/devices/${enrolled}/decommission`, viewer);
+  expect(refused.status).toBe(403);
+  expect(refused.body.error.code).toBe("FORBIDDEN");
+  const list = await api<{ items: { id: string; deviceName: string }[] }>("GET", "/enrollments?status=Pending", viewer);
+  const id = list.body.items.find((e) => e.deviceName === pending)?.id;
+  expect((await api("POST", `/enrollments/${id}/approve`, viewer)).status).toBe(403);
 
-    const refused = await api<{ error: { code: string } }>("POST", `/devices/${enrolled}/decommission`, viewer);
-    expect(refused.status).toBe(403);
-    expect(refused.body.error.code).toBe("FORBIDDEN");
-    const list = await api<{ items: { id: string; deviceName: string }[] }>("GET", "/enrollments?status=Pending", viewer);
-    const id = list.body.items.find((e) => e.deviceName === pending)?.id;
-    expect((await api("POST", `/enrollments/${id}/approve`, viewer)).status).toBe(403);
-
-    // Nothing changed.
-    expect((await api<{ lifecycle: string }>("GET", `/devices/${enrolled}`, admin)).body.lifecycle).toBe("Enrolled");
-    expect((await api<{ status: string }[]>("GET", "/enrollments?status=Pending", admin)).status).toBe(200);
-    const still = await api<{ items: { deviceName: string }[] }>("GET", "/enrollments?status=Pending", admin);
-    expect(still.body.items.some((e) => e.deviceName === pending)).toBe(true);
-  } finally {
-    await sim.stop();
-  }
+  // Nothing changed.
+  expect((await api<{ lifecycle: string }>("GET", `/devices/${enrolled}`, admin)).body.lifecycle).toBe("Enrolled");
+  expect((await api<{ status: string }[]>("GET", "/enrollments?status=Pending", admin)).status).toBe(200);
+  const still = await api<{ items: { deviceName: string }[] }>("GET", "/enrollments?status=Pending", admin);
+  expect(still.body.items.some((e) => e.deviceName === pending)).toBe(true);
 });
 
 test("sign-in is required and a wrong password is refused", async ({ page }) => {

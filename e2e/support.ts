@@ -146,6 +146,21 @@ export async function createUser(adminToken: string, username: string, password:
   if (!res.ok) throw new Error(`createUser ${username}: ${res.status} ${await res.text()}`);
 }
 
+/**
+ * Asks to enroll `name` the way an agent does, with no agent behind it: approved, it is a device
+ * that has never reported, so Offline at once (no simulator started, no disconnection timeout
+ * waited out). Stays Pending until approved (no auto-approve rule in e2e).
+ */
+export async function askToEnroll(name: string, labels: Record<string, string> = {}): Promise<string> {
+  const res = await fetch(`${E2E_URL}/api/agent/v1/enrollments`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ deviceName: name, labels, platform: "linux-amd64", role: "worker", agentVersion: "1.0.0", secret: randomBytes(32).toString("base64url") }),
+  });
+  expect(res.status, await res.clone().text()).toBe(201);
+  return ((await res.json()) as { enrollmentId: string }).enrollmentId;
+}
+
 /** Approves the named devices' pending enrollments over the API, waiting for them to appear. */
 export async function approveByApi(token: string, names: string[]): Promise<void> {
   await expect
