@@ -148,10 +148,10 @@ describe("who moves what", () => {
   it("the server on its own only ever marks active actions LOST: missing from the heartbeat, or the device revoked", () => {
     const moves = actionMachine.transitions.filter((t) => t.by === "server");
     expect(moves.map((t) => `${t.from}->${t.to}: ${t.label}`).sort()).toEqual([
-      "NEW->LOST: device revoked",
-      "NEW->LOST: missing from heartbeat",
-      "RUNNING->LOST: device revoked",
-      "RUNNING->LOST: missing from heartbeat",
+      "NEW->LOST: not reported",
+      "NEW->LOST: revoked",
+      "RUNNING->LOST: not reported",
+      "RUNNING->LOST: revoked",
     ]);
   });
 

@@ -29,14 +29,14 @@ export const actionMachine = defineStateMachine({
     { from: "PENDING_SCHEDULE", to: "CANCELLED", label: "cancel / expiry", by: "operator" },
     { from: "NEW", to: "RUNNING", label: "agent starts", by: "agent" },
     { from: "NEW", to: "CANCELLED", label: "agent cancels", by: "agent" },
-    { from: "NEW", to: "LOST", label: "missing from heartbeat", by: "server" },
+    { from: "NEW", to: "LOST", label: "not reported", by: "server" },
     // Drover (issue 23): a revoked device can never report again, so what it held would never end.
-    { from: "NEW", to: "LOST", label: "device revoked", by: "server" },
+    { from: "NEW", to: "LOST", label: "revoked", by: "server" },
     { from: "RUNNING", to: "DONE", label: "agent reports", by: "agent" },
     { from: "RUNNING", to: "FAILED", label: "agent reports", by: "agent" },
     { from: "RUNNING", to: "CANCELLED", label: "agent cancels", by: "agent" },
-    { from: "RUNNING", to: "LOST", label: "missing from heartbeat", by: "server" },
-    { from: "RUNNING", to: "LOST", label: "device revoked", by: "server" },
+    { from: "RUNNING", to: "LOST", label: "not reported", by: "server" },
+    { from: "RUNNING", to: "LOST", label: "revoked", by: "server" },
   ] satisfies TransitionDef<string>[],
 });
 export type ActionState = keyof typeof actionMachine.states;

@@ -7,8 +7,8 @@ describe("planEdges", () => {
   it("draws two moves between the same states as one line naming both (LOST: missing from the heartbeat, or the device revoked)", () => {
     const lost = planEdges(actionDiagramSpec).filter((p) => p.id === "t:RUNNING->LOST" || p.id === "t:NEW->LOST");
     expect(lost.map((p) => [p.id, edgeLabelText(p.label, p.by)])).toEqual([
-      ["t:NEW->LOST", "missing from heartbeat / device revoked · server"],
-      ["t:RUNNING->LOST", "missing from heartbeat / device revoked · server"],
+      ["t:NEW->LOST", "not reported / revoked · server"],
+      ["t:RUNNING->LOST", "not reported / revoked · server"],
     ]);
     // One line a pair: React Flow keys edges by id.
     const ids = planEdges(actionDiagramSpec).map((p) => p.id);

@@ -116,7 +116,7 @@ export function planEdges(spec: DiagramSpec): EdgePlan[] {
     const k = pairKey(t.from, t.to);
     const drawn = byPair.get(k);
     if (drawn && t.label && !drawn.bidirectional) {
-      // "missing from heartbeat / device revoked · server"; "auto-pause · server / pause · operator".
+      // "not reported / revoked · server"; "auto-pause · server / pause · operator".
       const by = t.by ?? "";
       drawn.label = `${drawn.by === by ? drawn.label : edgeLabelText(drawn.label, drawn.by)} / ${t.label}`;
       drawn.by = by;

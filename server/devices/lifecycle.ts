@@ -152,7 +152,7 @@ export const REVOKED_OUTCOME_UNKNOWN = "the device's credential was revoked: its
  * A device whose credential is revoked can never report again (every request is 401) and no
  * heartbeat of it will leave out what it no longer holds, so its NEW and RUNNING actions would
  * never end: they are LOST now, in the transaction of the revoke (or of the decommission that
- * completes without its agent), by the table's `device revoked` move. Their events go out after
+ * completes without its agent), by the table's `revoked` move. Their events go out after
  * the commit like a heartbeat's LOST, so whatever waits on them (a plan node, a workflow step, a
  * request's progress) sees them end the same way. Guarded by state: one the agent ended in the
  * meantime stays as it ended.
