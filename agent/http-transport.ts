@@ -21,6 +21,9 @@ import type { ServerTrust } from "./server-trust";
 let httpsModule: Promise<{ https: typeof import("node:https"); tls: typeof import("node:tls") }> | undefined;
 const loadHttps = () => (httpsModule ??= Promise.all([import("node:https"), import("node:tls")]).then(([https, tls]) => ({ https: https.default, tls: tls.default })));
 
+/** Errors of TLS itself (OpenSSL's ERR_SSL_*, Node's ERR_TLS_*, certificate verification), not of the connection. */
+const TLS_FAILURE = /^ERR_SSL_|^ERR_TLS_|CERT|SELF_SIGNED|UNABLE_TO_|_SIGNATURE/;
+
 /**
  * An https.Agent that resumes TLS sessions after its server restarted (issue 23). Node's own
  * agent keeps each origin's last session but forgets it when a connection closes with an error,
@@ -39,8 +42,6 @@ const loadHttps = () => (httpsModule ??= Promise.all([import("node:https"), impo
  * deadline (10 s from the connect) had closed it; every retry made more of them (issue 23's
  * storm: 5,000 agents never back). A real agent opens two connections: it never waits.
  */
-/** Errors of TLS itself (OpenSSL's ERR_SSL_*, Node's ERR_TLS_*, certificate verification), not of the connection. */
-const TLS_FAILURE = /^ERR_SSL_|^ERR_TLS_|CERT|SELF_SIGNED|UNABLE_TO_|_SIGNATURE/;
 
 function resumingAgent(
   https: typeof import("node:https"),

@@ -16,7 +16,8 @@ export function createMetrics() {
   const processRegistry = new Registry();
   collectDefaultMetrics({ register: processRegistry });
   let processText: { at: number; text: Promise<string> } | null = null;
-  let writesQueued: () => number = () => 0;
+  // What two gauges read at each scrape, set by their owners once they exist (`watch`).
+  const sources = { statusInFlight: () => 0, storeWritesQueued: () => 0 };
   return {
     registry,
     contentType: registry.contentType,
@@ -29,18 +30,25 @@ export function createMetrics() {
     },
     heldPolls: new Gauge({ name: "drover_held_polls", help: "Device long-polls parked in memory", registers: [registry] }),
     /** Issue 22 item 4: what a slow database holds in memory besides the polls. */
-    statusInFlight: new Gauge({ name: "drover_status_in_flight", help: "POST /status requests inside the server (admitted, not yet answered)", registers: [registry] }),
+    statusInFlight: new Gauge({
+      name: "drover_status_in_flight",
+      help: "POST /status requests inside the server (admitted, not yet answered)",
+      registers: [registry],
+      collect() {
+        this.set(sources.statusInFlight());
+      },
+    }),
     storeWritesQueued: new Gauge({
       name: "drover_store_writes_queued",
       help: "Agent-store writes (heartbeats among them) waiting for their group commit, the one in flight not counted",
       registers: [registry],
       collect() {
-        this.set(writesQueued());
+        this.set(sources.storeWritesQueued());
       },
     }),
-    /** Where drover_store_writes_queued reads from (the agent store, once it exists). */
-    watchStoreQueue(source: () => number): void {
-      writesQueued = source;
+    /** Where a gauge read at scrape time reads from: the agent API's count, the agent store's queue. */
+    watch(gauge: keyof typeof sources, source: () => number): void {
+      sources[gauge] = source;
     },
     pollsRefused: new Counter({
       name: "drover_polls_refused_total",

@@ -257,6 +257,7 @@ export function createAgentApi(ctx: ServerContext) {
    * then; the sweep does not count the wait against the device (`noteHeartbeatShed`).
    */
   let heartbeatsInFlight = 0;
+  ctx.metrics.watch("statusInFlight", () => heartbeatsInFlight);
   async function status(req: IncomingMessage, res: ServerResponse): Promise<number> {
     if (heartbeatsInFlight >= ctx.env.DROVER_MAX_HEARTBEATS_IN_FLIGHT) {
       ctx.metrics.requestsRefused.inc({ reason: "heartbeats-in-flight" });
@@ -268,7 +269,6 @@ export function createAgentApi(ctx: ServerContext) {
       return sendError(res, refused, ctx.log);
     }
     heartbeatsInFlight++;
-    ctx.metrics.statusInFlight.inc();
     try {
       const device = await authenticateDevice(ctx, req);
       perDevice.take(device.id);
@@ -283,7 +283,6 @@ export function createAgentApi(ctx: ServerContext) {
       throw error;
     } finally {
       heartbeatsInFlight--;
-      ctx.metrics.statusInFlight.dec();
     }
   }
 

@@ -168,6 +168,6 @@ export interface AgentStore {
 }
 
 /** The LOST event of an action missing from its device's queue. */
-export function lostEvent(device: { name: string }, a: { id: string; state: string }): NewEvent {
-  return { objectKind: "Action", objectName: a.id, type: "ActionStateChanged", reason: "LOST", message: `${a.state} → LOST: missing from ${device.name}'s queue`, actor: "server" };
+export function lostEvent(device: { name: string }, a: { id: string; state: string }, why = `missing from ${device.name}'s queue`): NewEvent {
+  return { objectKind: "Action", objectName: a.id, type: "ActionStateChanged", reason: "LOST", message: `${a.state} → LOST: ${why}`, actor: "server" };
 }

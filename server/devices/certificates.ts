@@ -14,7 +14,7 @@ import { createHash, X509Certificate } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { TLSSocket } from "node:tls";
 import type { ServerContext } from "../context";
-import { invalid, unauthenticated } from "../errors";
+import { invalid, unauthenticated, type AppError } from "../errors";
 import { normalizeAddress, trustedProxyPeer } from "../lib/client-address";
 import { DEVICE_URI_PREFIX, type CertificateAuthority, type IssuedClientCertificate, type Signer } from "../tls/auto-ca";
 import { InvalidCsr, verifiedCsr } from "../tls/signer";
@@ -171,6 +171,12 @@ export function revokedMessage(device: { decommissionRequestedAt: Date | null })
   return device.decommissionRequestedAt !== null ? REVOKED : REVOKED_BY_OPERATOR;
 }
 
+/** The same refusal for a device known only by its id (rare: one more read to say whose revocation it was). */
+export async function revokedRefusal(ctx: Pick<ServerContext, "db">, deviceId: string): Promise<AppError> {
+  const row = await ctx.db.device.findUnique({ where: { id: deviceId }, select: { decommissionRequestedAt: true } });
+  return unauthenticated(row ? revokedMessage(row) : REVOKED);
+}
+
 /**
  * The device a verified certificate belongs to: the one it names, when it is the certificate
  * last issued to it (or the one its renewal was asked over, until the new one is first used:
@@ -209,9 +215,6 @@ export async function renewDeviceCertificate(
 ): Promise<IssuedClientCertificate> {
   const issued = await signDeviceCertificate(ctx, device, csrPem);
   const { count } = await ctx.db.device.updateMany({ where: { id: device.id, credentialRevokedAt: null }, data: certificateColumns(issued, over) });
-  if (count !== 1) {
-    const row = await ctx.db.device.findUnique({ where: { id: device.id }, select: { decommissionRequestedAt: true } });
-    throw unauthenticated(row ? revokedMessage(row) : REVOKED);
-  }
+  if (count !== 1) throw await revokedRefusal(ctx, device.id);
   return issued;
 }

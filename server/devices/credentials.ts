@@ -21,7 +21,7 @@ import type { ServerContext } from "../context";
 import { unauthenticated } from "../errors";
 import { sha256 } from "../lib/crypto";
 import type { DeviceFactsRow } from "./status";
-import { deviceByCertificate, presentedCertificate, REVOKED, revokedMessage } from "./certificates";
+import { deviceByCertificate, presentedCertificate, revokedMessage, revokedRefusal } from "./certificates";
 
 export const DEVICE_TOKEN_PREFIX = "drvd";
 
@@ -37,11 +37,7 @@ export async function authenticateDeviceIdentity(ctx: ServerContext, req: Incomi
   const hash = bearerHash(ctx, req.headers.authorization);
   const device = await ctx.fast.deviceIdentityByTokenHash(hash);
   if (!device) throw unauthenticated("unknown token");
-  if (device.revoked) {
-    // Rare: one more read to say whose revocation it was.
-    const row = await ctx.db.device.findUnique({ where: { id: device.id }, select: { decommissionRequestedAt: true } });
-    throw unauthenticated(row ? revokedMessage(row) : REVOKED);
-  }
+  if (device.revoked) throw await revokedRefusal(ctx, device.id);
   return { id: device.id, name: device.name };
 }
 

@@ -15,6 +15,7 @@ import { topics } from "../bus";
 import { refreshFleetStatus } from "../fleets/controller";
 import { deviceFactsSelect, rederive, parseReported, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
 import { lockRows, transaction } from "../lib/transactions";
+import { lostEvent } from "./agent-store";
 
 async function mutateDevice(
   ctx: ServerContext,
@@ -175,14 +176,10 @@ export async function loseActiveActionsOf(tx: Tx, devices: { id: string; name: s
   });
   const lost = new Set(moved.map((a) => a.id));
   const names = new Map(devices.map((d) => [d.id, d.name]));
-  return active.filter((a) => lost.has(a.id)).map((a) => ({
-    objectKind: "Action",
-    objectName: a.id,
-    type: "ActionStateChanged",
-    reason: "LOST",
-    message: `${a.state} → LOST: ${REVOKED_OUTCOME_UNKNOWN} (${names.get(a.deviceId ?? "")})`,
-    actor: "server",
-  }));
+  return active.filter((a) => lost.has(a.id)).map((a) => {
+    const name = names.get(a.deviceId ?? "") ?? "";
+    return lostEvent({ name }, a, `${REVOKED_OUTCOME_UNKNOWN} (${name})`);
+  });
 }
 
 export async function resumeDevice(ctx: ServerContext, name: string, actor: string): Promise<void> {
