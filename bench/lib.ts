@@ -144,10 +144,20 @@ export function fetchCaFile(port: number, file: string): Promise<string> {
   });
 }
 
+/** Servers started with BENCH_SERVER_PROF (a folder): their CPU profiles are written when they exit. */
+const profiledServers: ChildProcess[] = [];
+
+/** Stops the profiled servers with SIGTERM (a graceful exit writes the profile; the run's exit would SIGKILL them). */
+export async function stopProfiledServers(): Promise<void> {
+  await Promise.all(profiledServers.filter((s) => s.exitCode === null).map((s) => new Promise((r) => (s.once("exit", r), s.kill("SIGTERM")))));
+}
+
 /** `tls`: the server's own CA and certificate (DROVER_TLS=auto), /healthz probed over TLS. */
 export async function startServerProcess(opts: { port: number; dir: string; adminPassword: string; env?: Record<string, string>; deadline: number; tls?: boolean }): Promise<ChildProcess> {
   // BENCH_CONSOLE=0: the server without the console (scripts/api-server.ts), where Next cannot build (a worktree).
-  const server = spawn(...node(path.join(root, ...(process.env.BENCH_CONSOLE === "0" ? ["scripts", "api-server.ts"] : ["server", "main.ts"]))), {
+  const [exe, args] = node(path.join(root, ...(process.env.BENCH_CONSOLE === "0" ? ["scripts", "api-server.ts"] : ["server", "main.ts"])));
+  const prof = process.env.BENCH_SERVER_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_SERVER_PROF}`] : [];
+  const server = spawn(exe, [...prof, ...args], {
     cwd: root,
     env: {
       ...process.env, NODE_ENV: "production", PORT: String(opts.port), HOST: "127.0.0.1", DATABASE_URL: await benchDatabaseUrl(opts.dir),
@@ -155,6 +165,7 @@ export async function startServerProcess(opts: { port: number; dir: string; admi
     },
     stdio: ["ignore", "ignore", "inherit"],
   });
+  if (prof.length > 0) profiledServers.push(server);
   for (;;) {
     if (Date.now() > opts.deadline) throw new Error("the server did not start in time");
     if (server.exitCode !== null) throw new Error(`the server exited with ${server.exitCode}`);

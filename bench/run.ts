@@ -47,6 +47,7 @@
  * BENCH_CONSOLE (1; 0 runs the server without the console, scripts/api-server.ts, and builds nothing: step 1 alone, where Next
  * cannot build), BENCH_TLS (1; 0 skips step 6), BENCH_TLS_AGENTS (BENCH_AGENTS: step 6's agents, each storm's),
  * BENCH_STORM_SECONDS (300: a storm's longest wait), BENCH_TLS_ONLY (0; 1 runs step 6 alone),
+ * BENCH_SERVER_PROF (a folder: the servers of steps 1–5 write their CPU profiles there at the end),
  * BENCH_TLS_PLAIN (1; 0 runs step 6's TLS half alone), BENCH_SIM_PROF (a folder: step 6's simulators
  * write their CPU profiles there, stopped by SIGTERM at the end of each half).
  * Step 6 at full size, alone, on a quiet machine (docs/architecture.md "Session 18: what TLS
@@ -58,7 +59,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { benchDb, client, cpuMs, logger, node, percentile, probeRetries, root, rssMb, runScope, sleep, startServerProcess } from "./lib";
+import { benchDb, client, cpuMs, logger, node, percentile, probeRetries, root, rssMb, runScope, sleep, startServerProcess, stopProfiledServers } from "./lib";
 import { benchWorkflowGraph, type GraphBenchReport } from "./workflow-graph";
 import { benchDeviceList, enrollQuiet, type DeviceListReport } from "./device-list";
 import { benchAgentFootprint, type AgentFootprintReport } from "./agent-footprint";
@@ -525,7 +526,10 @@ async function heartbeatsOnTwoServers(tokens: string[]): Promise<{ heartbeatsPer
 }
 
 main().then(
-  () => process.exit(0),
+  async () => {
+    await stopProfiledServers();
+    process.exit(0);
+  },
   (err: unknown) => {
     log(`failed: ${err instanceof Error ? err.stack : String(err)}`);
     process.exit(1);
