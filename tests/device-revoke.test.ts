@@ -6,7 +6,8 @@
  * 401; a second revoke changes nothing; a viewer, bad input and an unknown device change
  * nothing; actions no longer go to it; those it held (NEW, RUNNING) are LOST at the revoke, saying
  * why, and a workflow waiting on one moves on; a decommission of it completes at once on the
- * server, ending any it still held the same way.
+ * server, ending any it still held the same way; so does the agent's own report that completes
+ * its decommission, for what it still held however recently updated.
  */
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,9 +15,9 @@ import { AgentProcess, HEALTHY_HOST } from "../agent/test-support/agent-process"
 import { certificateRequest, newDeviceKey } from "../agent/device-certificate";
 import { REVOKED, REVOKED_BY_OPERATOR } from "../server/devices/certificates";
 import { actionEvents, createAction, getAction, report, reportAll, setHealth, tokenFor, work } from "./helpers/actions";
-import { REVOKED_OUTCOME_UNKNOWN } from "../server/devices/lifecycle";
+import { REVOKED_OUTCOME_UNKNOWN } from "../server/devices/agent-store";
 import type { WorkflowObject } from "../server/workflows/workflows";
-import { enrollDevice, enrollmentBody, eventually, expectError, heartbeatBody, newSecret, uniqueName } from "./helpers/devices";
+import { enrollDevice, enrollmentBody, eventually, expectError, heartbeat, heartbeatBody, newSecret, uniqueName } from "./helpers/devices";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { httpsRequest } from "./helpers/tls";
 
@@ -213,6 +214,24 @@ describe("revoking a device's credential", () => {
       expect(await stored(d.name)).toMatchObject({ lifecycle: "Decommissioned", decommissioning: "CredentialRevoked" });
       expect(await getAction(s, held[i]!)).toMatchObject({ state: "LOST", error: REVOKED_OUTCOME_UNKNOWN });
     }
+  });
+
+  it("the report that completes a decommission ends what the agent still held as LOST, one updated a moment before included", async () => {
+    const d = await enrollDevice(s);
+    await setHealth(s, d, {});
+    const a = await createAction(s, d.name);
+    expect((await work(s, d, 0)).body.actions.map((x) => x.id)).toEqual([a.id]);
+    await reportAll(s, d, a.id, "NEW", "RUNNING");
+    expect((await s.api("POST", `/devices/${d.name}/decommission`, {})).status).toBe(200);
+    // Its last report lists the action as still running, updated within the heartbeat's LOST grace:
+    // no later report can end it (every request is 401 from now on), so this one does.
+    const last = await heartbeat(s, d, { decommissioning: { state: "Completed" }, actions: [{ id: a.id, state: "RUNNING" }] });
+    expect(last.status, JSON.stringify(last.body)).toBe(200);
+    expect(await stored(d.name)).toMatchObject({ lifecycle: "Decommissioned" });
+    expect(await getAction(s, a.id)).toMatchObject({ state: "LOST", error: REVOKED_OUTCOME_UNKNOWN, finishedAt: expect.any(String) });
+    const lost = (await actionEvents(s, a.id)).filter((e) => e.reason === "LOST");
+    expect(lost).toEqual([expect.objectContaining({ actor: "server", message: `RUNNING → LOST: ${REVOKED_OUTCOME_UNKNOWN} (${d.name})` })]);
+    expectError(await report(s, d, a.id, { state: "DONE" }), 401, "UNAUTHENTICATED", /revoked|decommissioned/);
   });
 
   it("a decommission of a revoked device completes at once on the server, saying why", async () => {

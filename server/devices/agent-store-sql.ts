@@ -22,6 +22,7 @@ import { appendSample, type UsageSample } from "./inventory";
 import { all, keyed, many, run, type Op, type Requester, type SqlDriver } from "./sql-driver";
 import {
   lostEvent,
+  REVOKED_OUTCOME_UNKNOWN,
   type AgentActionView,
   type AgentStore,
   type DeviceWithCredential,
@@ -125,7 +126,10 @@ const S = {
       "startedAt" = CASE WHEN ?::boolean THEN ?::timestamp ELSE "startedAt" END, "finishedAt" = CASE WHEN ?::boolean THEN ?::timestamp ELSE "finishedAt" END,
       "updatedAt" = ?::timestamp WHERE "id" = ? AND "state" = ?`,
   active: `SELECT "id", "state" FROM "Action" WHERE "deviceId" = ? AND "state" IN ('NEW', 'RUNNING') AND "updatedAt" < ?::timestamp`,
-  lost: `UPDATE "Action" SET "state" = 'LOST', "finishedAt" = ?::timestamp, "updatedAt" = ?::timestamp WHERE "id" = ? AND "state" = ? RETURNING "id"`,
+  // Every one, however recent: what a device whose credential ends now still holds.
+  held: `SELECT "id", "state" FROM "Action" WHERE "deviceId" = ? AND "state" IN ('NEW', 'RUNNING')`,
+  lost: `UPDATE "Action" SET "state" = 'LOST', "error" = COALESCE(?::text, "error"), "finishedAt" = ?::timestamp, "updatedAt" = ?::timestamp
+    WHERE "id" = ? AND "state" = ? RETURNING "id"`,
   view: `SELECT "id", "kind", "args", "origin", "state", "output", "error", "createdAt", "updatedAt" FROM "Action" WHERE "id" = ?`,
 };
 
@@ -166,7 +170,12 @@ export class SqlAgentStore implements AgentStore {
       data.summary, data.updatedStatus, data.updatingReason, data.applicationSummary, data.lifecycle, data.decommissioning,
       data.credentialRevokedAt ?? null, id,
     ]);
-    return yield* this.events(events, at);
+    // Its decommission ended with this report: the agent can report nothing after it (every
+    // request is 401), so what it still holds is LOST now, in this write, whatever the queue it
+    // sent says (lifecycle.ts loseActiveActionsOf, for a credential ended on the server's side).
+    const written = yield* this.events(events, at);
+    if (!data.credentialRevokedAt) return written;
+    return [...written, ...(yield* this.lost(fresh, yield* all<{ id: string; state: string }>(S.held, [id]), at, REVOKED_OUTCOME_UNKNOWN))];
   }
 
   /** The sweep's writes, each guarded by the lastSeen it was derived from (a device that reported meanwhile is skipped, events and all). */
@@ -343,9 +352,11 @@ export class SqlAgentStore implements AgentStore {
     if (missing.length === 0) return [];
     return this.driver.write(this.lost(device, missing, now));
   }
-  private *lost(device: { id: string; name: string }, missing: { id: string; state: string }[], now: Date): Op<EventRow[]> {
-    const lost = new Set((yield* many<{ id: string }>(S.lost, missing.map((a) => [now, now, a.id, a.state]))).map((r) => r.id));
-    return yield* this.events(missing.filter((a) => lost.has(a.id)).map((a) => lostEvent(device, a)), now);
+  /** These actions LOST (those still as read), with their events; `error` says why when the queue is not the reason. */
+  private *lost(device: { name: string }, missing: { id: string; state: string }[], now: Date, error?: string): Op<EventRow[]> {
+    const lost = new Set((yield* many<{ id: string }>(S.lost, missing.map((a) => [error ?? null, now, now, a.id, a.state]))).map((r) => r.id));
+    const why = error === undefined ? undefined : `${error} (${device.name})`;
+    return yield* this.events(missing.filter((a) => lost.has(a.id)).map((a) => lostEvent(device, a, why)), now);
   }
 
   /** The action as recorded, for the agent's report answer. */

@@ -167,6 +167,9 @@ export interface AgentStore {
   close(): MaybePromise<void>;
 }
 
+/** Why the actions of a device whose credential was revoked (by an operator, or at the end of its decommission) are LOST. */
+export const REVOKED_OUTCOME_UNKNOWN = "the device's credential was revoked: its outcome cannot be known";
+
 /** The LOST event of an action missing from its device's queue. */
 export function lostEvent(device: { name: string }, a: { id: string; state: string }, why = `missing from ${device.name}'s queue`): NewEvent {
   return { objectKind: "Action", objectName: a.id, type: "ActionStateChanged", reason: "LOST", message: `${a.state} → LOST: ${why}`, actor: "server" };

@@ -13,7 +13,7 @@ import type { ServerContext } from "../context";
 import { publishEvents, type NewEvent } from "../events/events";
 import type { HeartbeatWrite } from "./agent-store";
 import type { Requester } from "./sql-driver";
-import { reconcileQueue } from "../actions/agent-reports";
+import { actionsEnded, reconcileQueue } from "../actions/agent-reports";
 import { topics } from "../bus";
 import { recordInventory } from "./inventory";
 import { noteAgentVersion } from "./agent-version";
@@ -98,7 +98,10 @@ export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, r
     await ctx.fast.touch(device.id, reportedJson, now, requester);
   } else {
     // Re-read, decide and write in one transaction (a group commit of the agent store).
-    publishEvents(ctx, await ctx.fast.writeHeartbeat(device.id, (fresh) => applyReport(fresh, reportedJson, report, now, ctx), requester));
+    const events = await ctx.fast.writeHeartbeat(device.id, (fresh) => applyReport(fresh, reportedJson, report, now, ctx), requester);
+    publishEvents(ctx, events);
+    // The report that ends a decommission ends the actions the device still held (LOST).
+    actionsEnded(ctx, events);
     // A status change may make work offerable (e.g. back Online with actions waiting): wake its poll.
     ctx.bus.publish(topics.device(device.id), { at: Date.now() });
   }

@@ -15,7 +15,7 @@ import { topics } from "../bus";
 import { refreshFleetStatus } from "../fleets/controller";
 import { deviceFactsSelect, rederive, parseReported, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "./status";
 import { lockRows, transaction } from "../lib/transactions";
-import { lostEvent } from "./agent-store";
+import { lostEvent, REVOKED_OUTCOME_UNKNOWN } from "./agent-store";
 
 async function mutateDevice(
   ctx: ServerContext,
@@ -147,7 +147,6 @@ export async function cancelPendingActionsOf(
 }
 
 /** A revoked device's NEW and RUNNING actions: their error, and why in their LOST event. */
-export const REVOKED_OUTCOME_UNKNOWN = "the device's credential was revoked: its outcome cannot be known";
 
 /**
  * A device whose credential is revoked can never report again (every request is 401) and no
