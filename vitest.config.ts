@@ -27,6 +27,8 @@ export default defineConfig({
     // database, not on the CPU: twice the cores keeps both busy (vitest's default is cores − 1).
     maxWorkers: Number(process.env.DROVER_TEST_WORKERS ?? Math.max(2, os.availableParallelism() * 2)),
     globalSetup: ["tests/global-setup.ts"],
+    // DROVER_TEST_CPU=FILE: each test file's CPU-s appended to FILE (tests/helpers/cpu-usage.ts).
+    setupFiles: process.env.DROVER_TEST_CPU ? ["tests/helpers/cpu-usage.ts"] : [],
     // Transformed modules kept on disk (in node_modules, so a reinstall clears them) and shared by
     // the projects: the sqlite and postgresql projects load the same files, and a run after a
     // change transforms only what changed (the sqlite project: transform 10 → 2.4 s, import 26 →

@@ -24,14 +24,14 @@ const AUTO_APPROVE = "site=lab,env in (dev,test)";
 let s: TestServer;
 /** DROVER_AUTO_APPROVE set. */
 let auto: TestServer;
-/** A 1 s disconnection timeout and a fast sweep. */
+/** A 1 s disconnection timeout; its sweep run by the test (advanceClock, tick), not by a timer. */
 let fast: TestServer;
 
 beforeAll(async () => {
   [s, auto, fast] = await Promise.all([
     startTestServer(),
     startTestServer({ DROVER_AUTO_APPROVE: AUTO_APPROVE }),
-    startTestServer({ DROVER_DISCONNECTION_TIMEOUT_SECONDS: "1", DROVER_SWEEP_SECONDS: "0.2" }),
+    startTestServer({ DROVER_DISCONNECTION_TIMEOUT_SECONDS: "1", DROVER_SWEEP_SECONDS: "600" }),
   ]);
 });
 afterAll(async () => {
@@ -287,7 +287,8 @@ describe("validation: 400 names the field, and a rejected request writes nothing
     expectError(await decisionOf(s, d.enrollmentId, d.secret, "x" as unknown as number), 400, "INVALID_REQUEST", /wait/);
   });
 
-  it.each([
+  // Once (SQLite): the body is refused before any write; the reads around it are the operator API's.
+  it.skipIf(testOnPostgres).each([
     ["resources.cpu unknown", { ...heartbeatBody(), resources: { cpu: "Fine", memory: "Healthy", disk: "Healthy" } }, /resources\.cpu/],
     ["resources missing", { ...heartbeatBody(), resources: undefined }, /resources/],
     ["config.renderedVersion negative", { ...heartbeatBody(), config: { renderedVersion: -1 } }, /config\.renderedVersion/],
@@ -306,7 +307,8 @@ describe("validation: 400 names the field, and a rejected request writes nothing
     expect(await events(s, "Device", d.name)).toEqual(eventsBefore);
   });
 
-  it("a body over 1 MiB is 413 TOO_LARGE, with or without Content-Length, and writes nothing", async () => {
+  // Once (SQLite): refused while the body is read, before any query.
+  it.skipIf(testOnPostgres)("a body over 1 MiB is 413 TOO_LARGE, with or without Content-Length, and writes nothing", async () => {
     const name = uniqueName("big");
     const body = JSON.stringify({ ...enrollmentBody(name, newSecret()), pad: "x".repeat(1024 * 1024) });
     const declared = await fetch(`${s.url}/api/agent/v1/enrollments`, { method: "POST", headers: { "content-type": "application/json" }, body });
@@ -566,11 +568,9 @@ describe("the sweep", () => {
     expect((await heartbeat(fast, d, { applications: [{ name: "web", status: "Running", restarts: 0 }] })).status).toBe(200);
     const lastSeen = Date.parse((await device(fast, d.name)).lastSeen ?? "");
 
-    await new Promise((r) => setTimeout(r, 2_000));
-    const view = await eventually(async () => {
-      const v = await device(fast, d.name);
-      return v.summary === "Offline" ? v : undefined;
-    }, 3_000);
+    fast.advanceClock(2_000);
+    expect(await fast.tick()).toBe(true);
+    const view = await device(fast, d.name);
     expect(view).toMatchObject({ summary: "Offline", applicationSummary: "Unknown", updatedStatus: "UpToDate" });
     expect(Date.parse(view.lastSeen ?? "")).toBe(lastSeen);
     const swept = (await events(fast, "Device", d.name)).filter((e) => e.actor === "sweep");

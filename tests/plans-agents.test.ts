@@ -16,7 +16,7 @@ import fs from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { eventually } from "./helpers/devices";
 import { AgentProcess, HEALTHY_HOST } from "../agent/test-support/agent-process";
@@ -51,11 +51,17 @@ beforeAll(async () => {
   mirrorUrl = `http://127.0.0.1:${(mirror.address() as AddressInfo).port}`;
 }, 60_000);
 
+/** Stops the agents started so far: each describe's stop with it, so they do not heartbeat through the next one's tests. */
+async function stopAgents(): Promise<void> {
+  const stopping = agents.splice(0);
+  for (const a of stopping) a.kill("SIGTERM");
+  await Promise.race([Promise.all(stopping.map((a) => a.exited)), new Promise((r) => setTimeout(r, 10_000))]);
+  await Promise.all(simulations.splice(0).map((sim) => sim.stop()));
+}
+
 afterAll(async () => {
-  for (const a of agents) a.kill("SIGTERM");
-  await Promise.race([Promise.all(agents.map((a) => a.exited)), new Promise((r) => setTimeout(r, 10_000))]);
+  await stopAgents();
   AgentProcess.killAll();
-  await Promise.all(simulations.map((sim) => sim.stop()));
   mirror?.closeAllConnections();
   await new Promise((resolve) => (mirror ? mirror.close(resolve) : resolve(undefined)));
   await s?.close();
@@ -132,6 +138,7 @@ describe("real agent processes", () => {
     }
     await online("site=real", 2, 40_000);
   }, 60_000);
+  afterAll(stopAgents, 30_000);
 
   it("seed 000's plan, POSTed as YAML verbatim, runs to Completed in the seed's sequence: worker0's airgap bundle, then controller0's k0s, then worker0's", async () => {
     const res = await fetch(`${s.url}/api/v1/plans`, { method: "POST", headers: { authorization: `Bearer ${s.adminToken}`, "content-type": "application/yaml" }, body: SEED_000_PLAN });
@@ -239,6 +246,7 @@ describe("simulated agents", () => {
     },
   });
   const bySelector = (labels: string, concurrent?: number) => ({ discovery: { selector: { labels } }, ...(concurrent ? { limits: { concurrent } } : {}) });
+  afterEach(stopAgents, 30_000);
 
   it("2 controllers and 20 workers, limits.concurrent 5: one controller at a time, then at most 5 workers at once, none before every controller completed", async () => {
     simulate("c1-ctl", "controller", 2, "c1");

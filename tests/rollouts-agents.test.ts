@@ -8,7 +8,7 @@
  * disruption budget per group, which never starves.
  */
 import type { Condition } from "../lib/fleet-spec";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { eventually, uniqueName } from "./helpers/devices";
 import { startSimulation, type SimulationHandle, type SimulationOptions } from "../agent/simulate";
@@ -19,8 +19,11 @@ const simulations: SimulationHandle[] = [];
 beforeAll(async () => {
   s = await startTestServer({ DROVER_AUTO_APPROVE: "simulated=true", DROVER_HEARTBEAT_SECONDS: "1", DROVER_SWEEP_SECONDS: "0.2", LOG_LEVEL: "warn" });
 });
+// Each test's agents stop with it: left running, every earlier test's agents heartbeat through the later ones.
+afterEach(async () => {
+  await Promise.all(simulations.splice(0).map((sim) => sim.stop()));
+});
 afterAll(async () => {
-  await Promise.all(simulations.map((sim) => sim.stop()));
   await s?.close();
 });
 
@@ -60,7 +63,7 @@ async function phase(name: string, wanted: string, timeoutMs = 40_000): Promise<
   return eventually(async () => {
     const f = await fleet(name);
     return f.status.rollout?.phase === wanted ? f : undefined;
-  }, timeoutMs, 50);
+  }, timeoutMs);
 }
 
 /** Simulated agents labelled into fleet `fleetName` (plus `labels`), nothing random about them but the knobs. */

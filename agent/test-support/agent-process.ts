@@ -84,12 +84,24 @@ export class AgentProcess {
   }
 }
 
+/** Polls `check` until it gives a value, at 25, 50, 100 then every 200 ms (`pollDelays`). */
 export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs: number, what: string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
+  const delays = pollDelays();
   for (;;) {
     const value = await check();
     if (value !== undefined && value !== false) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, delays.next().value));
   }
+}
+
+/**
+ * The waits between a poll's checks: `everyMs` each time, or, by default, doubling from 25 ms to
+ * 200. Most conditions hold within a few checks, seen as soon as at a fixed 50 ms; one that takes
+ * seconds (agents' heartbeats, a rollout, a renewal) is checked 5 times a second instead of 20,
+ * each check an API call or a query on both sides of it: the CPU of a wait (issue 20).
+ */
+export function* pollDelays(everyMs?: number): Generator<number, never> {
+  for (let delay = everyMs ?? 25; ; delay = everyMs ?? Math.min(200, delay * 2)) yield delay;
 }

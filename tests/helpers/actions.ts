@@ -8,6 +8,7 @@ import type { TestServer } from "./server";
 import { enrollmentBody, heartbeat, newSecret, uniqueName, type EnrolledDevice, type HeartbeatPatch } from "./devices";
 import { createCallerFactory } from "../../server/trpc/init";
 import { appRouter } from "../../server/trpc/router";
+import { issueOperatorToken } from "../../server/auth/auth";
 import type { Role } from "../../server/auth/roles";
 import type { WorkResponse } from "../../lib/protocol";
 
@@ -53,17 +54,19 @@ export interface ActionEvent {
   actor: string;
 }
 
-/** Creates a user with this role on the server and returns an operator API token for it. */
+/**
+ * Creates a user with this role on the server and returns an operator API token for it, issued as
+ * the token route does once the password is checked (the route itself: tests/api-tokens,
+ * tests/operator-api): a password check is a scrypt hash, ≈ 0.15 CPU-s, and this runs ~20 times a project.
+ */
 export async function tokenFor(s: TestServer, role: Role): Promise<{ token: string; username: string }> {
   const admin = await s.ctx.db.user.findUniqueOrThrow({ where: { username: "admin" }, select: { id: true } });
   const caller = createCallerFactory(appRouter)({ server: s.ctx, auth: s.auth, principal: { userId: admin.id, username: "admin", role: "admin", via: "token" } });
   const username = uniqueName(role).replace(/-/g, "_");
-  const password = `${role}-password-1`;
-  await caller.auth.createUser({ username, password, role });
-  const res = await s.api<{ token: string; role: string }>("POST", "/auth/token", { username, password });
-  expect(res.status).toBe(201);
-  expect(res.body.role).toBe(role);
-  return { token: res.body.token, username };
+  const user = await caller.auth.createUser({ username, password: `${role}-password-1`, role });
+  expect(user.role).toBe(role);
+  const { token } = await issueOperatorToken(s.ctx.db, user.id, s.ctx.now());
+  return { token, username };
 }
 
 /** Enrolls a device with any role (the devices helper enrolls workers). */

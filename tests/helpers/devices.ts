@@ -4,6 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { expect } from "vitest";
+import { pollDelays } from "../../agent/test-support/agent-process";
 import type { TestServer } from "./server";
 
 export const newSecret = () => randomBytes(32).toString("base64url");
@@ -88,13 +89,18 @@ export function expectError(res: { status: number; body: unknown }, status: numb
   return body;
 }
 
-/** Polls `check` until it returns a value (not undefined) or the time runs out. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 5_000, everyMs = 50): Promise<T> {
+/**
+ * Polls `check` until it returns a value (not undefined) or the time runs out: every `everyMs`
+ * if given, else at 25, 50, 100 then every 200 ms
+ * (`pollDelays`, agent/test-support/agent-process.ts).
+ */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 5_000, everyMs?: number): Promise<T> {
   const deadline = Date.now() + timeoutMs;
+  const delays = pollDelays(everyMs);
   for (;;) {
     const value = await check();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, everyMs));
+    await new Promise((r) => setTimeout(r, delays.next().value));
   }
 }
