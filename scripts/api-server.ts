@@ -6,9 +6,10 @@
  */
 import { startServer, tuneServerHeap } from "../server/main";
 
-const running = await startServer({ console: false });
 // The same heap settings as `npm start`'s server (server/heap.ts).
-tuneServerHeap(running);
+tuneServerHeap.before();
+const running = await startServer({ console: false });
+tuneServerHeap.running(running);
 process.stdout.write(`${JSON.stringify({ ready: running.url })}\n`);
 const stop = () => void running.close().then(() => process.exit(0), () => process.exit(1));
 process.on("SIGTERM", stop);

@@ -1,6 +1,7 @@
 /**
  * The server process's V8 heap (issue 22 item 4: memory per held poll). Two settings, applied once
- * per process by whatever starts the server (`server/main.ts`'s main, `scripts/api-server.ts`):
+ * per process by whatever starts the server (`server/main.ts`'s main, `scripts/api-server.ts`,
+ * through `tuneServerHeap`):
  *
  * - V8 grows the heap to about three times what is live when it is collecting fast; with 10,000
  *   held polls that is ≈170 MB live in a ≈530 MB heap (720 MB RSS). Growing by half instead keeps
@@ -8,12 +9,13 @@
  *   concurrent, major collections.
  * - A burst (thousands of agents enrolling, or coming back after a restart) leaves the heap's
  *   pages committed long after: every page keeps a few of the objects that stay (a held poll, its
- *   socket) among the burst's garbage, so a full collection frees the garbage but not the pages
- *   (5,000 agents: 96 MB in use in 265 MB committed). V8 compacts them only in a collection that
- *   reduces memory, which its memory reducer starts when the process allocates little, and a
- *   server taking heartbeats never does. So once the heap has stopped growing with more than half
- *   of it unused, the server asks for that collection itself (`HeapProfiler.collectGarbage`
- *   through an in-process inspector session: V8's low-memory collection; no port is opened).
+ *   socket) among the burst's garbage, so a full collection frees the garbage but not the pages.
+ *   V8 compacts them only in a collection that reduces memory, which its memory reducer starts
+ *   when the process allocates little, and a server taking heartbeats never does. So once the
+ *   heap has stopped growing with more than half of it unused, the server asks for that
+ *   collection itself (`HeapProfiler.collectGarbage` through an in-process inspector session:
+ *   V8's low-memory collection; no port is opened). 5,000 agents on PostgreSQL: 327 MB of RSS at
+ *   the ramp's end, 222 MB after it (docs/architecture.md "Memory per held poll").
  */
 import inspector from "node:inspector";
 import v8 from "node:v8";
@@ -81,9 +83,13 @@ export interface Reclaimed {
   ms: number;
 }
 
-/** Sets the heap's growth and starts looking for a burst's leftovers; `stop` ends the looking. */
-export function tuneHeap(onReclaimed: (r: Reclaimed) => void, policy: ReclaimPolicy = RECLAIM_POLICY): { stop(): void } {
+/** The heap's growth past what is live (first thing at start, before the server loads). */
+export function growHeapByHalf(): void {
   v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+}
+
+/** Starts looking for a burst's leftovers every `policy.checkMs`; `stop` ends the looking. */
+export function reclaimAfterBursts(onReclaimed: (r: Reclaimed) => void, policy: ReclaimPolicy = RECLAIM_POLICY): { stop(): void } {
   let previous: HeapReading | null = null;
   let reclaimedTo: number | null = null;
   let busy = false;

@@ -45,7 +45,7 @@ import { createTlsFront, HSTS, overTls, type TlsFront } from "./tls/front";
 import { tlsStatus } from "./tls/status";
 import { sameHash, sha256 } from "./lib/crypto";
 import { ROOT } from "./paths";
-import { tuneHeap } from "./heap";
+import { growHeapByHalf, reclaimAfterBursts } from "./heap";
 
 import type { Principal } from "./auth/roles";
 
@@ -93,14 +93,19 @@ function sameOrigin(req: http.IncomingMessage): boolean {
   }
 }
 
-/** The process's heap settings (server/heap.ts), a reclaim logged and counted by `running`. */
-export function tuneServerHeap(running: RunningServer): { stop(): void } {
-  return tuneHeap(({ before, after, ms }) => {
-    running.ctx.metrics.heapReclaims.inc();
-    const mb = (n: number) => Math.round(n / 2 ** 20);
-    running.ctx.log.info({ committedMb: [mb(before.committed), mb(after.committed)], usedMb: [mb(before.used), mb(after.used)], ms: Math.round(ms) }, "heap: a burst's leftovers reclaimed");
-  });
-}
+/**
+ * The process's heap settings (server/heap.ts): `before` the server starts, the heap's growth;
+ * `running`, a burst's leftovers reclaimed, each logged and counted by it.
+ */
+export const tuneServerHeap = {
+  before: growHeapByHalf,
+  running: (running: RunningServer): { stop(): void } =>
+    reclaimAfterBursts(({ before, after, ms }) => {
+      running.ctx.metrics.heapReclaims.inc();
+      const mb = (n: number) => Math.round(n / 2 ** 20);
+      running.ctx.log.info({ committedMb: [mb(before.committed), mb(after.committed)], usedMb: [mb(before.used), mb(after.used)], ms: Math.round(ms) }, "heap: a burst's leftovers reclaimed");
+    }),
+};
 
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const env = readEnv({ ...process.env, ...options.env });
@@ -415,9 +420,10 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
 }
 
 async function main(): Promise<void> {
+  tuneServerHeap.before();
   const dev = process.argv.includes("--dev");
   const running = await startServer({ dev });
-  const heap = tuneServerHeap(running);
+  const heap = tuneServerHeap.running(running);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
