@@ -25,6 +25,87 @@ export function rssMb(pid: number): number {
   return kb / 1024;
 }
 
+const MiB = 2 ** 20;
+/** glibc's non-main arenas live in heaps of this size, each aligned to it (HEAP_MAX_SIZE on 64-bit). */
+const ARENA_HEAP_BYTES = 64 * MiB;
+
+/**
+ * Where a process's resident pages are, from /proc/<pid>/smaps: glibc malloc's main heap (the
+ * `[heap]` mapping), its other arenas (threads' heaps: an `rw-p` mapping 64 MiB-aligned whose
+ * reserved `---p` tail ends 64 MiB later), other anonymous mappings (V8's pages, WebAssembly
+ * memory, large malloc blocks, thread stacks) and file pages (the node binary, libraries).
+ */
+export function residentMb(pid: number): { anon: number; file: number; mallocMain: number; mallocArenas: number; otherAnon: number } {
+  const maps: { start: bigint; end: bigint; perms: string; name: string; rssKb: number }[] = [];
+  for (const line of fs.readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) (\S{4}) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) maps.push({ start: BigInt(`0x${head[1]}`), end: BigInt(`0x${head[2]}`), perms: head[3]!, name: head[4]!, rssKb: 0 });
+    else if (line.startsWith("Rss:")) maps.at(-1)!.rssKb = Number(/(\d+)/.exec(line)?.[1] ?? 0);
+  }
+  const out = { anon: 0, file: 0, mallocMain: 0, mallocArenas: 0, otherAnon: 0 };
+  const arena = BigInt(ARENA_HEAP_BYTES);
+  maps.forEach((m, i) => {
+    const mb = m.rssKb / 1024;
+    if (m.name.startsWith("/")) return void (out.file += mb);
+    out.anon += mb;
+    const tail = maps[i + 1];
+    if (m.name === "[heap]") out.mallocMain += mb;
+    else if (!m.name && m.perms === "rw-p" && m.start % arena === 0n && tail && !tail.name && tail.perms === "---p" && tail.start === m.end && tail.end - m.start === arena) out.mallocArenas += mb;
+    else out.otherAnon += mb;
+  });
+  return out;
+}
+
+/** A server's memory at one moment: /proc's view (residentMb) and V8's, from the server's own /metrics (prom-client's process metrics). */
+export interface MemoryReading {
+  rssMb: number;
+  fileMb: number;
+  mallocMainMb: number;
+  mallocArenasMb: number;
+  /** Anonymous pages outside malloc's heaps: V8's heap pages first of all. */
+  otherAnonMb: number;
+  heapUsedMb: number;
+  heapTotalMb: number;
+  /** The young generation's committed size (V8's new space), part of heapTotalMb. */
+  newSpaceMb: number;
+  /** What V8 counts outside its heap (Buffers, ArrayBuffers, native objects that report it). */
+  externalMb: number;
+  /** Each V8 space's committed size / size in use (old, large objects, code, …). */
+  spacesMb: Record<string, [number, number]>;
+}
+
+export async function memoryReading(pid: number, metricsText: () => Promise<string>): Promise<MemoryReading> {
+  const r = residentMb(pid);
+  const rss = rssMb(pid);
+  const text = await metricsText();
+  const mb = (name: string) => Math.round((sumMetric(text, name) / MiB) * 10) / 10;
+  const round = (n: number) => Math.round(n * 10) / 10;
+  return {
+    rssMb: round(rss),
+    fileMb: round(r.file),
+    mallocMainMb: round(r.mallocMain),
+    mallocArenasMb: round(r.mallocArenas),
+    otherAnonMb: round(r.otherAnon),
+    heapUsedMb: mb("nodejs_heap_size_used_bytes"),
+    heapTotalMb: mb("nodejs_heap_size_total_bytes"),
+    newSpaceMb: mb('nodejs_heap_space_size_total_bytes{space="new"}'),
+    externalMb: mb("nodejs_external_memory_bytes"),
+    spacesMb: Object.fromEntries(
+      [...text.matchAll(/^nodejs_heap_space_size_total_bytes\{space="(\w+)"\} /gm)].map(([, space]) => [
+        space!,
+        [mb(`nodejs_heap_space_size_total_bytes{space="${space}"}`), mb(`nodejs_heap_space_size_used_bytes{space="${space}"}`)] as [number, number],
+      ]),
+    ),
+  };
+}
+
+/** The sum of a metric's series (all label values; `name` may carry the labels of one series) in an exposition text. */
+export function sumMetric(text: string, name: string): number {
+  let sum = 0;
+  for (const line of text.split("\n")) if (line.startsWith(name + " ") || line.startsWith(name + "{")) sum += Number(line.split(" ").pop());
+  return sum;
+}
+
 /** CPU time (user + system) the process has used so far, in ms (Linux: /proc/<pid>/stat, 100 ticks a second). */
 export function cpuMs(pid: number): number {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -74,10 +155,11 @@ export function client(url: string, caFile?: string) {
     },
     /** The sum of a metric's series (all label values). */
     async metric(name: string): Promise<number> {
-      const text = await (await fetchProbe(`${url}/metrics`, {}, false, fetchImpl)).text();
-      let sum = 0;
-      for (const line of text.split("\n")) if (line.startsWith(name + " ") || line.startsWith(name + "{")) sum += Number(line.split(" ").pop());
-      return sum;
+      return sumMetric(await (await fetchProbe(`${url}/metrics`, {}, false, fetchImpl)).text(), name);
+    },
+    /** The whole exposition text, for several metrics read at one moment (sumMetric). */
+    async metricsText(): Promise<string> {
+      return (await fetchProbe(`${url}/metrics`, {}, false, fetchImpl)).text();
     },
   };
 }

@@ -8,7 +8,9 @@
  *      and the built agent's RSS idling against the server (as installed, with plain node, a bare
  *      node, the agent from its sources through tsx).
  *   1. held polls: N simulated agents (separate processes, BENCH_AGENTS_PER_PROCESS each) enroll, get auto-approved and
- *      long-poll; server RSS before and with them held → MB per 1,000 held polls.
+ *      long-poll; server RSS before and with them held → MB per 1,000 held polls, read 3 s after 99 % are held and again
+ *      BENCH_SETTLE_SECONDS later, each reading split into V8's heap, malloc's arenas and the rest (issue 22 item 4).
+ *      On a fresh server: steps 0 and 0b run on one of their own, stopped first.
  *   1b. the devices list (issue 10, bench/device-list.ts) in Chromium with them held: first
  *      rows after navigation, a label filter applied, a sort, the next page.
  *   2. wake latency: with them held, the bench's own devices each hold a poll; time from the
@@ -42,8 +44,10 @@
  * BENCH_DEADLINE_SECONDS (3000: a run on PostgreSQL took ≈ 25 min here, past the old 20), BENCH_GRAPH (1; 0 skips step 0), BENCH_GRAPH_STEPS (2000),
  * BENCH_GRAPH_BIG_STEPS (10000), BENCH_DEVICE_LIST (1; 0 skips step 1b), BENCH_AGENT_FOOTPRINT (1; 0 skips step 0b),
  * BENCH_AGENTS_PER_PROCESS (5000: step 1's simulator is split over processes of at most this many),
- * BENCH_HELD_ONLY (0; 1 reports step 1 alone: `BENCH_HELD_ONLY=1 BENCH_AGENTS=19000 BENCH_GRAPH=0
- * BENCH_AGENT_FOOTPRINT=0 npm run bench`, one server holding 19,000 polls, issue 22),
+ * BENCH_HELD_ONLY (0; 1 runs and reports step 1 alone, steps 0 and 0b only if BENCH_GRAPH=1 / BENCH_AGENT_FOOTPRINT=1:
+ * `BENCH_HELD_ONLY=1 BENCH_AGENTS=19000 npm run bench`, one server holding 19,000 polls, issue 22),
+ * BENCH_SETTLE_SECONDS (30: step 1's second reading, that long after the first), BENCH_HEAP_SNAPSHOT (a folder: step 1's
+ * server writes a heap snapshot there after its last reading),
  * BENCH_CONSOLE (1; 0 runs the server without the console, scripts/api-server.ts, and builds nothing: step 1 alone, where Next
  * cannot build), BENCH_TLS (1; 0 skips step 6), BENCH_TLS_AGENTS (BENCH_AGENTS: step 6's agents, each storm's),
  * BENCH_STORM_SECONDS (300: a storm's longest wait), BENCH_TLS_ONLY (0; 1 runs step 6 alone),
@@ -59,7 +63,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { benchDb, client, cpuMs, logger, node, percentile, probeRetries, root, rssMb, runScope, sleep, startServerProcess, stopProfiledServers } from "./lib";
+import { benchDb, client, cpuMs, logger, memoryReading, node, percentile, probeRetries, root, rssMb, runScope, sleep, startServerProcess, stopProfiledServers } from "./lib";
 import { benchWorkflowGraph, type GraphBenchReport } from "./workflow-graph";
 import { benchDeviceList, enrollQuiet, type DeviceListReport } from "./device-list";
 import { benchAgentFootprint, type AgentFootprintReport } from "./agent-footprint";
@@ -84,7 +88,11 @@ const TLS_AGENTS = Number(process.env.BENCH_TLS_AGENTS ?? AGENTS);
 const STORM_SECONDS = Number(process.env.BENCH_STORM_SECONDS ?? 300);
 const URL_ = `http://127.0.0.1:${PORT}`;
 const ADMIN_PASSWORD = "bench-admin-password";
-const { json, metric } = client(URL_);
+/** Step 1 reads the server's memory again this long after its first reading (the ramp's garbage collected, or not). */
+const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 30);
+/** A folder: step 1's server writes a heap snapshot there after its last reading (SIGUSR2). */
+const HEAP_SNAPSHOT_DIR = process.env.BENCH_HEAP_SNAPSHOT;
+const { json, metric, metricsText } = client(URL_);
 const log = logger("bench");
 
 const { deadline: DEADLINE, children, dir, checkDeadline } = runScope("bench", Number(process.env.BENCH_DEADLINE_SECONDS ?? 3000));
@@ -122,34 +130,52 @@ async function main() {
     process.stdout.write(JSON.stringify({ database: benchDb, machine: machine(), loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))), tls }, null, 2) + "\n");
     return;
   }
+  // Steps 0 and 0b on a server of their own, stopped before step 1's starts: what they leave in a
+  // server's memory (a 10,000-step workflow, the console's pages, their garbage) is not the held
+  // polls' (issue 22 item 4: it read as ≈ 11 MB per 1,000 more than step 6's fresh server).
+  // BENCH_HELD_ONLY runs step 1 alone unless they are asked for (BENCH_GRAPH=1, BENCH_AGENT_FOOTPRINT=1).
+  const stepOn = (name: string) => (HELD_ONLY ? process.env[name] === "1" : process.env[name] !== "0");
+  let workflowGraph: GraphBenchReport | { skipped: string } = { skipped: "BENCH_GRAPH=0" };
+  let agentFootprint: AgentFootprintReport | { skipped: string } = { skipped: "BENCH_AGENT_FOOTPRINT=0" };
+  if (stepOn("BENCH_GRAPH") || stepOn("BENCH_AGENT_FOOTPRINT")) {
+    const sidePort = PORT + 4;
+    const sideUrl = `http://127.0.0.1:${sidePort}`;
+    const sideDir = path.join(dir, "steps-0");
+    fs.mkdirSync(sideDir, { recursive: true });
+    const side = await startServerProcess({ port: sidePort, dir: sideDir, adminPassword: ADMIN_PASSWORD, deadline: DEADLINE, env: { DROVER_AUTO_APPROVE: "bench=true" } });
+    children.push(side);
+    // 0. The workflow run view in Chromium, before the agents load the machine (at most 5 minutes).
+    if (stepOn("BENCH_GRAPH")) {
+      log("workflow run view: 2,000 and 10,000 steps in Chromium");
+      workflowGraph = await benchWorkflowGraph({
+        url: sideUrl, adminPassword: ADMIN_PASSWORD, log, deadline: Math.min(DEADLINE, Date.now() + 300_000),
+        steps: Number(process.env.BENCH_GRAPH_STEPS ?? 2000), bigSteps: Number(process.env.BENCH_GRAPH_BIG_STEPS ?? 10_000),
+      });
+    }
+    // 0b. The agent as shipped (issue 12): bundle size and idle RSS.
+    if (stepOn("BENCH_AGENT_FOOTPRINT")) {
+      log("agent footprint: the built agent's size and idle memory");
+      agentFootprint = await benchAgentFootprint({ url: sideUrl, dir: sideDir, idleSeconds: 20, log });
+    }
+    side.kill("SIGTERM");
+    await new Promise((r) => (side.exitCode !== null || side.signalCode !== null ? r(undefined) : side.once("exit", r)));
+  }
+
   log(`server on ${URL_}, data in ${dir}`);
   // The held agents, the bench's own wake and approve devices, the action agents of step 4.
-  const server = await startServerProcess({ port: PORT, dir, adminPassword: ADMIN_PASSWORD, env: { DROVER_AUTO_APPROVE: "bench=true", DROVER_MAX_HELD_POLLS: String(Math.max(15_000, AGENTS + 2 * WAKE_SAMPLES + ACTION_AGENTS)) }, deadline: DEADLINE });
+  const snapshotFlags: Record<string, string> = HEAP_SNAPSHOT_DIR ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${HEAP_SNAPSHOT_DIR}` } : {};
+  const server = await startServerProcess({
+    port: PORT, dir, adminPassword: ADMIN_PASSWORD, deadline: DEADLINE,
+    env: { DROVER_AUTO_APPROVE: "bench=true", DROVER_MAX_HELD_POLLS: String(Math.max(15_000, AGENTS + 2 * WAKE_SAMPLES + ACTION_AGENTS)), ...snapshotFlags },
+  });
   children.push(server);
   const serverPid = server.pid!;
-  await sleep(2000);
-  const baseline = rssMb(serverPid);
-  log(`baseline RSS ${baseline.toFixed(0)} MB (pid ${serverPid})`);
-
   const token = (await json<{ token: string }>("POST", "/api/v1/auth/token", { username: "admin", password: ADMIN_PASSWORD })).body.token;
   const op = { authorization: `Bearer ${token}` };
-
-  // 0. The workflow run view in Chromium, before the agents load the machine (at most 5 minutes).
-  let workflowGraph: GraphBenchReport | { skipped: string } = { skipped: "BENCH_GRAPH=0" };
-  if (process.env.BENCH_GRAPH !== "0") {
-    log("workflow run view: 2,000 and 10,000 steps in Chromium");
-    workflowGraph = await benchWorkflowGraph({
-      url: URL_, adminPassword: ADMIN_PASSWORD, log, deadline: Math.min(DEADLINE, Date.now() + 300_000),
-      steps: Number(process.env.BENCH_GRAPH_STEPS ?? 2000), bigSteps: Number(process.env.BENCH_GRAPH_BIG_STEPS ?? 10_000),
-    });
-  }
-
-  // 0b. The agent as shipped (issue 12): bundle size and idle RSS.
-  let agentFootprint: AgentFootprintReport | { skipped: string } = { skipped: "BENCH_AGENT_FOOTPRINT=0" };
-  if (process.env.BENCH_AGENT_FOOTPRINT !== "0") {
-    log("agent footprint: the built agent's size and idle memory");
-    agentFootprint = await benchAgentFootprint({ url: URL_, dir, idleSeconds: 20, log });
-  }
+  await sleep(2000);
+  const baselineMemory = await memoryReading(serverPid, metricsText);
+  const baseline = baselineMemory.rssMb;
+  log(`baseline RSS ${baseline.toFixed(0)} MB (pid ${serverPid})`);
 
   // 1. Held polls. The simulator split over processes of at most BENCH_AGENTS_PER_PROCESS agents,
   // so that none passes its own open-file limit (a held poll and an idle keep-alive socket each).
@@ -166,6 +192,7 @@ async function main() {
     simulators.push(sim);
   }
   const rampStart = Date.now();
+  const rampCpu0 = cpuMs(serverPid);
   let held = 0;
   for (;;) {
     checkDeadline();
@@ -178,14 +205,31 @@ async function main() {
   const rampSeconds = Math.round((Date.now() - rampStart) / 1000);
   log(`${held} polls held after ${rampSeconds} s`);
   await sleep(3000);
-  const heldRss = rssMb(serverPid);
+  const heldMemory = await memoryReading(serverPid, metricsText);
+  const heldCpu = cpuMs(serverPid);
+  const heldRss = heldMemory.rssMb;
   held = await metric("drover_held_polls");
-  // RSS keeps the heap's high-water mark from the enrollment churn; the live heap tells more.
-  const heldHeapUsedMb = (await metric("nodejs_heap_size_used_bytes")) / 2 ** 20;
-  const heldHeapTotalMb = (await metric("nodejs_heap_size_total_bytes")) / 2 ** 20;
   // What else a slow database keeps in memory at that moment (issue 22 item 4): heartbeats inside the server and queued writes.
   const statusInFlight = await metric("drover_status_in_flight");
   const storeWritesQueued = await metric("drover_store_writes_queued");
+  const openFiles = fs.readdirSync(`/proc/${serverPid}/fd`).length;
+  const loadAverage = os.loadavg().map((l) => Number(l.toFixed(2)));
+  // The same again once the ramp is over: the reading above still holds the enrollment ramp's
+  // garbage and the young generation it grew (issue 22 item 4); both readings are reported.
+  log(`RSS ${heldRss.toFixed(0)} MB with ${held} held; reading again in ${SETTLE_SECONDS} s`);
+  // RSS every 5 s meanwhile: where the first reading fell in the collector's cycle.
+  const rssSeriesMb: number[] = [];
+  for (let t = 0; t < SETTLE_SECONDS; t += 5) {
+    await sleep(Math.min(5, SETTLE_SECONDS - t) * 1000);
+    rssSeriesMb.push(Math.round(rssMb(serverPid)));
+  }
+  const settledMemory = await memoryReading(serverPid, metricsText);
+  const settledCpu = cpuMs(serverPid);
+  const settledHeld = await metric("drover_held_polls");
+  const settledLoad = os.loadavg().map((l) => Number(l.toFixed(2)));
+  const heapReclaims = await metric("drover_heap_reclaims_total");
+  const per1000 = (mb: number, polls: number) => Number((((mb - baseline) / polls) * 1000).toFixed(1));
+  if (HEAP_SNAPSHOT_DIR) await heapSnapshot(serverPid, HEAP_SNAPSHOT_DIR);
   const heldPolls = {
     agentsRequested: AGENTS,
     simulatorProcesses: simProcesses,
@@ -193,12 +237,23 @@ async function main() {
     rampSeconds,
     serverRssBaselineMb: Math.round(baseline),
     serverRssHeldMb: Math.round(heldRss),
-    rssMbPer1000Held: Number((((heldRss - baseline) / held) * 1000).toFixed(1)),
-    heapWithHeldMb: { used: Math.round(heldHeapUsedMb), total: Math.round(heldHeapTotalMb) },
-    serverOpenFiles: fs.readdirSync(`/proc/${serverPid}/fd`).length,
+    /** 3 s after 99 % were held, the ramp's last enrollments still arriving. */
+    rssMbPer1000Held: per1000(heldRss, held),
+    /** SETTLE_SECONDS later, the same polls held (each re-polled once its wait ended). */
+    settled: {
+      afterSeconds: SETTLE_SECONDS, pollsHeld: settledHeld, serverRssMb: Math.round(settledMemory.rssMb), rssMbPer1000Held: per1000(settledMemory.rssMb, settledHeld),
+      loadAverage: settledLoad, rssEvery5sMb: rssSeriesMb,
+      /** Low-memory collections the server ran by then (server/heap.ts). */
+      heapReclaims,
+    },
+    heapWithHeldMb: { used: Math.round(heldMemory.heapUsedMb), total: Math.round(heldMemory.heapTotalMb) },
+    memory: { baseline: baselineMemory, held: heldMemory, settled: settledMemory },
+    /** The server's CPU seconds from the first simulator's start to the first reading, and from there to the settled one. */
+    serverCpuSeconds: { ramp: Number(((heldCpu - rampCpu0) / 1000).toFixed(1)), settle: Number(((settledCpu - heldCpu) / 1000).toFixed(1)) },
+    serverOpenFiles: openFiles,
     statusInFlight,
     storeWritesQueued,
-    loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))),
+    loadAverage,
   };
   if (HELD_ONLY) {
     process.stdout.write(JSON.stringify({ database: benchDb, machine: machine(), ...heldPolls, rssMbPer1000HeldUnder: 15 }, null, 2) + "\n");
@@ -495,6 +550,22 @@ async function main() {
     targets: { workflowGraph2000DrawnMsUnder: 1000, fleetEveryPollAnsweredMsUnder: 10_000, rssMbUnder: 500, rssMbPer1000HeldUnder: 15, wakeP99MsUnder: 100, heartbeatsPerSecondAtLeast: 2000, approveP99MsUnder: 100, actionsPerSecondAtLeast: 1000 },
   };
   process.stdout.write(JSON.stringify(report, null, 2) + "\n");
+}
+
+/** Has the server (started with --heapsnapshot-signal=SIGUSR2) write a heap snapshot into `folder`, and waits until it is written. */
+async function heapSnapshot(pid: number, folder: string): Promise<void> {
+  fs.mkdirSync(folder, { recursive: true });
+  const before = new Set(fs.readdirSync(folder));
+  process.kill(pid, "SIGUSR2");
+  log(`heap snapshot of the server into ${folder}`);
+  for (let size = -1; ; ) {
+    await sleep(2000);
+    const file = fs.readdirSync(folder).find((f) => f.endsWith(".heapsnapshot") && !before.has(f));
+    const now = file ? fs.statSync(path.join(folder, file)).size : -1;
+    // Written in one go by the server's main thread, which answers /metrics again only once it is done.
+    if (file && now === size && (await metric("drover_held_polls").then(() => true, () => false))) return;
+    size = now;
+  }
 }
 
 /**

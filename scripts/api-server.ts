@@ -4,9 +4,12 @@
  * (tests/scale-out.test.ts) and `scripts/cluster.mjs --no-console`. Configured by the
  * environment like `npm start`; prints `{"ready": URL}` once listening.
  */
-import { startServer } from "../server/main";
+import { startServer, tuneServerHeap } from "../server/main";
 
+// The same heap settings as `npm start`'s server (server/heap.ts).
+tuneServerHeap.before();
 const running = await startServer({ console: false });
+tuneServerHeap.running(running);
 process.stdout.write(`${JSON.stringify({ ready: running.url })}\n`);
 const stop = () => void running.close().then(() => process.exit(0), () => process.exit(1));
 process.on("SIGTERM", stop);

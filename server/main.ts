@@ -8,7 +8,6 @@
  */
 import http from "node:http";
 import net from "node:net";
-import v8 from "node:v8";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
@@ -46,6 +45,7 @@ import { createTlsFront, HSTS, overTls, type TlsFront } from "./tls/front";
 import { tlsStatus } from "./tls/status";
 import { sameHash, sha256 } from "./lib/crypto";
 import { ROOT } from "./paths";
+import { growHeapByHalf, reclaimAfterBursts } from "./heap";
 
 import type { Principal } from "./auth/roles";
 
@@ -92,6 +92,20 @@ function sameOrigin(req: http.IncomingMessage): boolean {
     return false;
   }
 }
+
+/**
+ * The process's heap settings (server/heap.ts): `before` the server starts, the heap's growth;
+ * `running`, a burst's leftovers reclaimed, each logged and counted by it.
+ */
+export const tuneServerHeap = {
+  before: growHeapByHalf,
+  running: (running: RunningServer): { stop(): void } =>
+    reclaimAfterBursts(({ before, after, ms }) => {
+      running.ctx.metrics.heapReclaims.inc();
+      const mb = (n: number) => Math.round(n / 2 ** 20);
+      running.ctx.log.info({ committedMb: [mb(before.committed), mb(after.committed)], usedMb: [mb(before.used), mb(after.used)], ms: Math.round(ms) }, "heap: a burst's leftovers reclaimed");
+    }),
+};
 
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const env = readEnv({ ...process.env, ...options.env });
@@ -405,23 +419,17 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   };
 }
 
-/**
- * V8 grows the heap to about three times what is live when it is collecting fast; with 10,000
- * held polls that is ≈170 MB live in a ≈530 MB heap (720 MB RSS). Growing by half instead keeps
- * the same fleet under 500 MB RSS (measured with bench/, docs/architecture.md "Capacity"), for
- * more frequent, concurrent, major collections.
- */
-const HEAP_GROWING_PERCENT = 50;
-
 async function main(): Promise<void> {
-  v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+  tuneServerHeap.before();
   const dev = process.argv.includes("--dev");
   const running = await startServer({ dev });
+  const heap = tuneServerHeap.running(running);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     rootLogger.info({ signal }, "shutting down");
+    heap.stop();
     running.close().then(
       () => process.exit(0),
       () => process.exit(1),

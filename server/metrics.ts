@@ -74,6 +74,11 @@ export function createMetrics() {
       labelNames: ["reason"] as const,
       registers: [registry],
     }),
+    heapReclaims: new Counter({
+      name: "drover_heap_reclaims_total",
+      help: "Low-memory collections the server asked V8 for once a burst left more than half its heap unused (server/heap.ts)",
+      registers: [registry],
+    }),
     specsSent: new Counter({ name: "drover_specs_sent_total", help: "Work answers that carried a rendered spec", registers: [registry] }),
     heartbeats: new Counter({ name: "drover_heartbeats_total", help: "Status reports ingested", registers: [registry] }),
     agentRequests: new Counter({
