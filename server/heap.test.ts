@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { collectAllGarbage, heapReading, shouldReclaim, type HeapReading } from "./heap";
+import { collectAllGarbage, heapReading, reclaimAfterBursts, shouldReclaim, type HeapReading, type Reclaimed } from "./heap";
 
 const MiB = 2 ** 20;
 const policy = { minSpareBytes: 64 * MiB, checkMs: 15_000 };
@@ -37,5 +37,23 @@ describe("collectAllGarbage: gives back the pages a burst left", () => {
     expect(kept).toHaveLength(20_000);
     // Tens of MB committed for the burst; what stays is ≈ 2 MB.
     expect(before.committed - after.committed).toBeGreaterThan(20 * MiB);
+  });
+});
+
+describe("reclaimAfterBursts: looks at the heap on its own, reclaims once a burst is over, not again for nothing", () => {
+  it("the second look at a heap more than half unused and no longer growing reclaims; the looks after it do not", async () => {
+    // The heap as the server would see it: a burst over (265 MB committed, 96 used), then what the collection left.
+    const looks = [heap(265, 90), heap(265, 96), heap(150, 60), heap(150, 60), heap(150, 60), heap(150, 60)];
+    let n = 0;
+    const read = () => looks[Math.min(n++, looks.length - 1)]!;
+    const reclaimed: Reclaimed[] = [];
+    const looking = reclaimAfterBursts((r) => reclaimed.push(r), { minSpareBytes: 64 * MiB, checkMs: 20 }, read);
+    try {
+      await expect.poll(() => n, { timeout: 5_000 }).toBeGreaterThanOrEqual(6);
+    } finally {
+      looking.stop();
+    }
+    expect(reclaimed).toHaveLength(1);
+    expect(reclaimed[0]).toMatchObject({ before: heap(265, 96), after: heap(150, 60) });
   });
 });

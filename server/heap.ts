@@ -88,14 +88,14 @@ export function growHeapByHalf(): void {
   v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
 }
 
-/** Starts looking for a burst's leftovers every `policy.checkMs`; `stop` ends the looking. */
-export function reclaimAfterBursts(onReclaimed: (r: Reclaimed) => void, policy: ReclaimPolicy = RECLAIM_POLICY): { stop(): void } {
+/** Starts looking for a burst's leftovers every `policy.checkMs`; `stop` ends the looking. `read`: the heap as it is (a test gives its own). */
+export function reclaimAfterBursts(onReclaimed: (r: Reclaimed) => void, policy: ReclaimPolicy = RECLAIM_POLICY, read: () => HeapReading = heapReading): { stop(): void } {
   let previous: HeapReading | null = null;
   let reclaimedTo: number | null = null;
   let busy = false;
   const timer = setInterval(() => {
     if (busy) return;
-    const now = heapReading();
+    const now = read();
     const go = shouldReclaim(now, previous, reclaimedTo, policy);
     previous = now;
     if (!go) return;
@@ -103,7 +103,7 @@ export function reclaimAfterBursts(onReclaimed: (r: Reclaimed) => void, policy: 
     const t0 = performance.now();
     collectAllGarbage().then(
       () => {
-        const after = heapReading();
+        const after = read();
         previous = after;
         reclaimedTo = after.committed;
         busy = false;
