@@ -33,7 +33,7 @@ function agentStore(ctx: ServerContext): AgentStore {
 export async function reportAction(ctx: ServerContext, device: { id: string; name: string }, id: string, report: ActionReport) {
   if (!z.uuid().safeParse(id).success) throw invalid("id: an action id is a UUID");
   const store = agentStore(ctx);
-  const { events, finished, refused, output } = await store.reportAction(device, id, report, ctx.now());
+  const { events, finished, refused, output, view } = await store.reportAction(device, id, report, ctx.now());
   publishEvents(ctx, events);
   if (output !== undefined) ctx.bus.publish<ActionOutputUpdate>(actionOutputTopic(id), { output });
   // A refused attempt on a server-created action: its event is committed, the agent gets 409.
@@ -41,7 +41,7 @@ export async function reportAction(ctx: ServerContext, device: { id: string; nam
   if (finished) ctx.metrics.actionsFinished.inc({ state: report.state });
   // A finished action may free a concurrency slot for another device.
   if (finished && ctx.env.DROVER_ACTION_CONCURRENCY.length > 0) await wakeDevicesWithPendingActions(ctx);
-  return await store.actionView(id);
+  return view;
 }
 
 export async function reconcileQueue(ctx: ServerContext, device: { id: string; name: string }, queue: { id: string }[]): Promise<void> {

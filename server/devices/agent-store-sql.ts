@@ -19,7 +19,7 @@ import { FINAL_ACTION_STATES } from "../../lib/action-status";
 import { DEFAULT_HEALTH_POLICY, POLICY_RANK_SQL } from "../../lib/health-policy";
 import type { IdempotencyRow } from "../idempotency/idempotency";
 import { appendSample, type UsageSample } from "./inventory";
-import { all, keyed, many, run, type Op, type Requester, type SqlDriver } from "./sql-driver";
+import { all, Batched, each, keyed, many, run, type Op, type Outcome, type Requester, type SqlDriver } from "./sql-driver";
 import {
   lostEvent,
   REVOKED_OUTCOME_UNKNOWN,
@@ -54,6 +54,21 @@ type RawDevice = Omit<DeviceWithCredential, "ownerFleet" | "lastSeen" | "decommi
   fleetTemplateVersion: string | null;
 };
 
+/** The report answer's columns as the database gives them. */
+type RawView = Omit<AgentActionView, "args" | "createdAt" | "updatedAt"> & { args: string; createdAt: unknown; updatedAt: unknown };
+const toView = (r: RawView): AgentActionView => ({
+  id: r.id, kind: r.kind, args: JSON.parse(r.args) as Record<string, unknown>, origin: r.origin, state: r.state, output: r.output, error: r.error,
+  createdAt: date(r.createdAt)!.toISOString(), updatedAt: date(r.updatedAt)!.toISOString(),
+});
+
+/** An agent's report, as `reportAction` takes it. */
+interface ReportItem {
+  device: { id: string; name: string };
+  id: string;
+  report: ActionReport;
+  now: Date;
+}
+
 function toFacts(r: RawDevice | undefined): DeviceWithCredential | null {
   if (!r) return null;
   const { fleetTemplateVersion, ...rest } = r;
@@ -68,6 +83,9 @@ function toFacts(r: RawDevice | undefined): DeviceWithCredential | null {
 }
 
 const ACTION_WORK = `("state" = 'PENDING_SCHEDULE' OR ("state" IN ('NEW', 'RUNNING') AND "cancelRequestedAt" IS NOT NULL))`;
+
+/** The columns of an agent's report answer (AgentActionView). */
+const VIEW = `"id", "kind", "args", "origin", "state", "output", "error", "createdAt", "updatedAt"`;
 
 /** The statements, written once (`many`: one row's, see sql-driver.ts). */
 const S = {
@@ -112,25 +130,25 @@ const S = {
     WHERE "requestId" = ? AND "state" = 'PENDING_APPROVE' RETURNING "id", "deviceId"`,
   decideRow: `UPDATE "ActionRequest" SET "decision" = ?, "decidedBy" = ?, "decidedAt" = ?::timestamp, "decisionReason" = ? WHERE "id" = ?`,
   // The action as it is inside the write (locked against operator-side writes until commit),
-  // and whether its device is being decommissioned, in one statement.
-  reported: `SELECT "id", "deviceId", "kind", "args", "origin", "state", "offeredAt",
+  // whether its device is being decommissioned, and the columns of the report's answer, in one statement.
+  reported: `SELECT "id", "deviceId", "kind", "args", "origin", "state", "offeredAt", "output", "error", "createdAt", "updatedAt",
       (SELECT d."decommissionRequestedAt" IS NOT NULL FROM "Device" d WHERE d."id" = ?) AS "decommissioning"
     FROM "Action" WHERE "id" = ? FOR UPDATE`,
   decommissioning: `SELECT "decommissionRequestedAt" IS NOT NULL AS "d" FROM "Device" WHERE "id" = ?`,
-  output: `UPDATE "Action" SET "output" = ?, "updatedAt" = ?::timestamp WHERE "id" = ? AND "state" = 'RUNNING'`,
+  // Each answers with the action as the report leaves it (its answer, AgentActionView).
+  output: `UPDATE "Action" SET "output" = ?, "updatedAt" = ?::timestamp WHERE "id" = ? AND "state" = 'RUNNING' RETURNING ${VIEW}`,
   createAction: `INSERT INTO "Action" ("id", "deviceId", "kind", "args", "origin", "state", "output", "error", "startedAt", "finishedAt", "createdAt", "updatedAt")
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::timestamp, ?::timestamp, ?::timestamp, ?::timestamp)`,
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::timestamp, ?::timestamp, ?::timestamp, ?::timestamp) RETURNING ${VIEW}`,
   overwrite: `UPDATE "Action" SET "kind" = ?, "args" = ?, "origin" = ?, "state" = ?, "output" = ?, "error" = ?, "startedAt" = ?::timestamp, "finishedAt" = ?::timestamp,
-    "updatedAt" = ?::timestamp WHERE "id" = ?`,
+    "updatedAt" = ?::timestamp WHERE "id" = ? RETURNING ${VIEW}`,
   move: `UPDATE "Action" SET "state" = ?, "output" = COALESCE(?::text, "output"), "error" = COALESCE(?::text, "error"),
       "startedAt" = CASE WHEN ?::boolean THEN ?::timestamp ELSE "startedAt" END, "finishedAt" = CASE WHEN ?::boolean THEN ?::timestamp ELSE "finishedAt" END,
-      "updatedAt" = ?::timestamp WHERE "id" = ? AND "state" = ?`,
+      "updatedAt" = ?::timestamp WHERE "id" = ? AND "state" = ? RETURNING ${VIEW}`,
   active: `SELECT "id", "state" FROM "Action" WHERE "deviceId" = ? AND "state" IN ('NEW', 'RUNNING') AND "updatedAt" < ?::timestamp`,
   // Every one, however recent: what a device whose credential ends now still holds.
   held: `SELECT "id", "state" FROM "Action" WHERE "deviceId" = ? AND "state" IN ('NEW', 'RUNNING')`,
   lost: `UPDATE "Action" SET "state" = 'LOST', "error" = COALESCE(?::text, "error"), "finishedAt" = ?::timestamp, "updatedAt" = ?::timestamp
     WHERE "id" = ? AND "state" = ? RETURNING "id"`,
-  view: `SELECT "id", "kind", "args", "origin", "state", "output", "error", "createdAt", "updatedAt" FROM "Action" WHERE "id" = ?`,
 };
 
 /** Template versions are immutable: their parsed specs can be kept (a few, most recent first). */
@@ -139,7 +157,13 @@ const SPEC_CACHE_SIZE = 64;
 export class SqlAgentStore implements AgentStore {
   private readonly specCache = new Map<string, Record<string, unknown>>();
 
-  constructor(readonly driver: SqlDriver) {}
+  private readonly reports: Batched<ReportItem, ReportOutcome>;
+  private readonly offers: Batched<{ deviceId: string; now: Date; healthRank: number }, OfferedAction[]>;
+
+  constructor(readonly driver: SqlDriver) {
+    this.reports = new Batched(driver, (items) => this.reportAll(items));
+    this.offers = new Batched(driver, (items) => this.offerAll(items));
+  }
 
   deviceByTokenHash(hash: string) {
     return this.driver.read(this.byToken(hash));
@@ -243,16 +267,24 @@ export class SqlAgentStore implements AgentStore {
     return this.driver.read(all<{ axis: string; value: string; n: number }>(S.counts, []));
   }
 
-  /** PENDING_SCHEDULE actions its policy lets a device of `healthRank` take, oldest first, marked offered; and the ids to cancel. */
+  /**
+   * PENDING_SCHEDULE actions its policy lets a device of `healthRank` take, oldest first, marked
+   * offered; and the ids to cancel. Offers are batched as reports are: one statement reads
+   * every polling device's, one marks them.
+   */
   async offerActions(deviceId: string, now: Date, healthRank: number | null): Promise<{ actions: OfferedAction[]; cancel: string[] }> {
-    const actions = healthRank === null ? [] : await this.driver.write(this.offer(deviceId, now, healthRank));
-    const cancel = (await this.driver.read(all<{ id: string }>(S.cancels, [deviceId]))).map((c) => c.id);
-    return { actions, cancel };
+    const [actions, cancels] = await Promise.all([healthRank === null ? [] : this.offers.add({ deviceId, now, healthRank }), this.driver.read(keyed<{ id: string }>(S.cancels, [deviceId]))]);
+    return { actions, cancel: cancels.map((c) => c.id) };
   }
-  private *offer(deviceId: string, now: Date, healthRank: number): Op<OfferedAction[]> {
-    const rows = yield* all<{ id: string; kind: string; args: string; createdAt: unknown }>(S.offer, [deviceId, now, healthRank]);
-    yield* many(S.offered, rows.map((a) => [now, a.id]));
-    return rows.map((a) => ({ id: a.id, kind: a.kind, args: JSON.parse(a.args) as Record<string, unknown>, createdAt: date(a.createdAt)!.toISOString() }));
+  private *offerAll(items: { deviceId: string; now: Date; healthRank: number }[]): Op<Outcome<OfferedAction[]>[]> {
+    type Raw = { id: string; kind: string; args: string; createdAt: unknown };
+    const found = yield* each<Raw>(S.offer, items.map((o) => [o.deviceId, o.now, o.healthRank]));
+    yield* many(S.offered, found.flatMap((rows, k) => rows.map((a) => [items[k]!.now, a.id])));
+    // Each device's in the statement's order (a lateral join keeps its inner ORDER BY).
+    return found.map((rows) => ({
+      ok: true,
+      value: rows.map((a) => ({ id: a.id, kind: a.kind, args: JSON.parse(a.args) as Record<string, unknown>, createdAt: date(a.createdAt)!.toISOString() })),
+    }));
   }
 
   /** Operator-created actions with their events (and their request row, after its idempotency key), in one group commit. */
@@ -293,51 +325,115 @@ export class SqlAgentStore implements AgentStore {
 
   /**
    * An agent's report on one action: decided by decideReport from the rows as they are inside
-   * this write, and written with its event. A refusal worth recording (decision "refuse")
-   * does not throw here: a throw would roll its savepoint back, event and all. Its event is
-   * written and committed like any other, and the caller raises `refused` after the commit.
+   * the write, and written with its event. Reports are batched (`Batched`): those that arrive
+   * before their group commit's turn are one operation, a few statements for all of them. A
+   * refusal worth recording (decision "refuse") is not a failure here: its event is written and
+   * committed like any other, and the caller raises `refused` after the commit.
    */
   reportAction(device: { id: string; name: string }, id: string, report: ActionReport, now: Date): Promise<ReportOutcome> {
-    return this.driver.write(this.report(device, id, report, now));
+    return this.reports.add({ device, id, report, now });
   }
-  private *report(device: { id: string; name: string }, id: string, report: ActionReport, now: Date): Op<ReportOutcome> {
-    const row = (yield* all<Omit<StoredAction, "offeredAt"> & { offeredAt: unknown; decommissioning: unknown }>(S.reported, [device.id, id]))[0];
-    const decommissioning = row ? yes(row.decommissioning) : yes((yield* all<{ d: unknown }>(S.decommissioning, [device.id]))[0]?.d);
-    const stored: StoredAction | null = row
-      ? { id: row.id, deviceId: row.deviceId, kind: row.kind, args: row.args, origin: row.origin, state: row.state, offeredAt: date(row.offeredAt)?.toISOString() ?? null }
-      : null;
-    const decision = decideReport(stored, id, { ...device, decommissioning }, report);
-    switch (decision.kind) {
-      case "refuse":
-        return { events: yield* this.events([decision.event], now), finished: false, refused: decision.error };
-      case "noop":
-        return { events: [], finished: false };
-      case "output": {
-        // Output so far of a running action (issue 10): one statement, no event (one a second per running action would flood the log).
-        const changed = yield* run(S.output, [decision.output, now, id]);
-        return changed === 1 ? { events: [], finished: false, output: decision.output } : { events: [], finished: false };
+
+  /** Reports in rounds, one report per action a round: a second on the same action is decided on what the first wrote. */
+  private *reportAll(items: ReportItem[]): Op<Outcome<ReportOutcome>[]> {
+    const out: Outcome<ReportOutcome>[] = [];
+    let rest = items.map((item, at) => ({ item, at }));
+    while (rest.length) {
+      const ids = new Set<string>();
+      const round = rest.filter((r) => !ids.has(r.item.id) && ids.add(r.item.id));
+      const outcomes = yield* this.reportRound(round.map((r) => r.item));
+      round.forEach((r, k) => (out[r.at] = outcomes[k]!));
+      rest = rest.filter((r) => out[r.at] === undefined);
+    }
+    return out;
+  }
+
+  /**
+   * Reports on distinct actions: their rows read and locked in one statement, each decided
+   * alone (what it would throw is its own failure, nothing of it written), then each kind of
+   * write one statement, its answer returned by it, and the events one more.
+   */
+  private *reportRound(items: ReportItem[]): Op<Outcome<ReportOutcome>[]> {
+    type Raw = Omit<StoredAction, "offeredAt"> & RawView & { offeredAt: unknown; decommissioning: unknown };
+    const rows = (yield* each<Raw>(S.reported, items.map((r) => [r.device.id, r.id]))).map((r) => r[0]);
+    // An action the server never had (the agent made it): whether its device is leaving, read apart.
+    const unknown = items.filter((_, k) => !rows[k]);
+    const leaving = new Map(unknown.map((r, k) => [r, false]));
+    if (unknown.length) {
+      const found = yield* each<{ d: unknown }>(S.decommissioning, unknown.map((r) => [r.device.id]));
+      unknown.forEach((r, k) => leaving.set(r, yes(found[k]![0]?.d)));
+    }
+    const out: Outcome<ReportOutcome>[] = [];
+    type Done = Omit<ReportOutcome, "view">;
+    const writes = new Map<"output" | "createAction" | "overwrite" | "move", { k: number; values: unknown[]; done: Done; event?: NewEvent }[]>();
+    // Until its statement says it was written, a write's outcome is what a row that changed meanwhile gets.
+    const write = (sql: "output" | "createAction" | "overwrite" | "move", k: number, values: unknown[], done: Done, event?: NewEvent) => {
+      out[k] ??= { ok: false, error: conflict(`action "${items[k]!.id}" changed concurrently`) };
+      const list = writes.get(sql) ?? [];
+      writes.set(sql, list);
+      list.push({ k, values, done, event });
+    };
+    const events: { k: number; event: NewEvent }[] = [];
+    items.forEach(({ device, id, report, now }, k) => {
+      const row = rows[k];
+      const stored: StoredAction | null = row
+        ? { id: row.id, deviceId: row.deviceId, kind: row.kind, args: row.args, origin: row.origin, state: row.state, offeredAt: date(row.offeredAt)?.toISOString() ?? null }
+        : null;
+      let decision: ReturnType<typeof decideReport>;
+      try {
+        decision = decideReport(stored, id, { ...device, decommissioning: row ? yes(row.decommissioning) : leaving.get(items[k]!)! }, report);
+      } catch (error) {
+        out[k] = { ok: false, error };
+        return;
       }
-      case "create": {
-        const c = decision.data;
-        // First heard of now: started now if it runs, finished now if it is over.
-        yield* run(S.createAction, [
-          c.id, c.deviceId, c.kind, c.args, c.origin, c.state, c.output ?? null, c.error ?? null,
-          c.state === "RUNNING" ? now : null, isFinal(c.state) ? now : null, now, now,
-        ]);
-        return { events: yield* this.events([decision.event], now), finished: true };
+      switch (decision.kind) {
+        case "refuse":
+          events.push({ k, event: decision.event });
+          out[k] = { ok: true, value: { events: [], finished: false, refused: decision.error, view: toView(row!) } };
+          return;
+        case "noop":
+          out[k] = { ok: true, value: { events: [], finished: false, view: toView(row!) } };
+          return;
+        case "output":
+          // Output so far of a running action (issue 10): no event (one a second per running action would
+          // flood the log). Not written (it ended meanwhile): answered as it is.
+          out[k] = { ok: true, value: { events: [], finished: false, view: toView(row!) } };
+          return write("output", k, [decision.output, now, id], { events: [], finished: false, output: decision.output });
+        case "create": {
+          // First heard of now: started now if it runs, finished now if it is over.
+          const c = decision.data;
+          const values = [c.id, c.deviceId, c.kind, c.args, c.origin, c.state, c.output ?? null, c.error ?? null, c.state === "RUNNING" ? now : null, isFinal(c.state) ? now : null, now, now];
+          return write("createAction", k, values, { events: [], finished: true }, decision.event);
+        }
+        case "overwrite": {
+          const o = decision.set;
+          const values = [o.kind, o.args, o.origin, o.state, o.output ?? null, o.error ?? null, o.state === "RUNNING" ? now : null, isFinal(o.state) ? now : null, now, id];
+          return write("overwrite", k, values, { events: [], finished: true }, decision.event);
+        }
+        case "move": {
+          const m = decision.set;
+          const values = [m.state, m.output ?? null, m.error ?? null, m.started, now, m.finished, now, now, id, decision.from];
+          return write("move", k, values, { events: [], finished: m.finished }, decision.event);
+        }
       }
-      case "overwrite": {
-        const o = decision.set;
-        yield* run(S.overwrite, [o.kind, o.args, o.origin, o.state, o.output ?? null, o.error ?? null, o.state === "RUNNING" ? now : null, isFinal(o.state) ? now : null, now, id]);
-        return { events: yield* this.events([decision.event], now), finished: true };
-      }
-      case "move": {
-        const m = decision.set;
-        const changed = yield* run(S.move, [m.state, m.output ?? null, m.error ?? null, m.started, now, m.finished, now, now, id, decision.from]);
-        if (changed !== 1) throw conflict(`action "${id}" changed concurrently`);
-        return { events: yield* this.events([decision.event], now), finished: m.finished };
+    });
+    for (const [sql, list] of writes) {
+      // Each row answers with its action as written; one that changed nothing keeps the outcome set above.
+      const written = new Map((yield* many<RawView>(S[sql], list.map((w) => w.values))).map((v) => [v.id, toView(v)]));
+      for (const w of list) {
+        const view = written.get(items[w.k]!.id);
+        if (!view) continue;
+        out[w.k] = { ok: true, value: { ...w.done, events: [], view } };
+        if (w.event) events.push({ k: w.k, event: w.event });
       }
     }
+    events.sort((a, b) => a.k - b.k);
+    const rowsOf = yield* this.eventsAt(events.map((e) => ({ event: e.event, at: items[e.k]!.now })));
+    events.forEach((e, n) => {
+      const o = out[e.k]!;
+      if (o.ok) o.value.events.push(rowsOf[n]!);
+    });
+    return out;
   }
 
   /**
@@ -359,22 +455,15 @@ export class SqlAgentStore implements AgentStore {
     return yield* this.events(missing.filter((a) => lost.has(a.id)).map((a) => lostEvent(device, a, why)), now);
   }
 
-  /** The action as recorded, for the agent's report answer. */
-  actionView(id: string) {
-    return this.driver.read(this.view(id));
-  }
-  private *view(id: string): Op<AgentActionView | null> {
-    type Raw = Omit<AgentActionView, "args" | "createdAt" | "updatedAt"> & { args: string; createdAt: unknown; updatedAt: unknown };
-    const r = (yield* all<Raw>(S.view, [id]))[0];
-    if (!r) return null;
-    return { ...r, args: JSON.parse(r.args) as Record<string, unknown>, createdAt: date(r.createdAt)!.toISOString(), updatedAt: date(r.updatedAt)!.toISOString() };
-  }
-
   /** Events in one statement (PostgreSQL) or one a row (SQLite), ids in the order given. */
   private *events(list: NewEvent[], now: Date): Op<EventRow[]> {
-    const rows = list.map((e) => [now, e.objectKind, e.objectName, e.type, e.reason, e.message ?? "", e.actor]);
+    return yield* this.eventsAt(list.map((event) => ({ event, at: now })));
+  }
+  /** Events each at its own time, as `events`. */
+  private *eventsAt(list: { event: NewEvent; at: Date }[]): Op<EventRow[]> {
+    const rows = list.map(({ event: e, at }) => [at, e.objectKind, e.objectName, e.type, e.reason, e.message ?? "", e.actor]);
     const ids = (yield* many<{ id: number }>(S.events, rows)).map((r) => r.id).sort((a, b) => a - b);
-    return list.map((e, i) => ({ id: ids[i]!, time: now, objectKind: e.objectKind, objectName: e.objectName, type: e.type, reason: e.reason, message: e.message ?? "", actor: e.actor }));
+    return list.map(({ event: e, at }, i) => ({ id: ids[i]!, time: at, objectKind: e.objectKind, objectName: e.objectName, type: e.type, reason: e.reason, message: e.message ?? "", actor: e.actor }));
   }
 
   close() {

@@ -103,6 +103,8 @@ export interface ReportOutcome {
   finished: boolean;
   refused?: AppError;
   output?: string;
+  /** The action as the report left it: the report's answer. */
+  view: AgentActionView;
 }
 
 /** The action as recorded, for the agent's report answer. */
@@ -162,7 +164,6 @@ export interface AgentStore {
   reportAction(device: { id: string; name: string }, id: string, report: ActionReport, now: Date): Promise<ReportOutcome>;
   /** NEW or RUNNING actions unchanged for `graceMs` that the agent's queue lacks become LOST. */
   markLost(device: { id: string; name: string }, queued: Set<string>, now: Date, graceMs: number): Promise<EventRow[]>;
-  actionView(id: string): MaybePromise<AgentActionView | null>;
   /** Writes what it accepted, then lets the connection(s) go. */
   close(): MaybePromise<void>;
 }

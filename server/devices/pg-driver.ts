@@ -20,7 +20,7 @@
  * through a parser that reads them as UTC, whatever the process's TZ.
  */
 import pg from "pg";
-import { dropGone, runAsync, type MergedRow, type Op, type Query, type Requester, type SqlDriver } from "./sql-driver";
+import { dropGone, runAsync, type MergedRow, type Op, type Outcome, type Query, type Requester, type SqlDriver } from "./sql-driver";
 
 const TIMESTAMP_OID = 1114;
 /** `timestamp` values are UTC wall times: read them so, not in the process's zone. */
@@ -35,7 +35,6 @@ const retryable = (error: unknown) => typeof error === "object" && error !== nul
 const bindOne = (v: unknown) => (v instanceof Date ? v.toISOString() : v === undefined ? null : v);
 /** An element of a text array. */
 const text = (v: unknown) => (v === null || v === undefined ? null : v instanceof Date ? v.toISOString() : String(v));
-const typeOf = (v: unknown) => (v instanceof Date ? "timestamp" : typeof v === "number" ? "float8" : typeof v === "boolean" ? "boolean" : "text");
 
 /** `unnest($1::text[], …) WITH ORDINALITY AS v(k1, …, i)`: the arrays of `types` as rows. */
 const unnest = (types: string[]) =>
@@ -56,6 +55,26 @@ export function overRows(sql: string): string {
   throw new Error(`not a one-row INSERT … VALUES or UPDATE … WHERE: ${sql}`);
 }
 
+/** A statement for one key as one over the keys' text arrays: its rows, each with its key's 1-based position ("i"). */
+function forEachKey(sql: string): string {
+  let n = 0;
+  const body = sql.replace(/\?/g, () => `v.k${++n}`);
+  return `SELECT v."i"::int AS "i", r.* FROM ${unnest(Array.from({ length: n }, () => "text"))} CROSS JOIN LATERAL (${body}) r`;
+}
+
+/** Rows as text arrays, one a column. */
+const columns = (rows: unknown[][]) => rows[0]!.map((_, c) => rows.map((r) => text(r[c])));
+
+/** The rows of a statement over keys, split by their key's position ("i", 1-based). */
+function byKey(keys: number, rows: { i: number }[]): unknown[][] {
+  const by: unknown[][] = Array.from({ length: keys }, () => []);
+  for (const r of rows) {
+    const { i, ...row } = r;
+    by[i - 1]!.push(row);
+  }
+  return by;
+}
+
 /** A named statement: prepared once per connection by `pg`, then only bound and run. */
 interface Stmt {
   name: string;
@@ -68,7 +87,7 @@ interface Stmt {
  */
 class ReadBatch {
   private queue: { key: unknown[]; resolve: (rows: unknown[]) => void; reject: (error: unknown) => void }[] = [];
-  constructor(private readonly run: (keys: unknown[][]) => Promise<{ i: number }[]>) {}
+  constructor(private readonly run: (keys: unknown[][]) => Promise<unknown[][]>) {}
 
   load(key: unknown[]): Promise<unknown[]> {
     return new Promise((resolve, reject) => {
@@ -81,14 +100,7 @@ class ReadBatch {
     const queue = this.queue;
     this.queue = [];
     this.run(queue.map((q) => q.key)).then(
-      (rows) => {
-        const by: unknown[][] = queue.map(() => []);
-        for (const r of rows) {
-          const { i, ...row } = r;
-          by[i - 1]!.push(row);
-        }
-        queue.forEach((q, n) => q.resolve(by[n]!));
-      },
+      (by) => queue.forEach((q, n) => q.resolve(by[n]!)),
       (error: unknown) => queue.forEach((q) => q.reject(error)),
     );
   }
@@ -100,7 +112,6 @@ interface Unit {
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 export interface PgDriverOptions {
   /** Connections of this pool (beside Prisma's own). */
@@ -126,37 +137,36 @@ export class PgDriver implements SqlDriver {
     this.pool.on("error", (error) => options.onError?.(error));
   }
 
-  /** The named statement of a text (`kind` "many": its form over arrays); `?` → `$1, $2, …` (no `?` inside literals here). */
-  private stmt(sql: string, kind: "one" | "many" = "one"): Stmt {
-    const id = kind === "many" ? `many:${sql}` : sql;
+  /** The named statement of a text (`kind` "many", "each": its form over arrays); `?` → `$1, $2, …` (no `?` inside literals here). */
+  private stmt(sql: string, kind: "one" | "many" | "each" = "one"): Stmt {
+    const id = kind === "one" ? sql : `${kind}:${sql}`;
     let s = this.statements.get(id);
     if (!s) {
       let n = 0;
-      s = { name: `drover_${this.statements.size}`, text: kind === "many" ? overRows(sql) : sql.replace(/\?/g, () => `$${++n}`) };
+      const text = kind === "many" ? overRows(sql) : kind === "each" ? forEachKey(sql) : sql.replace(/\?/g, () => `$${++n}`);
+      s = { name: `drover_${this.statements.size}`, text };
       this.statements.set(id, s);
     }
     return s;
   }
 
   private async exec(on: pg.Pool | pg.PoolClient, q: Query): Promise<unknown> {
+    if (q.kind === "each") {
+      const s = this.stmt(q.sql, "each");
+      const rows = (await on.query<{ i: number }>({ name: s.name, text: s.text, values: columns(q.keys) })).rows;
+      return byKey(q.keys.length, rows);
+    }
     const s = this.stmt(q.sql, q.kind === "many" ? "many" : "one");
-    const values = q.kind === "many" ? q.rows[0]!.map((_, c) => q.rows.map((r) => text(r[c]))) : q.values.map(bindOne);
+    const values = q.kind === "many" ? columns(q.rows) : q.values.map(bindOne);
     const result = await on.query({ name: s.name, text: s.text, values });
     return q.kind === "run" ? (result.rowCount ?? 0) : result.rows;
   }
 
-  /** A keyed read, with the others of its turn: `sql` for each key, as a lateral join over the keys' arrays. */
+  /** A keyed read, with the others of its turn: the statement over every key's arrays (`each`), split by key. */
   private load(sql: string, key: unknown[]): Promise<unknown[]> {
     let batch = this.batches.get(sql);
     if (!batch) {
-      let n = 0;
-      const s: Stmt = {
-        name: `drover_${this.statements.size}_keyed`,
-        text: `SELECT v."i"::int AS "i", r.* FROM ${unnest(key.map(typeOf))} CROSS JOIN LATERAL (${sql.replace(/\?/g, () => `v.k${++n}`)}) r`,
-      };
-      this.statements.set(`keyed:${sql}`, s);
-      const run = async (keys: unknown[][]) => (await this.pool.query<{ i: number }>({ ...s, values: key.map((_, c) => keys.map((k) => bindOne(k[c]))) })).rows;
-      batch = new ReadBatch(run);
+      batch = new ReadBatch((keys) => this.exec(this.pool, { kind: "each", sql, keys }) as Promise<unknown[][]>);
       this.batches.set(sql, batch);
     }
     return batch.load(key);
@@ -250,7 +260,7 @@ export class PgDriver implements SqlDriver {
         for (const m of merged) m.resolve();
         return;
       }
-      const outcomes: Outcome[] = [];
+      const outcomes: Outcome<unknown>[] = [];
       const alone = batch.length === 1 && merged.length === 0;
       await client.query(alone ? "BEGIN" : "BEGIN; SAVEPOINT w");
       // The merged rows first, in their own savepoint (they fail or succeed together).

@@ -47,7 +47,8 @@ export function dropGone<E extends { requester?: Requester; reject(error: unknow
 
 export type Query =
   | { kind: "all" | "run" | "keyed"; sql: string; values: unknown[] }
-  | { kind: "many"; sql: string; rows: unknown[][] };
+  | { kind: "many"; sql: string; rows: unknown[][] }
+  | { kind: "each"; sql: string; keys: unknown[][] };
 
 /** An operation: yields statements, gets their results, returns its answer. */
 export type Op<T> = Generator<Query, T, unknown>;
@@ -71,6 +72,16 @@ export function* keyed<R>(sql: string, key: unknown[]): Op<R[]> {
 export function* many<R>(sql: string, rows: unknown[][]): Op<R[]> {
   if (rows.length === 0) return [];
   return (yield { kind: "many", sql, rows }) as R[];
+}
+
+/**
+ * A read for each of several keys, written as the statement for one key (`FOR UPDATE` allowed):
+ * the rows of each key, in the keys' order. One statement on PostgreSQL (a lateral join over
+ * the keys as text arrays, so a `?` of another type says so with its cast, as in `many`).
+ */
+export function* each<R>(sql: string, keys: unknown[][]): Op<R[][]> {
+  if (keys.length === 0) return [];
+  return (yield { kind: "each", sql, keys }) as R[][];
 }
 
 /** Runs an operation whose statements answer synchronously. */
@@ -108,6 +119,60 @@ export interface SqlDriver {
   readonly queued: number;
   /** Writes what it accepted, then lets the connection(s) go. */
   close(): MaybePromise<void>;
+}
+
+export type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/**
+ * One kind of write for many callers at once (issue 22): the items that arrive before their
+ * write's turn in a group commit are done by one operation over all of them, so that a hundred
+ * reports are a few statements on PostgreSQL, not a few each. The operation is taken when the
+ * driver runs it: while a batch is in flight the next one grows. It answers each item's outcome
+ * (what an item alone would have thrown is its failure; nothing of that item may be written);
+ * one that throws (a deadlock, a broken connection) has written nothing, and its items are done
+ * again each alone, so one bad item never fails the others.
+ */
+export class Batched<I, R> {
+  private queue: { item: I; resolve(value: R): void; reject(error: unknown): void }[] = [];
+
+  constructor(
+    private readonly driver: SqlDriver,
+    private readonly op: (items: I[]) => Op<Outcome<R>[]>,
+  ) {}
+
+  add(item: I): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      if (this.queue.length === 1) this.submit();
+    });
+  }
+
+  private submit(): void {
+    let taken: typeof this.queue | null = null;
+    const self = this;
+    function* whole(): Op<Outcome<R>[]> {
+      taken = self.queue;
+      self.queue = [];
+      return yield* self.op(taken.map((t) => t.item));
+    }
+    this.driver.write(whole()).then(
+      (outcomes) => taken!.forEach((t, i) => settle(t, outcomes[i]!)),
+      (error: unknown) => {
+        // Refused before it ran (the driver closed): the whole queue is this batch.
+        if (taken === null) {
+          taken = this.queue;
+          this.queue = [];
+        }
+        if (taken.length === 1) return taken[0]!.reject(error);
+        for (const t of taken) this.driver.write(this.op([t.item])).then((o) => settle(t, o[0]!), t.reject);
+      },
+    );
+  }
+}
+
+function settle<R>(t: { resolve(value: R): void; reject(error: unknown): void }, o: Outcome<R>): void {
+  if (o.ok) t.resolve(o.value);
+  else t.reject(o.error);
 }
 
 /** A one-row statement waiting to be merged with the batch's others of the same text (`merge`): the last row per key wins. */

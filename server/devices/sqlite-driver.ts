@@ -11,7 +11,7 @@
  */
 import Database from "better-sqlite3";
 import { WriteGate } from "../write-gate";
-import { dropGone, runSync, type MergedRow, type Op, type Query, type Requester, type SqlDriver } from "./sql-driver";
+import { dropGone, runSync, type MergedRow, type Op, type Outcome, type Query, type Requester, type SqlDriver } from "./sql-driver";
 
 /** Prisma's SQLite DateTime text format, so raw writes compare and parse like Prisma's. */
 export function sqliteDate(d: Date): string {
@@ -82,6 +82,7 @@ export class SqliteDriver implements SqlDriver {
   private readonly exec = (q: Query): unknown => {
     const st = this.stmt(q.sql);
     if (q.kind === "run") return st.run(...bind(q.values)).changes;
+    if (q.kind === "each") return q.keys.map((k) => st.all(...bind(k)));
     if (q.kind !== "many") return st.all(...bind(q.values));
     const out: unknown[] = [];
     for (const row of q.rows) {
@@ -119,7 +120,7 @@ export class SqliteDriver implements SqlDriver {
       units.unshift({ run: () => this.runMerged(merged), resolve: () => merged.forEach((m) => m.resolve()), reject: (e) => merged.forEach((m) => m.reject(e)) });
     }
     if (units.length === 0) return;
-    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    const outcomes: Outcome<unknown>[] = [];
     try {
       if (!this.db.open) throw new Error("the database connection is closed");
       const savepoint = this.stmt("SAVEPOINT w");
