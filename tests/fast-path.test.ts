@@ -12,7 +12,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SqlAgentStore } from "../server/devices/agent-store-sql";
 import { SqliteDriver } from "../server/devices/sqlite-driver";
 import { PgDriver } from "../server/devices/pg-driver";
-import { all, run } from "../server/devices/sql-driver";
+import pg from "pg";
+import { all, Batched, many, run } from "../server/devices/sql-driver";
 import { openDb, type Db } from "../server/db";
 import { WriteGate } from "../server/write-gate";
 import { newPgDatabase, testOnPostgres } from "./helpers/server";
@@ -185,6 +186,22 @@ describe.each(stores)("group commit on %s", (_name, makeStore) => {
     expect([await probe.value("last"), await probe.value("late")]).toEqual([7, undefined]);
   });
 
+  it("a batched write does the items of one turn in one operation; when it throws, each item is done again alone and only the bad one fails", async () => {
+    const batches: string[][] = [];
+    const puts = new Batched<{ k: string; v: number | null }, string>(probe.store.driver, function* (items) {
+      batches.push(items.map((i) => i.k));
+      yield* many(`INSERT INTO t (k, v) VALUES (?, ?::int)`, items.map((i) => [i.k, i.v]));
+      return items.map((i) => ({ ok: true, value: i.k }));
+    });
+    expect(await Promise.all(["a", "b", "c"].map((k) => puts.add({ k, v: 1 })))).toEqual(["a", "b", "c"]);
+    expect(batches).toEqual([["a", "b", "c"]]);
+    // e's NULL fails the one statement of all three: nothing of it is written, then each goes alone.
+    const outcomes = await Promise.allSettled([puts.add({ k: "d", v: 4 }), puts.add({ k: "e", v: null }), puts.add({ k: "f", v: 6 })]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(batches.slice(1)).toEqual([["d", "e", "f"], ["d"], ["e"], ["f"]]);
+    expect([await probe.value("d"), await probe.value("e"), await probe.value("f")]).toEqual([4, undefined, 6]);
+  });
+
   it("rolls back a single write that throws", async () => {
     await expect(probe.put("only", 1, true)).rejects.toThrow("write only refused");
     expect(await probe.value("only")).toBeUndefined();
@@ -269,6 +286,48 @@ describe.each(stores)("the agent store on %s", (name, makeStore) => {
     if (name === "PostgreSQL") expect(sent.filter((s) => s.includes(`"updatedAt" < v.k2`))).toHaveLength(1);
     expect(await db.action.count({ where: { state: "LOST" } })).toBe(10);
     expect((await db.action.findUniqueOrThrow({ where: { id: "r0-a1" } })).finishedAt).toEqual(now);
+  });
+
+  it("the offers and reports of one turn are one operation each: on PostgreSQL a statement a kind for all, each caller answered with its own outcome", async () => {
+    const devices = await Promise.all(Array.from({ length: 20 }, (_, i) => newDevice(`o${i}`)));
+    const t0 = new Date(Date.now() - 1000);
+    await db.action.createMany({ data: devices.map((d) => ({ id: `${d.name}-a`, deviceId: d.id, kind: "noop", origin: "user", state: "PENDING_SCHEDULE", createdAt: t0, updatedAt: t0 })) });
+    // Every statement any pg connection sends (the store's writes run on a client of its pool).
+    const sent: string[] = [];
+    const query = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, config: unknown, ...rest: unknown[]) {
+      sent.push(typeof config === "string" ? config : ((config as { text?: string }).text ?? ""));
+      return (query as (...args: unknown[]) => unknown).call(this, config, ...rest);
+    } as never;
+    try {
+      const now = new Date();
+      const offers = await Promise.all(devices.map((d) => probe.store.offerActions(d.id, now, 0))); // rank 0: Online
+      expect(offers.map((o) => o.actions.map((a) => a.id))).toEqual(devices.map((d) => [`${d.name}-a`]));
+      expect(await db.action.count({ where: { offeredAt: now } })).toBe(20);
+      const reports = await Promise.allSettled([
+        ...devices.map((d) => probe.store.reportAction(d, `${d.name}-a`, { state: "NEW" }, now)),
+        probe.store.reportAction(devices[0]!, `${devices[0]!.name}-a`, { state: "RUNNING" }, now), // the same action again: decided on the NEW before it
+        probe.store.reportAction(devices[1]!, `${devices[2]!.name}-a`, { state: "RUNNING" }, now), // another device's: refused alone
+      ]);
+      expect(reports.map((r) => r.status)).toEqual([...devices.map(() => "fulfilled"), "fulfilled", "rejected"]);
+      expect((reports[21] as PromiseRejectedResult).reason).toMatchObject({ code: "FORBIDDEN" });
+      const answers = reports.slice(0, 21).map((r) => (r as PromiseFulfilledResult<Awaited<ReturnType<SqlAgentStore["reportAction"]>>>).value);
+      expect(answers.map((a) => a.view.state)).toEqual([...devices.map(() => "NEW"), "RUNNING"]);
+      expect(answers[5]!.events).toMatchObject([{ objectName: "o5-a", reason: "NEW", message: "PENDING_SCHEDULE → NEW" }]);
+      expect(answers[20]!.events).toMatchObject([{ objectName: "o0-a", reason: "RUNNING", message: "NEW → RUNNING" }]);
+      expect((await db.action.findUniqueOrThrow({ where: { id: "o0-a" } })).state).toBe("RUNNING");
+      expect(await db.action.count({ where: { state: "NEW" } })).toBe(19);
+      if (name === "PostgreSQL") {
+        const count = (text: string) => sent.filter((s) => s.includes(text)).length;
+        expect(count(`"state" = 'PENDING_SCHEDULE' AND`)).toBe(1); // the offers' read
+        expect(count(`SET "offeredAt"`)).toBe(1);
+        expect(count(`FOR UPDATE) r`)).toBe(2); // the reports' read: a round, and one for the action reported twice
+        expect(count(`UPDATE "Action" SET "state"`)).toBe(2);
+        expect(count(`INSERT INTO "Event"`)).toBe(2);
+      }
+    } finally {
+      pg.Client.prototype.query = query;
+    }
   });
 
   it("the inventory upsert keeps one sample a minute and the newest `max`", async () => {

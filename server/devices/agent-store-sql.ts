@@ -358,7 +358,7 @@ export class SqlAgentStore implements AgentStore {
     const rows = (yield* each<Raw>(S.reported, items.map((r) => [r.device.id, r.id]))).map((r) => r[0]);
     // An action the server never had (the agent made it): whether its device is leaving, read apart.
     const unknown = items.filter((_, k) => !rows[k]);
-    const leaving = new Map(unknown.map((r, k) => [r, false]));
+    const leaving = new Map(unknown.map((r) => [r, false]));
     if (unknown.length) {
       const found = yield* each<{ d: unknown }>(S.decommissioning, unknown.map((r) => [r.device.id]));
       unknown.forEach((r, k) => leaving.set(r, yes(found[k]![0]?.d)));

@@ -147,22 +147,26 @@ export class Batched<I, R> {
     });
   }
 
+  /** The queue as it is now, emptied: the items of the batch about to run. */
+  private take() {
+    const taken = this.queue;
+    this.queue = [];
+    return taken;
+  }
+
+  private *whole(onTaken: (taken: typeof this.queue) => void): Op<Outcome<R>[]> {
+    const taken = this.take();
+    onTaken(taken);
+    return yield* this.op(taken.map((t) => t.item));
+  }
+
   private submit(): void {
     let taken: typeof this.queue | null = null;
-    const self = this;
-    function* whole(): Op<Outcome<R>[]> {
-      taken = self.queue;
-      self.queue = [];
-      return yield* self.op(taken.map((t) => t.item));
-    }
-    this.driver.write(whole()).then(
+    this.driver.write(this.whole((t) => (taken = t))).then(
       (outcomes) => taken!.forEach((t, i) => settle(t, outcomes[i]!)),
       (error: unknown) => {
         // Refused before it ran (the driver closed): the whole queue is this batch.
-        if (taken === null) {
-          taken = this.queue;
-          this.queue = [];
-        }
+        taken ??= this.take();
         if (taken.length === 1) return taken[0]!.reject(error);
         for (const t of taken) this.driver.write(this.op([t.item])).then((o) => settle(t, o[0]!), t.reject);
       },
