@@ -135,7 +135,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const fast = new SqlAgentStore(
     file ? new SqliteDriver(file, gate) : new PgDriver(env.DATABASE_URL, { onError: (err) => log.warn({ err }, "agent store: an idle PostgreSQL connection failed") }),
   );
-  metrics.watch("storeWritesQueued", () => fast.driver.queued);
+  metrics.watch("storeWritesQueued", () => fast.queued);
   const ctx: ServerContext = {
     db,
     fast,

@@ -15,8 +15,13 @@ import { PgDriver } from "../server/devices/pg-driver";
 import pg from "pg";
 import { all, Batched, many, run } from "../server/devices/sql-driver";
 import { openDb, type Db } from "../server/db";
+import { statusColumns, storedStatus, type DeviceFactsRow } from "../server/devices/status";
+import type { HeartbeatWrite } from "../server/devices/agent-store";
 import { WriteGate } from "../server/write-gate";
 import { newPgDatabase, testOnPostgres } from "./helpers/server";
+
+/** A device's status columns as they are. */
+const statusOf = (d: DeviceFactsRow) => statusColumns(storedStatus(d));
 
 /** What the group-commit suite drives: a scratch table written through the driver's write(). */
 interface GroupProbe {
@@ -288,11 +293,8 @@ describe.each(stores)("the agent store on %s", (name, makeStore) => {
     expect((await db.action.findUniqueOrThrow({ where: { id: "r0-a1" } })).finishedAt).toEqual(now);
   });
 
-  it("the offers and reports of one turn are one operation each: on PostgreSQL a statement a kind for all, each caller answered with its own outcome", async () => {
-    const devices = await Promise.all(Array.from({ length: 20 }, (_, i) => newDevice(`o${i}`)));
-    const t0 = new Date(Date.now() - 1000);
-    await db.action.createMany({ data: devices.map((d) => ({ id: `${d.name}-a`, deviceId: d.id, kind: "noop", origin: "user", state: "PENDING_SCHEDULE", createdAt: t0, updatedAt: t0 })) });
-    // Every statement any pg connection sends (the store's writes run on a client of its pool).
+  /** Runs `body` with every statement any pg connection sends (the store's writes run on a client of its pool) counted by what they contain. */
+  async function countingStatements(body: (count: (text: string) => number) => Promise<void>): Promise<void> {
     const sent: string[] = [];
     const query = pg.Client.prototype.query;
     pg.Client.prototype.query = function (this: pg.Client, config: unknown, ...rest: unknown[]) {
@@ -300,6 +302,50 @@ describe.each(stores)("the agent store on %s", (name, makeStore) => {
       return (query as (...args: unknown[]) => unknown).call(this, config, ...rest);
     } as never;
     try {
+      await body((text) => sent.filter((s) => s.includes(text)).length);
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+  }
+
+  it("status-changing heartbeats of one turn are one operation: on PostgreSQL one read, one write and one insert of events a round", async () => {
+    const devices = await Promise.all(Array.from({ length: 10 }, (_, i) => newDevice(`h${i}`)));
+    const at = new Date("2026-04-05T06:07:08.900Z");
+    const to = (summary: HeartbeatWrite["summary"]) => (fresh: DeviceFactsRow) => ({
+      data: { ...statusOf(fresh), summary, reported: `{"s":"${summary}"}`, lastSeen: at },
+      events: [{ objectKind: "Device" as const, objectName: fresh.name, type: "SummaryChanged", reason: summary, actor: "test" }],
+    });
+    await countingStatements(async (count) => {
+      const outcomes = await Promise.allSettled([
+        ...devices.map((d) => probe.store.writeHeartbeat(d.id, to("Online"))),
+        probe.store.writeHeartbeat(devices[0]!.id, (fresh) => to(fresh.summary === "Online" ? "Degraded" : "Error")(fresh)), // derives from the first
+        probe.store.writeHeartbeat(devices[1]!.id, () => {
+          throw new Error("refused");
+        }),
+        probe.store.writeHeartbeat("nobody", to("Online")),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual([...devices.map(() => "fulfilled"), "fulfilled", "rejected", "fulfilled"]);
+      const events = outcomes.map((o) => (o.status === "fulfilled" ? o.value : null));
+      expect(events[3]).toMatchObject([{ objectName: "h3", reason: "Online", time: at }]);
+      expect(events[10]).toMatchObject([{ objectName: "h0", reason: "Degraded" }]);
+      expect(events[12]).toEqual([]);
+      expect(new Set(events.flatMap((e) => e ?? []).map((e) => e.id)).size).toBe(11);
+      const rows = await db.device.findMany({ where: { id: { in: devices.map((d) => d.id) } }, orderBy: { name: "asc" }, select: { summary: true, lastSeen: true } });
+      expect(rows.map((r) => r.summary)).toEqual(["Degraded", ...devices.slice(1).map(() => "Online")]);
+      expect(rows.every((r) => r.lastSeen?.getTime() === at.getTime())).toBe(true);
+      if (name === "PostgreSQL") {
+        expect(count(`FOR UPDATE) r`)).toBe(2); // a round, and one for the device reported twice
+        expect(count(`UPDATE "Device" SET "reported" = v.k1`)).toBe(2);
+        expect(count(`INSERT INTO "Event"`)).toBe(2);
+      }
+    });
+  });
+
+  it("the offers and reports of one turn are one operation each: on PostgreSQL a statement a kind for all, each caller answered with its own outcome", async () => {
+    const devices = await Promise.all(Array.from({ length: 20 }, (_, i) => newDevice(`o${i}`)));
+    const t0 = new Date(Date.now() - 1000);
+    await db.action.createMany({ data: devices.map((d) => ({ id: `${d.name}-a`, deviceId: d.id, kind: "noop", origin: "user", state: "PENDING_SCHEDULE", createdAt: t0, updatedAt: t0 })) });
+    await countingStatements(async (count) => {
       const now = new Date();
       const offers = await Promise.all(devices.map((d) => probe.store.offerActions(d.id, now, 0))); // rank 0: Online
       expect(offers.map((o) => o.actions.map((a) => a.id))).toEqual(devices.map((d) => [`${d.name}-a`]));
@@ -318,16 +364,13 @@ describe.each(stores)("the agent store on %s", (name, makeStore) => {
       expect((await db.action.findUniqueOrThrow({ where: { id: "o0-a" } })).state).toBe("RUNNING");
       expect(await db.action.count({ where: { state: "NEW" } })).toBe(19);
       if (name === "PostgreSQL") {
-        const count = (text: string) => sent.filter((s) => s.includes(text)).length;
         expect(count(`"state" = 'PENDING_SCHEDULE' AND`)).toBe(1); // the offers' read
         expect(count(`SET "offeredAt"`)).toBe(1);
         expect(count(`FOR UPDATE) r`)).toBe(2); // the reports' read: a round, and one for the action reported twice
         expect(count(`UPDATE "Action" SET "state"`)).toBe(2);
         expect(count(`INSERT INTO "Event"`)).toBe(2);
       }
-    } finally {
-      pg.Client.prototype.query = query;
-    }
+    });
   });
 
   it("the inventory upsert keeps one sample a minute and the newest `max`", async () => {

@@ -61,6 +61,39 @@ const toView = (r: RawView): AgentActionView => ({
   createdAt: date(r.createdAt)!.toISOString(), updatedAt: date(r.updatedAt)!.toISOString(),
 });
 
+/**
+ * A batch's items in rounds, one item a key a round (the first of each key in the first round,
+ * and so on), so that a second item on the same row is decided on what the first wrote.
+ */
+function* inRounds<I, R>(items: I[], key: (item: I) => string, round: (items: I[]) => Op<Outcome<R>[]>): Op<Outcome<R>[]> {
+  const out: Outcome<R>[] = [];
+  let rest = items.map((item, at) => ({ item, at }));
+  while (rest.length) {
+    const keys = new Set<string>();
+    const first = rest.filter((r) => !keys.has(key(r.item)) && keys.add(key(r.item)));
+    const outcomes = yield* round(first.map((r) => r.item));
+    first.forEach((r, k) => (out[r.at] = outcomes[k]!));
+    const done = new Set(first);
+    rest = rest.filter((r) => !done.has(r));
+  }
+  return out;
+}
+
+/** A status-changing heartbeat, as `writeHeartbeat` takes it. */
+interface HeartbeatItem {
+  id: string;
+  decide: (fresh: DeviceFactsRow) => { data: HeartbeatWrite; events: NewEvent[] };
+}
+
+/** An inventory write, as `writeInventory` takes it. */
+interface InventoryItem {
+  deviceId: string;
+  system: string | null;
+  sample: UsageSample | null;
+  max: number;
+  now: Date;
+}
+
 /** An agent's report, as `reportAction` takes it. */
 interface ReportItem {
   device: { id: string; name: string };
@@ -92,7 +125,7 @@ const S = {
   byToken: `SELECT ${FACT_COLUMNS} FROM "Device" WHERE "tokenHash" = ?`,
   identity: `SELECT "id", "name", "credentialRevokedAt" IS NOT NULL AS "revoked" FROM "Device" WHERE "tokenHash" = ?`,
   byIdForUpdate: `SELECT ${FACT_COLUMNS} FROM "Device" WHERE "id" = ? FOR UPDATE`,
-  heartbeat: `UPDATE "Device" SET "reported" = ?, "lastSeen" = ?, "updatedAt" = ?, "conflictPaused" = COALESCE(?::boolean, "conflictPaused"),
+  heartbeat: `UPDATE "Device" SET "reported" = ?, "lastSeen" = ?::timestamp, "updatedAt" = ?::timestamp, "conflictPaused" = COALESCE(?::boolean, "conflictPaused"),
     "summary" = ?, "updatedStatus" = ?, "updatingReason" = ?, "applicationSummary" = ?, "lifecycle" = ?, "decommissioning" = ?,
     "credentialRevokedAt" = COALESCE(?::timestamp, "credentialRevokedAt") WHERE "id" = ?`,
   touch: `UPDATE "Device" SET "reported" = ?, "lastSeen" = ?::timestamp, "updatedAt" = ?::timestamp WHERE "id" = ?`,
@@ -158,11 +191,20 @@ export class SqlAgentStore implements AgentStore {
   private readonly specCache = new Map<string, Record<string, unknown>>();
 
   private readonly reports: Batched<ReportItem, ReportOutcome>;
+  private readonly heartbeats: Batched<HeartbeatItem, EventRow[]>;
+  private readonly inventories: Batched<InventoryItem, void>;
   private readonly offers: Batched<{ deviceId: string; now: Date; healthRank: number }, OfferedAction[]>;
+
+  /** Writes waiting for their group commit (the batch in flight not counted): each batched item counts as a write. */
+  get queued(): number {
+    return this.driver.queued + [this.reports, this.offers, this.heartbeats, this.inventories].reduce((n, b) => n + b.waitingBeyondFirst, 0);
+  }
 
   constructor(readonly driver: SqlDriver) {
     this.reports = new Batched(driver, (items) => this.reportAll(items));
     this.offers = new Batched(driver, (items) => this.offerAll(items));
+    this.heartbeats = new Batched(driver, (items) => this.heartbeatAll(items));
+    this.inventories = new Batched(driver, (items) => this.inventoryAll(items));
   }
 
   deviceByTokenHash(hash: string) {
@@ -180,26 +222,53 @@ export class SqlAgentStore implements AgentStore {
     return r ? { id: r.id, name: r.name, revoked: yes(r.revoked) } : null;
   }
 
-  /** Re-reads the device (locked), lets `decide` compute what to write from that fresh row, and writes it with its events. */
+  /**
+   * Re-reads the device (locked), lets `decide` compute what to write from that fresh row, and
+   * writes it with its events. Batched (`Batched`): the status-changing heartbeats of a group
+   * commit are one read, one write and one insert of events for all of them.
+   */
   writeHeartbeat(id: string, decide: (fresh: DeviceFactsRow) => { data: HeartbeatWrite; events: NewEvent[] }, requester?: Requester): Promise<EventRow[]> {
-    return this.driver.write(this.heartbeat(id, decide), requester);
+    return this.heartbeats.add({ id, decide }, requester);
   }
-  private *heartbeat(id: string, decide: (fresh: DeviceFactsRow) => { data: HeartbeatWrite; events: NewEvent[] }): Op<EventRow[]> {
-    const fresh = toFacts((yield* all<RawDevice>(S.byIdForUpdate, [id]))[0]);
-    if (!fresh) return [];
-    const { data, events } = decide(fresh);
-    const at = data.lastSeen;
-    yield* run(S.heartbeat, [
-      data.reported, at, at, data.conflictPaused ?? null,
-      data.summary, data.updatedStatus, data.updatingReason, data.applicationSummary, data.lifecycle, data.decommissioning,
-      data.credentialRevokedAt ?? null, id,
-    ]);
-    // Its decommission ended with this report: the agent can report nothing after it (every
-    // request is 401), so what it still holds is LOST now, in this write, whatever the queue it
-    // sent says (lifecycle.ts loseActiveActionsOf, for a credential ended on the server's side).
-    const written = yield* this.events(events, at);
-    if (!data.credentialRevokedAt) return written;
-    return [...written, ...(yield* this.lost(fresh, yield* all<{ id: string; state: string }>(S.held, [id]), at, REVOKED_OUTCOME_UNKNOWN))];
+  /** In rounds, one heartbeat a device a round: a second from the same device derives from what the first wrote. */
+  private *heartbeatAll(items: HeartbeatItem[]): Op<Outcome<EventRow[]>[]> {
+    return yield* inRounds(items, (h) => h.id, (round) => this.heartbeatRound(round));
+  }
+  private *heartbeatRound(items: HeartbeatItem[]): Op<Outcome<EventRow[]>[]> {
+    const fresh = (yield* each<RawDevice>(S.byIdForUpdate, items.map((h) => [h.id]))).map((rows) => toFacts(rows[0]));
+    const out: Outcome<EventRow[]>[] = [];
+    const writes: { k: number; data: HeartbeatWrite; events: NewEvent[] }[] = [];
+    items.forEach((h, k) => {
+      const row = fresh[k];
+      if (!row) return void (out[k] = { ok: true, value: [] });
+      try {
+        writes.push({ k, ...h.decide(row) });
+      } catch (error) {
+        out[k] = { ok: false, error };
+      }
+    });
+    yield* many(
+      S.heartbeat,
+      writes.map(({ k, data }) => [
+        data.reported, data.lastSeen, data.lastSeen, data.conflictPaused ?? null,
+        data.summary, data.updatedStatus, data.updatingReason, data.applicationSummary, data.lifecycle, data.decommissioning,
+        data.credentialRevokedAt ?? null, items[k]!.id,
+      ]),
+    );
+    const written = yield* this.eventsAt(writes.flatMap((w) => w.events.map((event) => ({ event, at: w.data.lastSeen }))));
+    let n = 0;
+    for (const w of writes) {
+      const events = written.slice(n, (n += w.events.length));
+      out[w.k] = { ok: true, value: events };
+      // Its decommission ended with this report: the agent can report nothing after it (every
+      // request is 401), so what it still holds is LOST now, in this write, whatever the queue it
+      // sent says (lifecycle.ts loseActiveActionsOf, for a credential ended on the server's side).
+      if (w.data.credentialRevokedAt) {
+        const held = yield* all<{ id: string; state: string }>(S.held, [items[w.k]!.id]);
+        events.push(...(yield* this.lost(fresh[w.k]!, held, w.data.lastSeen, REVOKED_OUTCOME_UNKNOWN)));
+      }
+    }
+    return out;
   }
 
   /** The sweep's writes, each guarded by the lastSeen it was derived from (a device that reported meanwhile is skipped, events and all). */
@@ -226,13 +295,23 @@ export class SqlAgentStore implements AgentStore {
    * (the row read locked, so a second server never doubles a minute).
    */
   writeInventory(deviceId: string, system: string | null, sample: UsageSample | null, max: number, now: Date, requester?: Requester): Promise<void> {
-    return this.driver.write(this.inventory(deviceId, system, sample, max, now), requester);
+    return this.inventories.add({ deviceId, system, sample, max, now }, requester);
   }
-  private *inventory(deviceId: string, system: string | null, sample: UsageSample | null, max: number, now: Date): Op<void> {
-    const row = (yield* all<{ samples: string }>(S.inventory, [deviceId]))[0];
-    const samples = JSON.parse(row?.samples ?? "[]") as UsageSample[];
-    const next = sample ? appendSample(samples, sample, max) : samples;
-    yield* run(S.writeInventory, [deviceId, system, system === null ? null : now, JSON.stringify(next), now]);
+  /** Batched: a group commit's inventory writes are one read and one upsert a round (one write a device a round). */
+  private *inventoryAll(items: InventoryItem[]): Op<Outcome<void>[]> {
+    return yield* inRounds(items, (i) => i.deviceId, (round) => this.inventoryRound(round));
+  }
+  private *inventoryRound(items: InventoryItem[]): Op<Outcome<void>[]> {
+    const rows = yield* each<{ samples: string }>(S.inventory, items.map((i) => [i.deviceId]));
+    yield* many(
+      S.writeInventory,
+      items.map(({ deviceId, system, sample, max, now }, k) => {
+        const samples = JSON.parse(rows[k]![0]?.samples ?? "[]") as UsageSample[];
+        const next = sample ? appendSample(samples, sample, max) : samples;
+        return [deviceId, system, system === null ? null : now, JSON.stringify(next), now];
+      }),
+    );
+    return items.map(() => ({ ok: true, value: undefined }));
   }
 
   /** The poll's facts, with whether the device has actions to offer or cancels to tell. */
@@ -336,16 +415,7 @@ export class SqlAgentStore implements AgentStore {
 
   /** Reports in rounds, one report per action a round: a second on the same action is decided on what the first wrote. */
   private *reportAll(items: ReportItem[]): Op<Outcome<ReportOutcome>[]> {
-    const out: Outcome<ReportOutcome>[] = [];
-    let rest = items.map((item, at) => ({ item, at }));
-    while (rest.length) {
-      const ids = new Set<string>();
-      const round = rest.filter((r) => !ids.has(r.item.id) && ids.add(r.item.id));
-      const outcomes = yield* this.reportRound(round.map((r) => r.item));
-      round.forEach((r, k) => (out[r.at] = outcomes[k]!));
-      rest = rest.filter((r) => out[r.at] === undefined);
-    }
-    return out;
+    return yield* inRounds(items, (r) => r.id, (round) => this.reportRound(round));
   }
 
   /**

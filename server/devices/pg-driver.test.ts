@@ -22,6 +22,11 @@ describe("overRows", () => {
       `INSERT INTO "T" ("a", "b") SELECT v.k1, COALESCE(v.k2, 'x') FROM ${unnest(2)} ORDER BY v."i" RETURNING "id"`,
     ],
     [
+      "an upsert: ON CONFLICT kept after the rows",
+      `INSERT INTO "T" ("k", "v") VALUES (?, COALESCE(?, 'x')) ON CONFLICT ("k") DO UPDATE SET "v" = COALESCE(excluded."v", "T"."v") RETURNING "k"`,
+      `INSERT INTO "T" ("k", "v") SELECT v.k1, COALESCE(v.k2, 'x') FROM ${unnest(2)} ORDER BY v."i" ON CONFLICT ("k") DO UPDATE SET "v" = COALESCE(excluded."v", "T"."v") RETURNING "k"`,
+    ],
+    [
       "an UPDATE: the arrays joined before its WHERE",
       `UPDATE "Device" SET "reported" = ?, "lastSeen" = ?::timestamp WHERE "id" = ? RETURNING "id"`,
       `UPDATE "Device" SET "reported" = v.k1, "lastSeen" = v.k2::timestamp FROM ${unnest(3)} WHERE "id" = v.k3 RETURNING "id"`,

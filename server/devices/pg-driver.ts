@@ -41,15 +41,16 @@ const unnest = (types: string[]) =>
   `unnest(${types.map((t, k) => `$${k + 1}::${t}[]`).join(", ")}) WITH ORDINALITY AS v(${types.map((_, k) => `k${k + 1}`).join(", ")}, "i")`;
 
 /**
- * A one-row `INSERT … VALUES (…)` or `UPDATE … SET … WHERE …` as the same statement over text
- * arrays, one element a row: each `?` becomes its column of the unnest (`v.kN`).
+ * A one-row `INSERT … VALUES (…) [ON CONFLICT …]` or `UPDATE … SET … WHERE …` as the same statement
+ * over text arrays, one element a row: each `?` becomes its column of the unnest (`v.kN`). (An
+ * upsert's rows must have distinct keys: PostgreSQL refuses to update one row twice in a statement.)
  */
 export function overRows(sql: string): string {
   let n = 0;
   const body = sql.replace(/\?/g, () => `v.k${++n}`);
   const from = unnest(Array.from({ length: n }, () => "text"));
-  const insert = /^(\s*INSERT INTO [\s\S]*?)\bVALUES\s*\(([\s\S]*)\)(\s*RETURNING [\s\S]*)?$/.exec(body);
-  if (insert) return `${insert[1]}SELECT ${insert[2]} FROM ${from} ORDER BY v."i"${insert[3] ?? ""}`;
+  const insert = /^(\s*INSERT INTO [\s\S]*?)\bVALUES\s*\(([\s\S]*?)\)(\s*ON CONFLICT [\s\S]*?)?(\s*RETURNING [\s\S]*)?$/.exec(body);
+  if (insert) return `${insert[1]}SELECT ${insert[2]} FROM ${from} ORDER BY v."i"${insert[3] ?? ""}${insert[4] ?? ""}`;
   const update = /^(\s*UPDATE [\s\S]*?)\sWHERE\s([\s\S]*)$/.exec(body);
   if (update && !/\bSELECT\b/.test(body)) return `${update[1]} FROM ${from} WHERE ${update[2]}`;
   throw new Error(`not a one-row INSERT … VALUES or UPDATE … WHERE: ${sql}`);

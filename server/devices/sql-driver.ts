@@ -133,16 +133,22 @@ export type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
  * again each alone, so one bad item never fails the others.
  */
 export class Batched<I, R> {
-  private queue: { item: I; resolve(value: R): void; reject(error: unknown): void }[] = [];
+  private queue: { item: I; requester?: Requester; resolve(value: R): void; reject(error: unknown): void }[] = [];
 
   constructor(
     private readonly driver: SqlDriver,
     private readonly op: (items: I[]) => Op<Outcome<R>[]>,
   ) {}
 
-  add(item: I): Promise<R> {
+  /** Items waiting beyond the first: the first is counted by the driver, as the one write their batch will be. */
+  get waitingBeyondFirst(): number {
+    return Math.max(0, this.queue.length - 1);
+  }
+
+  /** `requester`: as for a write, an item whose client went away before its batch ran is dropped unwritten (ClientGone). */
+  add(item: I, requester?: Requester): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
+      this.queue.push({ item, requester, resolve, reject });
       if (this.queue.length === 1) this.submit();
     });
   }
@@ -155,7 +161,7 @@ export class Batched<I, R> {
   }
 
   private *whole(onTaken: (taken: typeof this.queue) => void): Op<Outcome<R>[]> {
-    const taken = this.take();
+    const taken = dropGone(this.take());
     onTaken(taken);
     return yield* this.op(taken.map((t) => t.item));
   }
