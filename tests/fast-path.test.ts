@@ -373,6 +373,19 @@ describe.each(stores)("the agent store on %s", (name, makeStore) => {
     });
   });
 
+  it("a template version's spec asked for by many polls at once is read once (one statement on PostgreSQL), then kept", async () => {
+    const fleet = await db.fleet.create({ data: { name: "f", selector: "{}", templateVersion: "1", createdBy: "t", updatedBy: "t" } });
+    const version = await db.templateVersion.create({ data: { fleetId: fleet.id, version: 1, spec: '{"version":"1.0.0"}', author: "t" } });
+    await countingStatements(async (count) => {
+      const specs = await Promise.all(Array.from({ length: 50 }, () => probe.store.templateSpec(version.id)));
+      expect(new Set(specs).size).toBe(1);
+      expect(specs[0]).toEqual({ version: "1.0.0" });
+      expect(await probe.store.templateSpec(version.id)).toBe(specs[0]);
+      expect(await probe.store.templateSpec("no-such-version")).toBeNull();
+      if (name === "PostgreSQL") expect(count(`FROM "TemplateVersion"`)).toBe(2); // the version's, and the missing one's
+    });
+  });
+
   it("the inventory upsert keeps one sample a minute and the newest `max`", async () => {
     const { id } = await newDevice("inv");
     const t0 = 1_800_000_000 - (1_800_000_000 % 60);

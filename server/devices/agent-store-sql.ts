@@ -27,6 +27,7 @@ import {
   type AgentStore,
   type DeviceWithCredential,
   type HeartbeatWrite,
+  type MaybePromise,
   type NewActionRow,
   type NewRequestRow,
   type ReportOutcome,
@@ -189,6 +190,7 @@ const SPEC_CACHE_SIZE = 64;
 
 export class SqlAgentStore implements AgentStore {
   private readonly specCache = new Map<string, Record<string, unknown>>();
+  private readonly specLoading = new Map<string, Promise<Record<string, unknown> | null>>();
 
   private readonly reports: Batched<ReportItem, ReportOutcome>;
   private readonly heartbeats: Batched<HeartbeatItem, EventRow[]>;
@@ -324,15 +326,23 @@ export class SqlAgentStore implements AgentStore {
   }
 
   /**
-   * A template version's spec content, parsed once: when a fleet of 10,000 changes, every
-   * member's poll answers with the same version's spec. Callers must not mutate it.
+   * A template version's spec content, read and parsed once: when a fleet of 10,000 changes,
+   * every member's poll answers with the same version's spec. On PostgreSQL those polls ask
+   * together, before the first answer is back: they share its one read (`specLoading`), not
+   * 10,000 reads of one row over a pool of 4. Callers must not mutate it.
    */
-  templateSpec(id: string) {
-    return this.driver.read(this.spec(id));
+  templateSpec(id: string): MaybePromise<Record<string, unknown> | null> {
+    const hit = this.specCache.get(id) ?? this.specLoading.get(id);
+    if (hit) return hit;
+    const spec = this.driver.read(this.spec(id));
+    if (spec instanceof Promise) {
+      this.specLoading.set(id, spec);
+      const loaded = () => this.specLoading.delete(id);
+      spec.then(loaded, loaded);
+    }
+    return spec;
   }
   private *spec(id: string): Op<Record<string, unknown> | null> {
-    const hit = this.specCache.get(id);
-    if (hit) return hit;
     const row = (yield* all<{ spec: string }>(S.spec, [id]))[0];
     if (!row) return null;
     const spec = JSON.parse(row.spec) as Record<string, unknown>;
