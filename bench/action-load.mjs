@@ -1,6 +1,6 @@
 // Lean action driver for bench/run.ts: one protocol-exact loop per device, on plain node:http
 // keep-alive sockets. Each loop holds GET /work and takes what it is offered through
-// NEW → RUNNING → DONE with PUT /actions/{id}, then polls again. No journal, no executors:
+// NEW → RUNNING → DONE with PUT /actions/{id}, then polls again; and heartbeats every 20 s. No journal, no executors:
 // it measures how many actions the server completes a second, where the full agent
 // simulator (agent/simulate.ts) spends a core of this 2-core machine on its own bookkeeping.
 // Input: a JSON file {url, tokens}. Runs until SIGTERM, then prints {done, failed} as JSON.
@@ -48,9 +48,24 @@ async function device(token) {
   }
 }
 
+// A device is offered actions only while it is up (seed 004): each heartbeats as an agent does,
+// every 20 s (jittered), so that a step slower than the heartbeat timeout does not leave the
+// first devices Offline, their actions never offered and the round waiting for them forever.
+const STATUS = { resources: { cpu: "Healthy", memory: "Healthy", disk: "Healthy" }, applications: [], config: { renderedVersion: 0 }, actions: [] };
+async function heartbeats(token) {
+  await sleep(Math.random() * 20_000);
+  while (!stopped) {
+    await request("POST", "/api/agent/v1/status", token, STATUS);
+    await sleep(20_000);
+  }
+}
+
 process.on("SIGTERM", () => {
   stopped = true;
   process.stdout.write(JSON.stringify({ done, failed }));
   process.exit(0);
 });
-for (const token of tokens) void device(token);
+for (const token of tokens) {
+  void device(token);
+  void heartbeats(token);
+}

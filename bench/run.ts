@@ -109,7 +109,15 @@ async function enroll(name: string, labels: Record<string, string> = {}): Promis
   const d = await json<{ token?: string }>("GET", `/api/agent/v1/enrollments/${e.body.enrollmentId}?wait=10`, undefined, { "x-enrollment-secret": secret });
   if (!d.body.token) throw new Error(`no token for ${name}: ${JSON.stringify(d.body)}`);
   const auth = { authorization: `Bearer ${d.body.token}` };
-  await json("POST", "/api/agent/v1/status", { resources: { cpu: "Healthy", memory: "Healthy", disk: "Healthy" }, config: { renderedVersion: 0 } }, auth, true);
+  // Its first heartbeat makes it Online (what actions are offered to). Refused for the server's
+  // sake (429 past the heartbeats in flight, 503): sent again after a moment, as an agent would.
+  for (;;) {
+    const hb = await json("POST", "/api/agent/v1/status", { resources: { cpu: "Healthy", memory: "Healthy", disk: "Healthy" }, config: { renderedVersion: 0 } }, auth, true);
+    if (hb.status === 200) break;
+    if (hb.status !== 429 && hb.status !== 503) throw new Error(`first heartbeat of ${name}: ${hb.status} ${JSON.stringify(hb.body)}`);
+    checkDeadline();
+    await sleep(500);
+  }
   return d.body.token;
 }
 
