@@ -203,10 +203,11 @@ export class SqlAgentStore implements AgentStore {
   }
 
   constructor(readonly driver: SqlDriver) {
-    this.reports = new Batched(driver, (items) => this.reportAll(items));
+    // Items of one row in rounds (inRounds): a second on the same row is decided on what the first wrote.
+    this.reports = new Batched(driver, (items) => inRounds(items, (r) => r.id, (round) => this.reportRound(round)));
     this.offers = new Batched(driver, (items) => this.offerAll(items));
-    this.heartbeats = new Batched(driver, (items) => this.heartbeatAll(items));
-    this.inventories = new Batched(driver, (items) => this.inventoryAll(items));
+    this.heartbeats = new Batched(driver, (items) => inRounds(items, (h) => h.id, (round) => this.heartbeatRound(round)));
+    this.inventories = new Batched(driver, (items) => inRounds(items, (i) => i.deviceId, (round) => this.inventoryRound(round)));
   }
 
   deviceByTokenHash(hash: string) {
@@ -231,10 +232,6 @@ export class SqlAgentStore implements AgentStore {
    */
   writeHeartbeat(id: string, decide: (fresh: DeviceFactsRow) => { data: HeartbeatWrite; events: NewEvent[] }, requester?: Requester): Promise<EventRow[]> {
     return this.heartbeats.add({ id, decide }, requester);
-  }
-  /** In rounds, one heartbeat a device a round: a second from the same device derives from what the first wrote. */
-  private *heartbeatAll(items: HeartbeatItem[]): Op<Outcome<EventRow[]>[]> {
-    return yield* inRounds(items, (h) => h.id, (round) => this.heartbeatRound(round));
   }
   private *heartbeatRound(items: HeartbeatItem[]): Op<Outcome<EventRow[]>[]> {
     const fresh = (yield* each<RawDevice>(S.byIdForUpdate, items.map((h) => [h.id]))).map((rows) => toFacts(rows[0]));
@@ -300,9 +297,6 @@ export class SqlAgentStore implements AgentStore {
     return this.inventories.add({ deviceId, system, sample, max, now }, requester);
   }
   /** Batched: a group commit's inventory writes are one read and one upsert a round (one write a device a round). */
-  private *inventoryAll(items: InventoryItem[]): Op<Outcome<void>[]> {
-    return yield* inRounds(items, (i) => i.deviceId, (round) => this.inventoryRound(round));
-  }
   private *inventoryRound(items: InventoryItem[]): Op<Outcome<void>[]> {
     const rows = yield* each<{ samples: string }>(S.inventory, items.map((i) => [i.deviceId]));
     yield* many(
@@ -423,11 +417,6 @@ export class SqlAgentStore implements AgentStore {
     return this.reports.add({ device, id, report, now });
   }
 
-  /** Reports in rounds, one report per action a round: a second on the same action is decided on what the first wrote. */
-  private *reportAll(items: ReportItem[]): Op<Outcome<ReportOutcome>[]> {
-    return yield* inRounds(items, (r) => r.id, (round) => this.reportRound(round));
-  }
-
   /**
    * Reports on distinct actions: their rows read and locked in one statement, each decided
    * alone (what it would throw is its own failure, nothing of it written), then each kind of
@@ -437,14 +426,11 @@ export class SqlAgentStore implements AgentStore {
     type Raw = Omit<StoredAction, "offeredAt"> & RawView & { offeredAt: unknown; decommissioning: unknown };
     const rows = (yield* each<Raw>(S.reported, items.map((r) => [r.device.id, r.id]))).map((r) => r[0]);
     // An action the server never had (the agent made it): whether its device is leaving, read apart.
-    const unknown = items.filter((_, k) => !rows[k]);
-    const leaving = new Map(unknown.map((r) => [r, false]));
-    if (unknown.length) {
-      const found = yield* each<{ d: unknown }>(S.decommissioning, unknown.map((r) => [r.device.id]));
-      unknown.forEach((r, k) => leaving.set(r, yes(found[k]![0]?.d)));
-    }
+    const unknown = items.flatMap((r, k) => (rows[k] ? [] : [k]));
+    const found = yield* each<{ d: unknown }>(S.decommissioning, unknown.map((k) => [items[k]!.device.id]));
+    const leaving = new Map(unknown.map((k, n) => [k, yes(found[n]![0]?.d)]));
     const out: Outcome<ReportOutcome>[] = [];
-    type Done = Omit<ReportOutcome, "view">;
+    type Done = Omit<ReportOutcome, "view" | "events">;
     const writes = new Map<"output" | "createAction" | "overwrite" | "move", { k: number; values: unknown[]; done: Done; event?: NewEvent }[]>();
     // Until its statement says it was written, a write's outcome is what a row that changed meanwhile gets.
     const write = (sql: "output" | "createAction" | "overwrite" | "move", k: number, values: unknown[], done: Done, event?: NewEvent) => {
@@ -461,7 +447,7 @@ export class SqlAgentStore implements AgentStore {
         : null;
       let decision: ReturnType<typeof decideReport>;
       try {
-        decision = decideReport(stored, id, { ...device, decommissioning: row ? yes(row.decommissioning) : leaving.get(items[k]!)! }, report);
+        decision = decideReport(stored, id, { ...device, decommissioning: row ? yes(row.decommissioning) : leaving.get(k)! }, report);
       } catch (error) {
         out[k] = { ok: false, error };
         return;
@@ -478,22 +464,22 @@ export class SqlAgentStore implements AgentStore {
           // Output so far of a running action (issue 10): no event (one a second per running action would
           // flood the log). Not written (it ended meanwhile): answered as it is.
           out[k] = { ok: true, value: { events: [], finished: false, view: toView(row!) } };
-          return write("output", k, [decision.output, now, id], { events: [], finished: false, output: decision.output });
+          return write("output", k, [decision.output, now, id], { finished: false, output: decision.output });
         case "create": {
           // First heard of now: started now if it runs, finished now if it is over.
           const c = decision.data;
           const values = [c.id, c.deviceId, c.kind, c.args, c.origin, c.state, c.output ?? null, c.error ?? null, c.state === "RUNNING" ? now : null, isFinal(c.state) ? now : null, now, now];
-          return write("createAction", k, values, { events: [], finished: true }, decision.event);
+          return write("createAction", k, values, { finished: true }, decision.event);
         }
         case "overwrite": {
           const o = decision.set;
           const values = [o.kind, o.args, o.origin, o.state, o.output ?? null, o.error ?? null, o.state === "RUNNING" ? now : null, isFinal(o.state) ? now : null, now, id];
-          return write("overwrite", k, values, { events: [], finished: true }, decision.event);
+          return write("overwrite", k, values, { finished: true }, decision.event);
         }
         case "move": {
           const m = decision.set;
           const values = [m.state, m.output ?? null, m.error ?? null, m.started, now, m.finished, now, now, id, decision.from];
-          return write("move", k, values, { events: [], finished: m.finished }, decision.event);
+          return write("move", k, values, { finished: m.finished }, decision.event);
         }
       }
     });
