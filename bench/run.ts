@@ -46,6 +46,7 @@
  * BENCH_AGENTS_PER_PROCESS (5000: step 1's simulator is split over processes of at most this many),
  * BENCH_HELD_ONLY (0; 1 runs and reports step 1 alone, steps 0 and 0b only if BENCH_GRAPH=1 / BENCH_AGENT_FOOTPRINT=1:
  * `BENCH_HELD_ONLY=1 BENCH_AGENTS=19000 npm run bench`, one server holding 19,000 polls, issue 22),
+ * BENCH_LATENCY_ONLY (0; 1 runs steps 1, 2, 3 and 3b and reports them: the latency targets in ≈ 4 minutes, `BENCH_DEVICE_LIST=0` skipping 1b),
  * BENCH_SETTLE_SECONDS (30: step 1's second reading, that long after the first), BENCH_HEAP_SNAPSHOT (a folder: step 1's
  * server writes a heap snapshot there after its last reading),
  * BENCH_CONSOLE (1; 0 runs the server without the console, scripts/api-server.ts, and builds nothing: step 1 alone, where Next
@@ -74,6 +75,8 @@ const AGENTS = Number(process.env.BENCH_AGENTS ?? 10_000);
 const AGENTS_PER_PROCESS = Number(process.env.BENCH_AGENTS_PER_PROCESS ?? 5_000);
 /** Stop after step 1 (held polls): BENCH_AGENTS=19000 fits one server's sockets alone, not with step 4's agents besides. */
 const HELD_ONLY = process.env.BENCH_HELD_ONLY === "1";
+/** Stop after step 3b: the held polls and the three latencies (wake, approve, fleet change) alone. */
+const LATENCY_ONLY = process.env.BENCH_LATENCY_ONLY === "1";
 const WAKE_SAMPLES = Number(process.env.BENCH_WAKE_SAMPLES ?? 200);
 const ACTION_AGENTS = Number(process.env.BENCH_ACTION_AGENTS ?? 1000);
 const ACTION_ROUNDS = Number(process.env.BENCH_ACTION_ROUNDS ?? 5);
@@ -365,6 +368,26 @@ async function main() {
     }
     await sleep(500);
   }
+  const latencyReport = {
+    wakeMs: { samples: latencies.length, p50: Number(percentile(latencies, 50).toFixed(1)), p99: Number(percentile(latencies, 99).toFixed(1)), max: Number((latencies.at(-1) ?? NaN).toFixed(1)) },
+    approveToOfferMs: {
+      samples: approveLatencies.length,
+      p50: Number(percentile(approveLatencies, 50).toFixed(1)),
+      p99: Number(percentile(approveLatencies, 99).toFixed(1)),
+      max: Number((approveLatencies.at(-1) ?? NaN).toFixed(1)),
+    },
+    fleetTemplateChange: {
+      members,
+      pollsHeld: pollsToAnswer,
+      putAnsweredMs: Math.round(putMs),
+      everyHeldPollAnsweredMs: Math.round(allAnsweredMs),
+      everyMemberUpToDateMs: Math.round(allAppliedMs),
+    },
+  };
+  if (LATENCY_ONLY) {
+    process.stdout.write(JSON.stringify({ database: benchDb, machine: machine(), ...heldPolls, ...latencyReport, deviceList }, null, 2) + "\n");
+    return;
+  }
 
   // 4. Actions completed per second across ACTION_AGENTS simulated agents.
   log(`actions: ${ACTION_AGENTS} more agents, ${ACTION_ROUNDS} rounds of noop`);
@@ -516,13 +539,8 @@ async function main() {
     database: benchDb,
     machine: machine(),
     ...heldPolls,
-    wakeMs: { samples: latencies.length, p50: Number(percentile(latencies, 50).toFixed(1)), p99: Number(percentile(latencies, 99).toFixed(1)), max: Number((latencies.at(-1) ?? NaN).toFixed(1)) },
-    approveToOfferMs: {
-      samples: approveLatencies.length,
-      p50: Number(percentile(approveLatencies, 50).toFixed(1)),
-      p99: Number(percentile(approveLatencies, 99).toFixed(1)),
-      max: Number((approveLatencies.at(-1) ?? NaN).toFixed(1)),
-    },
+    wakeMs: latencyReport.wakeMs,
+    approveToOfferMs: latencyReport.approveToOfferMs,
     actions: { agents: ACTION_AGENTS, completed: actionsDone, seconds: Number(actionsSeconds.toFixed(2)), perSecond: Math.round(actionsDone / actionsSeconds) },
     plan: {
       nodes: planView.status.counts.total,
@@ -547,13 +565,7 @@ async function main() {
     },
     probeRetries: probeRetries.count,
     connectionsDropped: await metric('drover_requests_refused_total{reason="max-connections"}'),
-    fleetTemplateChange: {
-      members,
-      pollsHeld: pollsToAnswer,
-      putAnsweredMs: Math.round(putMs),
-      everyHeldPollAnsweredMs: Math.round(allAnsweredMs),
-      everyMemberUpToDateMs: Math.round(allAppliedMs),
-    },
+    fleetTemplateChange: latencyReport.fleetTemplateChange,
     heartbeatsPerSecond: Math.round((after - before) / seconds),
     ...(twoServers ? { twoServersOnePostgres: twoServers } : {}),
     tls,

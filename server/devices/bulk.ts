@@ -203,7 +203,7 @@ export async function bulkLabel(ctx: ServerContext, target: BulkTarget, patch: L
     const now = ctx.now();
     // What it tallies is returned, not kept: lib/transactions.ts may run it again.
     const { rows, effects, skipped, changed } = await transaction(ctx.db, async (tx) => {
-      const effects = newEffects();
+      const effects = newEffects(ctx.statusSettings);
       await lockRows(tx, "Device", part, "name");
       const skipped: [reason: string, name: string][] = [];
       const devices = await tx.device.findMany({ where: { name: { in: part } }, select: { id: true, name: true, labels: { select: { key: true, value: true } } } });
@@ -229,7 +229,7 @@ export async function bulkLabel(ctx: ServerContext, target: BulkTarget, patch: L
       await tx.deviceLabel.deleteMany({ where: { deviceId: { in: ids }, key: { in: keys } } });
       await tx.deviceLabel.createMany({ data: changed.flatMap((d) => Object.entries(patch.add).map(([key, value]) => ({ deviceId: d.id, key, value }))) });
       await reconcileMembership(tx, { deviceIds: ids }, now, actor, effects);
-      return { rows: await finishEffects(tx, ctx, effects, now, actor), effects, skipped, changed: changed.length };
+      return { rows: await finishEffects(tx, effects, now, actor), effects, skipped, changed: changed.length };
       // Fleets settled against the fleets' selectors (server/fleets/membership.ts).
     }, { sharedLocks: [locks.fleetSelectors] });
     for (const [reason, name] of skipped) tally.skip(reason, name);

@@ -34,7 +34,7 @@ export async function updateDevice(ctx: ServerContext, name: string, patch: Devi
   const { rows, effects } = await transaction(
     ctx.db,
     async (tx) => {
-      const effects = newEffects();
+      const effects = newEffects(ctx.statusSettings);
       // The device's row, locked first: two changes of its labels never interleave.
       await lockRows(tx, "Device", [name], "name");
       const device = await tx.device.findUnique({ where: { name }, select: { id: true, alias: true, labels: { select: { key: true, value: true } } } });
@@ -52,7 +52,7 @@ export async function updateDevice(ctx: ServerContext, name: string, patch: Devi
         await reconcileMembership(tx, { deviceIds: [device.id] }, now, actor, effects);
       }
       if (effects.events.length === 0) return { rows: [], effects };
-      return { rows: await finishEffects(tx, ctx, effects, now, actor), effects };
+      return { rows: await finishEffects(tx, effects, now, actor), effects };
     },
     // Its fleet is settled against the fleets' selectors (server/fleets/membership.ts).
     { sharedLocks: [locks.fleetSelectors] },

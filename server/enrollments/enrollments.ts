@@ -213,7 +213,7 @@ async function createEnrollmentOnce(
   // inbox, an invariant over every Pending row: it locks the inbox, so two at once never both fit.
   const options: TransactionOptions = approver ? { sharedLocks: [locks.fleetSelectors] } : { locks: [locks.enrollmentInbox] };
   const { row, events, effects } = await transaction(ctx.db, async (tx: Tx) => {
-    const effects = newEffects();
+    const effects = newEffects(ctx.statusSettings);
     // Again inside: concurrent requests from one address must not all slip under the limit.
     if (!approver) await assertRoomForPending(ctx, tx, clientAddress);
     // The use is counted here, so a request refused or rolled back counts none.
@@ -239,7 +239,7 @@ async function createEnrollmentOnce(
       const facts = { id: row.id, deviceName: body.deviceName, ...data };
       newEvents.push(...(decidedNow ? await decided(tx, facts, "Approved", approver.actor, approver.reason, created) : await decideOne(tx, facts, "Approved", approver.actor, approver.reason, now, created)));
       await joinFleets(tx, ctx, created, now, approver.actor, effects);
-      return { row, events: [...(await recordEvents(tx, newEvents)), ...(await finishEffects(tx, ctx, effects, now, approver.actor))], effects };
+      return { row, events: [...(await recordEvents(tx, newEvents)), ...(await finishEffects(tx, effects, now, approver.actor))], effects };
     }
     return { row, events: await recordEvents(tx, newEvents), effects };
   }, options);
@@ -459,7 +459,7 @@ export async function decideEnrollments(
   const now = ctx.now();
   const unique = [...new Set(ids)];
   const { rows, events, effects } = await transaction(ctx.db, async (tx) => {
-    const effects = newEffects();
+    const effects = newEffects(ctx.statusSettings);
     const found = await inChunks(unique, (chunk) => tx.enrollmentRequest.findMany({ where: { id: { in: chunk } } }));
     const missing = unique.filter((id) => !found.some((f) => f.id === id));
     if (missing.length) throw notFound(`enrollment request ${missing.join(", ")}`);
@@ -467,7 +467,7 @@ export async function decideEnrollments(
     const created: string[] = [];
     for (const e of found) newEvents.push(...(await decideOne(tx, e, decision, actor, reason, now, created, labels)));
     await joinFleets(tx, ctx, created, now, actor, effects);
-    const events: EventRow[] = [...(await recordEvents(tx, newEvents)), ...(await finishEffects(tx, ctx, effects, now, actor))];
+    const events: EventRow[] = [...(await recordEvents(tx, newEvents)), ...(await finishEffects(tx, effects, now, actor))];
     const rows = await inChunks(unique, (chunk) => tx.enrollmentRequest.findMany({ where: { id: { in: chunk } }, select: enrollmentSelect }));
     return { rows, events, effects };
     // Approved devices join fleets by the fleets' selectors (server/fleets/membership.ts).

@@ -235,9 +235,9 @@ async function change<T>(ctx: ServerContext, actor: string, fleet: { name: strin
   const { result, rows, effects } = await transaction(
     ctx.db,
     async (tx) => {
-      const effects = newEffects();
+      const effects = newEffects(ctx.statusSettings);
       const result = await body(tx, now, effects);
-      return { result, rows: await finishEffects(tx, ctx, effects, now, actor), effects };
+      return { result, rows: await finishEffects(tx, effects, now, actor), effects };
     },
     {
       locks: [locks.fleet(fleet.name), ...(fleet.selectors ? [locks.fleetSelectors] : [])],

@@ -7,8 +7,8 @@
  */
 import type { Tx } from "../db";
 import type { EventRow, NewEvent } from "../events/events";
-import { dialectOfDb, executeRaw, inJsonList, jsonArrayRows, queryRaw } from "../lib/dialect-sql";
-import { rederive, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow } from "../devices/status";
+import { dialectOfDb, executeRaw, inJsonList, jsonArrayRows, queryRaw, rowLockOf } from "../lib/dialect-sql";
+import { rederive, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow, type StatusColumns } from "../devices/status";
 import type { StatusSettings } from "../../lib/device-status";
 
 /** `"id" IN (…)` for a list of any length, bound as one JSON array parameter. */
@@ -46,19 +46,13 @@ export async function insertEvents(tx: Tx, events: NewEvent[], now: Date): Promi
   }));
 }
 
-/** The derivation's facts of many devices, with their owner fleet's templateVersion. */
-export async function loadFacts(tx: Tx, ids: string[]): Promise<DeviceFactsRow[]> {
-  if (ids.length === 0) return [];
-  const rows = await queryRaw<Record<string, unknown>[]>(
-    tx,
-    `SELECT d."id", d."name", d."reported", d."lastSeen", d."renderedVersion", d."templateVersion", d."owner", d."enrollmentId",
-       d."decommissionRequestedAt", d."conflictPaused", d."summary", d."updatedStatus", d."updatingReason", d."applicationSummary",
-       d."lifecycle", d."decommissioning", d."credentialRevokedAt", f."templateVersion" AS "fleetTemplateVersion"
-     FROM "Device" d LEFT JOIN "Fleet" f ON f."name" = d."owner"
-     WHERE d."id" ${inIds(tx)}`,
-    JSON.stringify(ids),
-  );
-  return rows.map((r) => ({
+const FACTS = `SELECT d."id", d."name", d."reported", d."lastSeen", d."renderedVersion", d."templateVersion", d."owner", d."enrollmentId",
+    d."decommissionRequestedAt", d."conflictPaused", d."summary", d."updatedStatus", d."updatingReason", d."applicationSummary",
+    d."lifecycle", d."decommissioning", d."credentialRevokedAt", f."templateVersion" AS "fleetTemplateVersion"
+  FROM "Device" d LEFT JOIN "Fleet" f ON f."name" = d."owner"`;
+
+function factsRow(r: Record<string, unknown>): DeviceFactsRow {
+  return {
     id: String(r.id),
     name: String(r.name),
     reported: (r.reported as string | null) ?? null,
@@ -77,45 +71,78 @@ export async function loadFacts(tx: Tx, ids: string[]): Promise<DeviceFactsRow[]
     decommissioning: (r.decommissioning as string | null) ?? null,
     credentialRevokedAt: asDate(r.credentialRevokedAt),
     ownerFleet: r.owner !== null && r.fleetTemplateVersion !== null ? { templateVersion: String(r.fleetTemplateVersion) } : null,
-  }));
+  };
+}
+
+/** The derivation's facts of many devices, with their owner fleet's templateVersion. */
+export async function loadFacts(tx: Tx, ids: string[]): Promise<DeviceFactsRow[]> {
+  if (ids.length === 0) return [];
+  const rows = await queryRaw<Record<string, unknown>[]>(tx, `${FACTS} WHERE d."id" ${inIds(tx)}`, JSON.stringify(ids));
+  return rows.map(factsRow);
 }
 
 /**
- * Re-derives the statuses of `ids` from their rows as they are now in this transaction (after
- * a render, a join or a leave), writes the ones that changed, grouped so that devices with the
- * same new statuses share one UPDATE, and returns one event per changed axis, as the
- * heartbeat's derivation records them.
+ * The facts of fleet `owner`'s members whose rendered spec is not template version
+ * `templateVersionId` (of `ids` alone, when given): what a render would change. Locked for
+ * the rest of the transaction (PostgreSQL; SQLite's writer is one already), in id order, so
+ * that a heartbeat of one of them waits for the render and then derives on the new spec.
  */
-export async function rederiveStatuses(tx: Tx, ids: string[], now: Date, settings: StatusSettings, actor: string): Promise<NewEvent[]> {
-  const rows = await loadFacts(tx, ids);
-  const groups = new Map<string, string[]>();
+export async function loadFactsBehind(tx: Tx, owner: string, templateVersionId: string, ids?: string[]): Promise<DeviceFactsRow[]> {
+  const rows = await queryRaw<Record<string, unknown>[]>(
+    tx,
+    `${FACTS} WHERE d."owner" = ? AND (d."renderedSpecId" IS NULL OR d."renderedSpecId" <> ?)${ids ? ` AND d."id" ${inIds(tx)}` : ""}
+     ORDER BY d."id"${rowLockOf(dialectOfDb(tx), "d")}`,
+    owner,
+    templateVersionId,
+    ...(ids ? [JSON.stringify(ids)] : []),
+  );
+  return rows.map(factsRow);
+}
+
+/** Devices grouped by the status columns they get, and one event per changed axis of each. */
+export interface Derivation {
+  groups: Map<string, { columns: StatusColumns; ids: string[] }>;
+  events: NewEvent[];
+}
+
+/**
+ * Derives each row's statuses as its facts are, after `change` (e.g. a render: the facts it
+ * will have once written). `all`: every row goes into a group (a render writes every row);
+ * otherwise only the rows whose statuses change.
+ */
+export function deriveRows(rows: DeviceFactsRow[], now: Date, settings: StatusSettings, actor: string, all = false, change?: (row: DeviceFactsRow) => DeviceFactsRow): Derivation {
+  const groups: Derivation["groups"] = new Map();
   const events: NewEvent[] = [];
-  for (const row of rows) {
-    const before = storedStatus(row);
+  for (const stored of rows) {
+    const row = change ? change(stored) : stored;
+    const before = storedStatus(stored);
     const after = rederive(row, now, settings);
     const changes = statusChangeEvents(row.name, before, after, actor);
-    if (changes.length === 0) continue;
+    if (changes.length === 0 && !all) continue;
     events.push(...changes);
-    const key = JSON.stringify(statusColumns(after));
+    const columns = statusColumns(after);
+    const key = JSON.stringify(columns);
     let group = groups.get(key);
-    if (!group) groups.set(key, (group = []));
-    group.push(row.id);
+    if (!group) groups.set(key, (group = { columns, ids: [] }));
+    group.ids.push(row.id);
   }
-  for (const [key, group] of groups) {
-    const c = JSON.parse(key) as ReturnType<typeof statusColumns>;
-    await executeRaw(
-      tx,
-      `UPDATE "Device" SET "summary" = ?, "updatedStatus" = ?, "updatingReason" = ?, "applicationSummary" = ?, "lifecycle" = ?,
-         "decommissioning" = ?, "updatedAt" = ? WHERE "id" ${inIds(tx)}`,
-      c.summary,
-      c.updatedStatus,
-      c.updatingReason,
-      c.applicationSummary,
-      c.lifecycle,
-      c.decommissioning,
-      now,
-      JSON.stringify(group),
-    );
+  return { groups, events };
+}
+
+/** `SET` of the status columns, and their values in order, for one group's UPDATE. */
+export const STATUS_SET = `"summary" = ?, "updatedStatus" = ?, "updatingReason" = ?, "applicationSummary" = ?, "lifecycle" = ?, "decommissioning" = ?`;
+export const statusValues = (c: StatusColumns) => [c.summary, c.updatedStatus, c.updatingReason, c.applicationSummary, c.lifecycle, c.decommissioning];
+
+/**
+ * Re-derives the statuses of `ids` from their rows as they are now in this transaction (after
+ * a join or a leave), writes the ones that changed, grouped so that devices with the same new
+ * statuses share one UPDATE, and returns one event per changed axis, as the heartbeat's
+ * derivation records them.
+ */
+export async function rederiveStatuses(tx: Tx, ids: string[], now: Date, settings: StatusSettings, actor: string): Promise<NewEvent[]> {
+  const { groups, events } = deriveRows(await loadFacts(tx, ids), now, settings, actor);
+  for (const { columns, ids: group } of groups.values()) {
+    await executeRaw(tx, `UPDATE "Device" SET ${STATUS_SET}, "updatedAt" = ? WHERE "id" ${inIds(tx)}`, ...statusValues(columns), now, JSON.stringify(group));
   }
   return events;
 }

@@ -46,6 +46,14 @@ export function inJsonList(dialect: Dialect): string {
   return dialect === "sqlite" ? `IN (SELECT value FROM json_each(?))` : `IN (SELECT jsonb_array_elements_text(?::jsonb))`;
 }
 
+/**
+ * ` FOR NO KEY UPDATE OF alias` on PostgreSQL: the rows a SELECT reads stay locked for the
+ * transaction. Nothing on SQLite, whose one writer a transaction already is once it has written.
+ */
+export function rowLockOf(dialect: Dialect, alias: string): string {
+  return dialect === "postgresql" ? ` FOR NO KEY UPDATE OF ${alias}` : "";
+}
+
 /** A device's labels as one JSON object text (NULL when it has none). */
 export function labelsObject(dialect: Dialect, deviceIdColumn: string): string {
   return dialect === "sqlite"

@@ -299,11 +299,11 @@ async function runOne(ctx: ServerContext, fleetId: string): Promise<void> {
   const done = await transaction(
     ctx.db,
     async (tx) => {
-      const effects = newEffects();
+      const effects = newEffects(ctx.statusSettings);
       const ev = await evaluate(tx, fleetId, now);
       if (!ev?.changed) return null;
       await persist(tx, ev, now, effects);
-      const rows = await finishEffects(tx, ctx, effects, now, ROLLOUT_CONTROLLER);
+      const rows = await finishEffects(tx, effects, now, ROLLOUT_CONTROLLER);
       // The counts commit with the phase: a reader never sees Completed beside the counts before it.
       return { effects, rows: [...rows, ...(await refreshFleetStatusInTx(tx, ctx, [...effects.fleets]))] };
     },

@@ -23,7 +23,7 @@ export async function requestRollout(ctx: ServerContext, name: string, kind: Rol
   const { effects, rows } = await transaction(
     ctx.db,
     async (tx) => {
-      const effects = newEffects();
+      const effects = newEffects(ctx.statusSettings);
       const fleet = await tx.fleet.findUnique({ where: { name }, select: { id: true } });
       if (!fleet) throw notFound(`fleet "${name}"`);
       const open = await tx.rollout.findFirst({ where: { fleetId: fleet.id, endedAt: null }, select: { id: true } });
@@ -37,7 +37,7 @@ export async function requestRollout(ctx: ServerContext, name: string, kind: Rol
       const outcome = decision?.requests.find((r) => r.id === request.id);
       // Rolled back with the rest: a request that changes nothing is not recorded.
       if (!outcome || outcome.outcome !== "applied") throw conflict(`cannot ${kind} the rollout of fleet ${name}: ${outcome?.message ?? "the rollout did not take the request"}`);
-      return { effects, rows: await finishEffects(tx, ctx, effects, now, ROLLOUT_CONTROLLER) };
+      return { effects, rows: await finishEffects(tx, effects, now, ROLLOUT_CONTROLLER) };
     },
     { locks: [locks.fleet(name)], timeout: 60_000, maxWait: 30_000 },
   );
