@@ -10,7 +10,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SqlAgentStore } from "../server/devices/agent-store-sql";
-import { SqliteDriver } from "../server/devices/sqlite-driver";
+import { FLUSH_BUDGET_MS, SqliteDriver } from "../server/devices/sqlite-driver";
 import { PgDriver } from "../server/devices/pg-driver";
 import pg from "pg";
 import { all, Batched, many, run } from "../server/devices/sql-driver";
@@ -36,13 +36,13 @@ interface GroupProbe {
 
 const PUT = `INSERT INTO t (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v`;
 
-/** The SQLite driver with a scratch table. */
+/** The SQLite driver with a scratch table; no group commit budget, so a turn's writes are one transaction however slow the machine. */
 class Probe implements GroupProbe {
   transactions = 0;
   readonly driver: SqliteDriver;
   readonly store: SqlAgentStore;
   constructor(file: string) {
-    this.driver = new SqliteDriver(file);
+    this.driver = new SqliteDriver(file, undefined, Infinity);
     this.store = new SqlAgentStore(this.driver);
     const db = this.driver.db;
     db.exec(`CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, v INTEGER NOT NULL)`);
@@ -445,5 +445,36 @@ describe("write gate", () => {
     ).rejects.toThrow("no");
     await fast.touch(id, "{}", new Date());
     expect((await db.device.findUniqueOrThrow({ where: { id } })).agentVersion).toBe("t");
+  });
+});
+
+describe("group commit budget (SQLite)", () => {
+  it("holds the event loop for at most its budget: a pile of writes commits over several turns, in order, every one", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drover-budget-"));
+    const driver = new SqliteDriver(migratedFile(dir));
+    try {
+      driver.db.exec(`CREATE TABLE "Slow" ("n" INTEGER)`);
+      // Each write ≈ 1 ms (a busy loop inside SQLite's function call), 40 of them: ≈ 40 ms in one turn without a budget.
+      driver.db.function("spin", (n: number) => {
+        const until = performance.now() + 1;
+        while (performance.now() < until);
+        return n;
+      });
+      const turns: number[] = [];
+      let turn = 0;
+      const ticking = setInterval(() => turn++, 0);
+      const writes = Array.from({ length: 40 }, (_, n) =>
+        driver.write(run(`INSERT INTO "Slow" ("n") VALUES (spin(?))`, [n])).then(() => void turns.push(turn)),
+      );
+      await Promise.all(writes);
+      clearInterval(ticking);
+      expect(driver.db.prepare(`SELECT group_concat("n") AS s FROM (SELECT "n" FROM "Slow" ORDER BY rowid)`).get()).toEqual({ s: Array.from({ length: 40 }, (_, n) => n).join(",") });
+      // Committed over several turns of the event loop (a timer ran between them), each batch ≤ budget + one write.
+      expect(FLUSH_BUDGET_MS).toBeLessThanOrEqual(5);
+      expect(new Set(turns).size).toBeGreaterThanOrEqual(6);
+    } finally {
+      driver.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -8,6 +8,11 @@
  * transaction, each in its own savepoint. A commit costs ≈40–150 µs and dirties the same pages
  * again and again; under load, hundreds of heartbeats and reports share one. Never while a Prisma
  * interactive transaction is open (write-gate.ts): the batch waits for it to end.
+ *
+ * A batch runs on the event loop, so it holds for at most `FLUSH_BUDGET_MS` (and its first
+ * write): what is left commits in the next turn, after the I/O that waited. Otherwise the writes
+ * that piled up behind a long Prisma transaction (3,000 heartbeats behind a fleet's template
+ * change) would stop every held poll's answer for a hundred milliseconds and more.
  */
 import Database from "better-sqlite3";
 import { WriteGate } from "../write-gate";
@@ -23,6 +28,9 @@ const forSqlite = (sql: string) => sql.replace(/::[a-z0-9]+(\[\])?/g, "").replac
 
 const bindOne = (v: unknown) => (v instanceof Date ? sqliteDate(v) : typeof v === "boolean" ? (v ? 1 : 0) : v === undefined ? null : v);
 const bind = (values: unknown[]) => values.map(bindOne);
+
+/** The longest one group commit holds the event loop (its first write runs whatever it costs). */
+export const FLUSH_BUDGET_MS = 4;
 
 interface Unit {
   run(): unknown;
@@ -40,6 +48,8 @@ export class SqliteDriver implements SqlDriver {
   constructor(
     file: string,
     private readonly gate: WriteGate = new WriteGate(),
+    /** How long one group commit may hold the event loop (tests counting transactions pass Infinity). */
+    private readonly budgetMs = FLUSH_BUDGET_MS,
   ) {
     this.db = new Database(file);
     this.db.pragma("journal_mode = WAL");
@@ -108,7 +118,7 @@ export class SqliteDriver implements SqlDriver {
     for (const [sql, rows] of by) this.exec({ kind: "many", sql, rows: [...rows.values()] });
   }
 
-  private flush(): void {
+  private flush(budgetMs = this.budgetMs): void {
     // Never inside an open Prisma transaction (write-gate.ts): wait for it to end.
     if (this.gate.held) return this.gate.afterRelease(() => this.flush());
     // Writes whose client went away while they waited (a Prisma transaction open): dropped unwritten.
@@ -121,6 +131,7 @@ export class SqliteDriver implements SqlDriver {
     }
     if (units.length === 0) return;
     const outcomes: Outcome<unknown>[] = [];
+    const deadline = performance.now() + budgetMs;
     try {
       if (!this.db.open) throw new Error("the database connection is closed");
       const savepoint = this.stmt("SAVEPOINT w");
@@ -128,6 +139,7 @@ export class SqliteDriver implements SqlDriver {
       const rollbackTo = this.stmt("ROLLBACK TO w");
       this.db.transaction(() => {
         for (const unit of units) {
+          if (outcomes.length > 0 && performance.now() > deadline) break;
           if (units.length === 1) {
             outcomes.push({ ok: true, value: unit.run() });
             continue;
@@ -145,20 +157,31 @@ export class SqliteDriver implements SqlDriver {
         }
       })();
     } catch (error) {
-      // The commit failed (or the only write threw): nothing of the batch is written.
-      for (const unit of units) unit.reject(error);
+      // The commit failed (or the only write threw): nothing of what ran is written. What the
+      // budget left for later is tried in the next turn.
+      const ran = outcomes.length + 1;
+      for (const unit of units.slice(0, ran)) unit.reject(error);
+      this.requeue(units.slice(ran));
       return;
     }
-    units.forEach((unit, i) => {
-      const o = outcomes[i]!;
+    this.requeue(units.slice(outcomes.length));
+    outcomes.forEach((o, i) => {
+      const unit = units[i]!;
       if (o.ok) unit.resolve(o.value);
       else unit.reject(o.error);
     });
   }
 
+  /** Writes a batch's budget left: first in the next one, before any that arrived since. */
+  private requeue(rest: Unit[]): void {
+    if (rest.length === 0) return;
+    this.schedule();
+    this.pending.unshift(...rest);
+  }
+
   close(): void {
-    // Writes already accepted reach the disk before the connection goes.
-    if (!this.gate.held) this.flush();
+    // Writes already accepted reach the disk before the connection goes, all of them now.
+    if (!this.gate.held) while (this.pending.length > 0 || this.merged.length > 0) this.flush(Infinity);
     this.db.close();
   }
 }
