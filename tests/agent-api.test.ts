@@ -18,6 +18,7 @@ import {
   type EnrolledDevice,
 } from "./helpers/devices";
 import { topics } from "../server/bus";
+import { awaitDecision } from "../server/enrollments/enrollments";
 
 const AUTO_APPROVE = "site=lab,env in (dev,test)";
 
@@ -187,6 +188,26 @@ describe("enrollment", () => {
     const answers = await Promise.all(Array.from({ length: 5 }, () => decisionOf(s, body.enrollmentId, secret)));
     expect(answers.every((a) => a.status === 200 && a.body.status === "Approved")).toBe(true);
     expect(answers.filter((a) => a.body.token !== undefined)).toHaveLength(1);
+  });
+
+  it("an ask whose client has gone does not use the token up, before or while it is given out: the next ask gets it", async () => {
+    const name = uniqueName("gone");
+    const secret = newSecret();
+    const { body } = await s.agent<{ enrollmentId: string }>("POST", "/enrollments", enrollmentBody(name, secret));
+    await s.api("POST", `/enrollments/${body.enrollmentId}/approve`, {});
+    // Hung up before the answer was read (a held wait its agent gave up on): nothing given out.
+    const gone = new AbortController();
+    gone.abort();
+    expect(await awaitDecision(s.ctx, body.enrollmentId, secret, 0, gone.signal)).toEqual({ status: "Approved" });
+    // Hung up while the token was being given out (seen after the commit): given back.
+    let looks = 0;
+    const goneMidway = { get aborted() { return ++looks > 1; } } as AbortSignal;
+    expect(await awaitDecision(s.ctx, body.enrollmentId, secret, 0, goneMidway)).toEqual({ status: "Approved" });
+    expect(looks).toBe(2);
+    const next = await decisionOf(s, body.enrollmentId, secret);
+    expect(next.body).toEqual({ status: "Approved", token: expect.stringMatching(/^drvd/) });
+    expect((await s.agent("POST", "/status", heartbeatBody(), { authorization: `Bearer ${next.body.token}` })).status).toBe(200);
+    expect((await decisionOf(s, body.enrollmentId, secret)).body).toEqual({ status: "Approved" });
   });
 
   it("wait parks the request and answers within a second of an approval made meanwhile", async () => {

@@ -494,14 +494,33 @@ async function touchLastSeen(
   await ctx.db.enrollmentRequest.updateMany({ where: { id: row.id }, data: { lastSeenAt: now, ...(clientAddress !== undefined ? { lastSeenAddress: clientAddress } : {}) } });
 }
 
-/** The agent's view of its request. The token appears in the first answer after approval only. */
-async function readDecision(ctx: ServerContext, id: string, secret: string, clientAddress?: string): Promise<EnrollmentDecision & { pending: boolean }> {
+/**
+ * The agent's view of its request. The token appears in the first answer after approval only,
+ * and only to an asker still there (`signal` not aborted): one that hung up (its own timeout,
+ * under load) does not use it up, and its next ask gets it. Without that an agent whose answer
+ * was lost could never enroll (`token.lost`; 965 of 10,000 simulated agents in one bench ramp
+ * on PostgreSQL).
+ */
+async function readDecision(
+  ctx: ServerContext,
+  id: string,
+  secret: string,
+  clientAddress?: string,
+  signal?: AbortSignal,
+): Promise<EnrollmentDecision & { pending: boolean }> {
   const row = await ctx.db.enrollmentRequest.findUnique({ where: { id } });
   if (!row) throw notFound(`enrollment request "${id}"`);
   if (!sameHash(row.secretHash, sha256(secret))) throw unauthenticated("wrong enrollment secret");
   if (clientAddress !== undefined) await touchLastSeen(ctx, row, clientAddress);
   const status = row.status as EnrollmentState;
-  if (status !== "Approved" || row.tokenIssuedAt !== null) return { status, pending: status === "Pending" };
+  if (status !== "Approved" || row.tokenIssuedAt !== null || signal?.aborted) return { status, pending: status === "Pending" };
+  const issuedAt = ctx.now();
+  // Gone while the credential was being given out: given back (guarded by this ask's own mark).
+  const keptBy = async (given: boolean) => {
+    if (!given || !signal?.aborted) return given;
+    await ctx.db.enrollmentRequest.updateMany({ where: { id, tokenIssuedAt: issuedAt }, data: { tokenIssuedAt: null } });
+    return false;
+  };
 
   if (row.csr !== null && ctx.deviceCa) {
     // Issue 23: the device's certificate rather than a token (tokenIssuedAt marks either as given out).
@@ -509,23 +528,23 @@ async function readDecision(ctx: ServerContext, id: string, secret: string, clie
     if (!device) throw notFound(`device of enrollment request "${id}"`);
     const certificate = await signDeviceCertificate(ctx, device, row.csr);
     const given = await transaction(ctx.db, async (tx: Tx) => {
-      const { count } = await tx.enrollmentRequest.updateMany({ where: { id, tokenIssuedAt: null }, data: { tokenIssuedAt: ctx.now() } });
+      const { count } = await tx.enrollmentRequest.updateMany({ where: { id, tokenIssuedAt: null }, data: { tokenIssuedAt: issuedAt } });
       if (count !== 1) return false;
       await tx.device.update({ where: { id: device.id }, data: certificateColumns(certificate) });
       return true;
     });
-    return given ? { status, certificate: certificate.certPem, pending: false } : { status, pending: false };
+    return (await keptBy(given)) ? { status, certificate: certificate.certPem, pending: false } : { status, pending: false };
   }
 
   const token = newToken(DEVICE_TOKEN_PREFIX);
   // Both writes are guarded (`tokenIssuedAt IS NULL`, the device of this request): it may run beside others like it.
   const issued = await transaction(ctx.db, async (tx: Tx) => {
-    const { count } = await tx.enrollmentRequest.updateMany({ where: { id, tokenIssuedAt: null }, data: { tokenIssuedAt: ctx.now() } });
+    const { count } = await tx.enrollmentRequest.updateMany({ where: { id, tokenIssuedAt: null }, data: { tokenIssuedAt: issuedAt } });
     if (count !== 1) return false; // another request of this agent got it first
     await tx.device.update({ where: { enrollmentId: id }, data: { tokenHash: sha256(token) } });
     return true;
   });
-  return issued ? { status, token, pending: false } : { status, pending: false };
+  return (await keptBy(issued)) ? { status, token, pending: false } : { status, pending: false };
 }
 
 export async function awaitDecision(
@@ -544,7 +563,7 @@ export async function awaitDecision(
     wake?.();
   });
   try {
-    const first = await readDecision(ctx, id, secret, clientAddress);
+    const first = await readDecision(ctx, id, secret, clientAddress, signal);
     if (!first.pending || waitSeconds <= 0) return strip(first);
     if (!decided) {
       await new Promise<void>((resolve) => {
@@ -558,7 +577,7 @@ export async function awaitDecision(
         signal.addEventListener("abort", done);
       });
     }
-    return strip(await readDecision(ctx, id, secret));
+    return strip(await readDecision(ctx, id, secret, undefined, signal));
   } finally {
     unsubscribe();
   }
