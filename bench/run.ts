@@ -362,12 +362,14 @@ async function main() {
   let allAppliedMs = NaN;
   for (;;) {
     checkDeadline();
-    if ((await upToDate()).upToDate >= members) {
+    // Every member that holds a poll: one whose agent gave up never applies it (the wait was endless then).
+    if ((await upToDate()).upToDate >= pollsToAnswer) {
       allAppliedMs = performance.now() - fleetT0;
       break;
     }
     await sleep(500);
   }
+  log(`fleet change: PUT answered in ${Math.round(putMs)} ms, every held poll in ${Math.round(allAnsweredMs)} ms, every member up to date in ${Math.round(allAppliedMs)} ms`);
   const latencyReport = {
     wakeMs: { samples: latencies.length, p50: Number(percentile(latencies, 50).toFixed(1)), p99: Number(percentile(latencies, 99).toFixed(1)), max: Number((latencies.at(-1) ?? NaN).toFixed(1)) },
     approveToOfferMs: {
