@@ -158,8 +158,8 @@ export class SqliteDriver implements SqlDriver {
       })();
     } catch (error) {
       // The commit failed (or the only write threw): nothing of what ran is written. What the
-      // budget left for later is tried in the next turn.
-      const ran = outcomes.length + 1;
+      // budget left for later is tried in the next turn, unless the connection is gone.
+      const ran = this.db.open ? outcomes.length + 1 : units.length;
       for (const unit of units.slice(0, ran)) unit.reject(error);
       this.requeue(units.slice(ran));
       return;

@@ -69,7 +69,7 @@ export async function renderDevices(
   const templateVersion = String(tv.version);
   const rows = await loadFactsBehind(tx, fleet.name, tv.id, deviceIds);
   const rendered = (r: { renderedVersion: number }) => r.renderedVersion + 1;
-  const { groups, events } = deriveRows(rows, now, effects.settings, actor, true, (r) => ({ ...r, renderedVersion: rendered(r), templateVersion }));
+  const { groups, events } = deriveRows(rows, now, effects.settings, actor, (r) => ({ ...r, renderedVersion: rendered(r), templateVersion }));
   for (const { columns, ids } of groups.values()) {
     await executeRaw(
       tx,

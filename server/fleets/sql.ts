@@ -7,7 +7,7 @@
  */
 import type { Tx } from "../db";
 import type { EventRow, NewEvent } from "../events/events";
-import { dialectOfDb, executeRaw, inJsonList, jsonArrayRows, queryRaw, rowLockOf } from "../lib/dialect-sql";
+import { dialectOfDb, executeRaw, inJsonList, jsonArrayRows, queryRaw, lockedInKeyOrder } from "../lib/dialect-sql";
 import { rederive, statusChangeEvents, statusColumns, storedStatus, type DeviceFactsRow, type StatusColumns } from "../devices/status";
 import type { StatusSettings } from "../../lib/device-status";
 
@@ -91,7 +91,7 @@ export async function loadFactsBehind(tx: Tx, owner: string, templateVersionId: 
   const rows = await queryRaw<Record<string, unknown>[]>(
     tx,
     `${FACTS} WHERE d."owner" = ? AND (d."renderedSpecId" IS NULL OR d."renderedSpecId" <> ?)${ids ? ` AND d."id" ${inIds(tx)}` : ""}
-     ORDER BY d."id"${rowLockOf(dialectOfDb(tx), "d")}`,
+     ${lockedInKeyOrder(dialectOfDb(tx), "d")}`,
     owner,
     templateVersionId,
     ...(ids ? [JSON.stringify(ids)] : []),
@@ -106,19 +106,18 @@ export interface Derivation {
 }
 
 /**
- * Derives each row's statuses as its facts are, after `change` (e.g. a render: the facts it
- * will have once written). `all`: every row goes into a group (a render writes every row);
- * otherwise only the rows whose statuses change.
+ * Derives each row's statuses from its facts: as they are (only the rows whose statuses change
+ * are grouped), or as `rendered` makes them (a render writes every row, so every row is).
  */
-export function deriveRows(rows: DeviceFactsRow[], now: Date, settings: StatusSettings, actor: string, all = false, change?: (row: DeviceFactsRow) => DeviceFactsRow): Derivation {
+export function deriveRows(rows: DeviceFactsRow[], now: Date, settings: StatusSettings, actor: string, rendered?: (row: DeviceFactsRow) => DeviceFactsRow): Derivation {
   const groups: Derivation["groups"] = new Map();
   const events: NewEvent[] = [];
   for (const stored of rows) {
-    const row = change ? change(stored) : stored;
+    const row = rendered ? rendered(stored) : stored;
     const before = storedStatus(stored);
     const after = rederive(row, now, settings);
     const changes = statusChangeEvents(row.name, before, after, actor);
-    if (changes.length === 0 && !all) continue;
+    if (changes.length === 0 && !rendered) continue;
     events.push(...changes);
     const columns = statusColumns(after);
     const key = JSON.stringify(columns);
