@@ -59,6 +59,8 @@ interface CertifiedDevice {
   name: string;
   key: string;
   cert: string;
+  enrollmentId: string;
+  secret: string;
 }
 
 /** What an agent does at its first start with a key of its own: enroll with a CSR, be approved, take the certificate. */
@@ -73,7 +75,7 @@ async function enrollByCsr(server: TestServer, name = uniqueName("cert")): Promi
   expect(decision.body.token).toBeUndefined();
   const cert = decision.body.certificate!;
   const device = await server.ctx.db.device.findUniqueOrThrow({ where: { name }, select: { id: true } });
-  return { id: device.id, name, key, cert };
+  return { id: device.id, name, key, cert, enrollmentId: created.body.enrollmentId, secret };
 }
 
 const row = (server: TestServer, name: string) =>
@@ -94,10 +96,16 @@ describe("devices identified by client certificates (DROVER_TLS=auto)", () => {
     const stored = await row(s, d.name);
     expect(stored.certFingerprint).toBe(x.fingerprint256.replaceAll(":", "").toLowerCase());
     expect(stored.certNotAfter?.toISOString()).toBe(new Date(x.validTo).toISOString());
+    // Its answer lost on the way: asked again before the device is seen, the same certificate, still the one recorded.
+    const decision = (secret: string) => s.agent<{ status: string; certificate?: string }>("GET", `/enrollments/${d.enrollmentId}`, undefined, { "x-enrollment-secret": secret });
+    expect((await decision(d.secret)).body).toEqual({ status: "Approved", certificate: d.cert });
+    expect((await row(s, d.name)).certFingerprint).toBe(stored.certFingerprint);
 
     const beat = await call(s, "POST", "/status", d, heartbeatBody());
     expect(beat.status, JSON.stringify(beat.body)).toBe(200);
     expect((await row(s, d.name)).lastSeen).not.toBeNull();
+    // Seen: it arrived, and asking again gives nothing.
+    expect((await decision(d.secret)).body).toEqual({ status: "Approved" });
     expect((await call(s, "GET", "/work?wait=0", d)).status).toBe(200);
   });
 

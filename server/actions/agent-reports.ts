@@ -44,7 +44,9 @@ export async function reportAction(ctx: ServerContext, device: { id: string; nam
   return view;
 }
 
-export async function reconcileQueue(ctx: ServerContext, device: { id: string; name: string }, queue: { id: string }[]): Promise<void> {
+export async function reconcileQueue(ctx: ServerContext, device: { id: string; name: string; holdsActions?: boolean }, queue: { id: string }[]): Promise<void> {
+  // It held none when authenticated: an action that moved to NEW or RUNNING since is within the grace.
+  if (device.holdsActions === false) return;
   const lost = await agentStore(ctx).markLost(device, new Set(queue.map((a) => a.id)), ctx.now(), LOST_GRACE_MS);
   publishEvents(ctx, lost);
   actionsEnded(ctx, lost);

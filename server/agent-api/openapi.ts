@@ -166,7 +166,7 @@ export function agentOpenApi(): Record<string, unknown> {
       },
       "/enrollments/{id}": {
         get: {
-          summary: `Wait up to \`wait\` seconds (at most ${MAX_WAIT_SECONDS}) for the decision; the token (or, for a request with a csr, the certificate) appears in the first answer after approval only (an ask whose client hung up first does not use it up). A wait counts against the server's budget of held requests`,
+          summary: `Wait up to \`wait\` seconds (at most ${MAX_WAIT_SECONDS}) for the decision; after approval the answer carries the token (or, for a request with a csr, the certificate), the same one in every answer until the device is first seen (its first POST /status): an answer lost on its way costs nothing, ask again. A wait counts against the server's budget of held requests`,
           security: [],
           parameters: [
             { name: "id", in: "path", required: true, description: "enrollmentId from POST /enrollments", schema: { type: "string" } },

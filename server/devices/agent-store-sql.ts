@@ -25,6 +25,8 @@ import {
   REVOKED_OUTCOME_UNKNOWN,
   type AgentActionView,
   type AgentStore,
+  type CertificateColumns,
+  type CertifiedDevice,
   type DeviceWithCredential,
   type HeartbeatWrite,
   type MaybePromise,
@@ -47,7 +49,8 @@ const FACT_COLUMNS = `"id", "name", "reported", "lastSeen", "renderedVersion", "
   "lifecycle", "decommissioning", "credentialRevokedAt",
   (SELECT f."templateVersion" FROM "Fleet" f WHERE f."name" = "Device"."owner") AS "fleetTemplateVersion"`;
 
-type RawDevice = Omit<DeviceWithCredential, "ownerFleet" | "lastSeen" | "decommissionRequestedAt" | "credentialRevokedAt" | "conflictPaused"> & {
+type RawDevice = Omit<DeviceWithCredential, "ownerFleet" | "lastSeen" | "decommissionRequestedAt" | "credentialRevokedAt" | "conflictPaused" | "holdsActions"> & {
+  holdsActions?: unknown;
   lastSeen: unknown;
   decommissionRequestedAt: unknown;
   credentialRevokedAt: unknown;
@@ -105,9 +108,10 @@ interface ReportItem {
 
 function toFacts(r: RawDevice | undefined): DeviceWithCredential | null {
   if (!r) return null;
-  const { fleetTemplateVersion, ...rest } = r;
+  const { fleetTemplateVersion, holdsActions, ...rest } = r;
   return {
     ...rest,
+    ...(holdsActions === undefined ? {} : { holdsActions: yes(holdsActions) }),
     lastSeen: date(r.lastSeen),
     decommissionRequestedAt: date(r.decommissionRequestedAt),
     credentialRevokedAt: date(r.credentialRevokedAt),
@@ -123,7 +127,13 @@ const VIEW = `"id", "kind", "args", "origin", "state", "output", "error", "creat
 
 /** The statements, written once (`many`: one row's, see sql-driver.ts). */
 const S = {
-  byToken: `SELECT ${FACT_COLUMNS} FROM "Device" WHERE "tokenHash" = ?`,
+  // With it, whether the device holds NEW or RUNNING actions: most heartbeats then skip looking for lost ones.
+  byToken: `SELECT ${FACT_COLUMNS}, EXISTS (SELECT 1 FROM "Action" a WHERE a."deviceId" = "Device"."id" AND a."state" IN ('NEW', 'RUNNING')) AS "holdsActions"
+    FROM "Device" WHERE "tokenHash" = ?`,
+  // The same by a client certificate's fingerprint (issue 23): the current one or the one it renewed.
+  byCertificate: `SELECT ${FACT_COLUMNS}, "certFingerprint", "certPreviousFingerprint",
+      EXISTS (SELECT 1 FROM "Action" a WHERE a."deviceId" = "Device"."id" AND a."state" IN ('NEW', 'RUNNING')) AS "holdsActions"
+    FROM "Device" WHERE "certFingerprint" = ? OR "certPreviousFingerprint" = ?`,
   identity: `SELECT "id", "name", "credentialRevokedAt" IS NOT NULL AS "revoked" FROM "Device" WHERE "tokenHash" = ?`,
   byIdForUpdate: `SELECT ${FACT_COLUMNS} FROM "Device" WHERE "id" = ? FOR UPDATE`,
   heartbeat: `UPDATE "Device" SET "reported" = ?, "lastSeen" = ?::timestamp, "updatedAt" = ?::timestamp, "conflictPaused" = COALESCE(?::boolean, "conflictPaused"),
@@ -215,6 +225,13 @@ export class SqlAgentStore implements AgentStore {
   }
   private *byToken(hash: string): Op<DeviceWithCredential | null> {
     return toFacts((yield* keyed<RawDevice>(S.byToken, [hash]))[0]);
+  }
+
+  deviceByCertificate(fingerprint: string) {
+    return this.driver.read(this.byCertificate(fingerprint));
+  }
+  private *byCertificate(fingerprint: string): Op<CertifiedDevice | null> {
+    return toFacts((yield* keyed<RawDevice & CertificateColumns>(S.byCertificate, [fingerprint, fingerprint]))[0]) as CertifiedDevice | null;
   }
 
   deviceIdentityByTokenHash(hash: string) {

@@ -79,7 +79,11 @@ export interface WorkFacts {
   revoked: boolean;
 }
 
-export type DeviceWithCredential = DeviceFactsRow & { credentialRevokedAt: Date | null };
+export type DeviceWithCredential = DeviceFactsRow & {
+  credentialRevokedAt: Date | null;
+  /** Whether it held NEW or RUNNING actions when read (set by the reads that authenticate a device): false, a heartbeat has none to find lost. */
+  holdsActions?: boolean;
+};
 
 export interface SweepItem {
   id: string;
@@ -120,8 +124,17 @@ export interface AgentActionView {
   updatedAt: string;
 }
 
+/** The fingerprints of the device's current client certificate and of the one it renewed (issue 23). */
+export interface CertificateColumns {
+  certFingerprint: string | null;
+  certPreviousFingerprint: string | null;
+}
+export type CertifiedDevice = DeviceWithCredential & CertificateColumns;
+
 export interface AgentStore {
   deviceByTokenHash(hash: string): MaybePromise<DeviceWithCredential | null>;
+  /** The device whose current or previous client certificate has this fingerprint (issue 23). */
+  deviceByCertificate(fingerprint: string): MaybePromise<CertifiedDevice | null>;
   /** Who a token belongs to, without the status facts (polls and action reports need no more). */
   deviceIdentityByTokenHash(hash: string): MaybePromise<{ id: string; name: string; revoked: boolean } | null>;
   /**

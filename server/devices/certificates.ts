@@ -18,7 +18,6 @@ import { invalid, unauthenticated, type AppError } from "../errors";
 import { normalizeAddress, trustedProxyPeer } from "../lib/client-address";
 import { DEVICE_URI_PREFIX, type CertificateAuthority, type IssuedClientCertificate, type Signer } from "../tls/auto-ca";
 import { InvalidCsr, verifiedCsr } from "../tls/signer";
-import { deviceFactsSelect } from "./status";
 import type { DeviceWithCredential } from "./agent-store";
 
 export interface DeviceCa {
@@ -185,10 +184,8 @@ export async function revokedRefusal(ctx: Pick<ServerContext, "db">, deviceId: s
 export async function deviceByCertificate(ctx: ServerContext, presented: Presented): Promise<DeviceWithCredential> {
   if (!presented.deviceId) throw unauthenticated("client certificate refused: it names no device (urn:drover:device:<id>)");
   const fingerprint = presented.fingerprint;
-  const found = await ctx.db.device.findFirst({
-    where: { OR: [{ certFingerprint: fingerprint }, { certPreviousFingerprint: fingerprint }] },
-    select: { ...deviceFactsSelect, credentialRevokedAt: true, certFingerprint: true, certPreviousFingerprint: true },
-  });
+  // The agent store's prepared read (every request a device makes comes here), not Prisma's.
+  const found = await ctx.fast.deviceByCertificate(fingerprint);
   if (!found) throw unauthenticated("client certificate refused: not the certificate this server last issued to the device it names (renewed since, or never issued)");
   const { certFingerprint, certPreviousFingerprint, ...device } = found;
   if (device.id !== presented.deviceId) throw unauthenticated("client certificate refused: it names another device than the one it was issued to");

@@ -75,7 +75,7 @@ function restartsMoved(previous: string | null, report: StatusReport): boolean {
  * `requester`: the report's connection (issue 22 item 4). When it is gone by the time the report's
  * group commit starts, nothing is written and this rejects with ClientGone (sql-driver.ts).
  */
-export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow, report: StatusReport, requester?: Requester): Promise<void> {
+export async function ingestStatus(ctx: ServerContext, device: DeviceFactsRow & { holdsActions?: boolean }, report: StatusReport, requester?: Requester): Promise<void> {
   const now = ctx.now();
   const reported: ReportedStatus = {
     resources: report.resources,

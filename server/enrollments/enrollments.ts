@@ -21,6 +21,7 @@ import { afterCommit, finishEffects, newEffects, type Effects } from "../fleets/
 import { reconcileMembership } from "../fleets/membership";
 import { refreshFleetStatus } from "../fleets/controller";
 import { checkEnrollmentToken, claimEnrollmentToken, labelsWithToken } from "../enrollment-tokens/tokens";
+import { openCredential, sealCredential, type Credential } from "./sealed-credential";
 
 export const enrollmentSelect = {
   id: true,
@@ -495,11 +496,14 @@ async function touchLastSeen(
 }
 
 /**
- * The agent's view of its request. The token appears in the first answer after approval only,
- * and only to an asker still there (`signal` not aborted): one that hung up (its own timeout,
- * under load) does not use it up, and its next ask gets it. Without that an agent whose answer
- * was lost could never enroll (`token.lost`; 965 of 10,000 simulated agents in one bench ramp
- * on PostgreSQL).
+ * The agent's view of its request. After approval the answer carries the credential (a token,
+ * or the certificate for a request with a csr), issued on the first ask after approval and
+ * given again, the same, to every later ask with the secret until the device is first seen
+ * (sealed-credential.ts): an agent whose answer was lost (its own timeout under load, a cut
+ * connection, a state directory it could not write) asks again and gets it, where it used to
+ * give up for good (`token.lost`; 965 of 10,000 simulated agents in one bench ramp on
+ * PostgreSQL, still some at 19,000 on SQLite after an asker that hung up gave it back). Once the
+ * device has been seen, its credential has arrived and the answer carries none.
  */
 async function readDecision(
   ctx: ServerContext,
@@ -513,38 +517,47 @@ async function readDecision(
   if (!sameHash(row.secretHash, sha256(secret))) throw unauthenticated("wrong enrollment secret");
   if (clientAddress !== undefined) await touchLastSeen(ctx, row, clientAddress);
   const status = row.status as EnrollmentState;
-  if (status !== "Approved" || row.tokenIssuedAt !== null || signal?.aborted) return { status, pending: status === "Pending" };
-  const issuedAt = ctx.now();
-  // Gone while the credential was being given out: given back (guarded by this ask's own mark).
-  const keptBy = async (given: boolean) => {
-    if (!given || !signal?.aborted) return given;
-    await ctx.db.enrollmentRequest.updateMany({ where: { id, tokenIssuedAt: issuedAt }, data: { tokenIssuedAt: null } });
-    return false;
-  };
+  // An asker that hung up is answered with nothing (no one would read it); its next ask gets the credential.
+  if (status !== "Approved" || signal?.aborted) return { status, pending: status === "Pending" };
+  if (row.tokenIssuedAt !== null) return { status, pending: false, ...(await givenAgain(ctx, id, secret, row.credentialSealed)) };
 
+  const issuedAt = ctx.now();
+  let credential: Credential;
+  let deviceColumns: Prisma.DeviceUpdateInput;
   if (row.csr !== null && ctx.deviceCa) {
     // Issue 23: the device's certificate rather than a token (tokenIssuedAt marks either as given out).
     const device = await ctx.db.device.findUnique({ where: { enrollmentId: id }, select: { id: true, name: true } });
     if (!device) throw notFound(`device of enrollment request "${id}"`);
     const certificate = await signDeviceCertificate(ctx, device, row.csr);
-    const given = await transaction(ctx.db, async (tx: Tx) => {
-      const { count } = await tx.enrollmentRequest.updateMany({ where: { id, tokenIssuedAt: null }, data: { tokenIssuedAt: issuedAt } });
-      if (count !== 1) return false;
-      await tx.device.update({ where: { id: device.id }, data: certificateColumns(certificate) });
-      return true;
-    });
-    return (await keptBy(given)) ? { status, certificate: certificate.certPem, pending: false } : { status, pending: false };
+    credential = { certificate: certificate.certPem };
+    deviceColumns = certificateColumns(certificate);
+  } else {
+    const token = newToken(DEVICE_TOKEN_PREFIX);
+    credential = { token };
+    deviceColumns = { tokenHash: sha256(token) };
   }
-
-  const token = newToken(DEVICE_TOKEN_PREFIX);
   // Both writes are guarded (`tokenIssuedAt IS NULL`, the device of this request): it may run beside others like it.
   const issued = await transaction(ctx.db, async (tx: Tx) => {
-    const { count } = await tx.enrollmentRequest.updateMany({ where: { id, tokenIssuedAt: null }, data: { tokenIssuedAt: issuedAt } });
-    if (count !== 1) return false; // another request of this agent got it first
-    await tx.device.update({ where: { enrollmentId: id }, data: { tokenHash: sha256(token) } });
+    const { count } = await tx.enrollmentRequest.updateMany({
+      where: { id, tokenIssuedAt: null },
+      data: { tokenIssuedAt: issuedAt, credentialSealed: sealCredential(secret, credential) },
+    });
+    if (count !== 1) return false; // another ask of this agent issued it first
+    await tx.device.update({ where: { enrollmentId: id }, data: deviceColumns });
     return true;
   });
-  return (await keptBy(issued)) ? { status, token, pending: false } : { status, pending: false };
+  if (issued) return { status, pending: false, ...credential };
+  // The other ask's credential, the one now on the device.
+  const now = await ctx.db.enrollmentRequest.findUnique({ where: { id }, select: { credentialSealed: true } });
+  return { status, pending: false, ...(await givenAgain(ctx, id, secret, now?.credentialSealed ?? null)) };
+}
+
+/** The credential given out before, again, while its device has never been seen; else nothing. */
+async function givenAgain(ctx: ServerContext, id: string, secret: string, sealed: string | null): Promise<Credential | Record<string, never>> {
+  if (sealed === null) return {};
+  const device = await ctx.db.device.findUnique({ where: { enrollmentId: id }, select: { lastSeen: true } });
+  if (!device || device.lastSeen !== null) return {};
+  return openCredential(secret, sealed) ?? {};
 }
 
 export async function awaitDecision(
