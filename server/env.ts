@@ -115,6 +115,12 @@ const EnvSchema = z.object({
    * group commit); past it, 429 before the body is read (issue 22 item 4: a slow database costs time, not memory).
    */
   DROVER_MAX_HEARTBEATS_IN_FLIGHT: z.coerce.number().int().min(1).default(1_000),
+  /**
+   * `POST /enrollments` requests inside the server at once; past it, 429 before the body is read,
+   * so that a fleet enrolling at once is spread over minutes instead of queuing past its agents'
+   * timeouts (and the operators' requests behind it).
+   */
+  DROVER_MAX_ENROLLMENTS_IN_FLIGHT: z.coerce.number().int().min(1).default(64),
   /** Held work polls one device token keeps; a new one past it answers the oldest at once. */
   DROVER_MAX_POLLS_PER_DEVICE: z.coerce.number().int().min(1).default(2),
   /** Who may read /metrics without a token: addresses and CIDRs (default loopback only). */

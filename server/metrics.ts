@@ -43,8 +43,8 @@ export function createMetrics() {
   const registry = new Registry();
   const processRegistry = processMetrics();
   let processText: { at: number; text: Promise<string> } | null = null;
-  // What two gauges read at each scrape, set by their owners once they exist (`watch`).
-  const sources = { statusInFlight: () => 0, storeWritesQueued: () => 0 };
+  // What three gauges read at each scrape, set by their owners once they exist (`watch`).
+  const sources = { statusInFlight: () => 0, enrollmentsInFlight: () => 0, storeWritesQueued: () => 0 };
   return {
     registry,
     contentType: registry.contentType,
@@ -63,6 +63,14 @@ export function createMetrics() {
       registers: [registry],
       collect() {
         this.set(sources.statusInFlight());
+      },
+    }),
+    enrollmentsInFlight: new Gauge({
+      name: "drover_enrollments_in_flight",
+      help: "POST /enrollments requests inside the server (admitted, not yet answered)",
+      registers: [registry],
+      collect() {
+        this.set(sources.enrollmentsInFlight());
       },
     }),
     storeWritesQueued: new Gauge({

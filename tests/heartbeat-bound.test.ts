@@ -2,12 +2,13 @@
  * Heartbeats in flight (issue 22 item 4), against a real server over HTTP on both databases:
  * past DROVER_MAX_HEARTBEATS_IN_FLIGHT a status report is 429 with Retry-After, before its body
  * is read, and changes nothing (nor makes a device Offline: the sweep's grace); a report whose
- * client went away while it queued for its group commit is dropped unwritten.
+ * client went away while it queued for its group commit is dropped unwritten. Likewise past
+ * DROVER_MAX_ENROLLMENTS_IN_FLIGHT an enrollment is 429 before its body is read.
  */
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, testOnPostgres, type TestServer } from "./helpers/server";
-import { enrollDevice, eventually, expectError, heartbeat, heartbeatBody, type EnrolledDevice } from "./helpers/devices";
+import { enrollDevice, enrollmentBody, eventually, expectError, heartbeat, heartbeatBody, newSecret, uniqueName, type EnrolledDevice } from "./helpers/devices";
 
 let bounded: TestServer;
 let s: TestServer;
@@ -15,7 +16,7 @@ let s: TestServer;
 beforeAll(async () => {
   [bounded, s] = await Promise.all([
     // One report at a time; no sweep of its own timer (the test says when it runs).
-    startTestServer({ DROVER_MAX_HEARTBEATS_IN_FLIGHT: "1", DROVER_SWEEP_SECONDS: "600" }),
+    startTestServer({ DROVER_MAX_HEARTBEATS_IN_FLIGHT: "1", DROVER_MAX_ENROLLMENTS_IN_FLIGHT: "1", DROVER_SWEEP_SECONDS: "600" }),
     startTestServer(),
   ]);
 });
@@ -147,5 +148,43 @@ describe("the bound on heartbeats in flight", () => {
     // b's next report is taken as any other.
     expect((await heartbeat(s, b)).status).toBe(200);
     expect(await lastSeen(s, b)).not.toBeNull();
+  });
+});
+
+describe("the bound on enrollments in flight", () => {
+  it("past it an enrollment is 429 with Retry-After before its body is read, and nothing is created; under it enrollments are taken", async () => {
+    const [first, second] = [uniqueName("inflight"), uniqueName("inflight")];
+    const body = JSON.stringify(enrollmentBody(first, newSecret()));
+    // The first inside the server, its body not all sent: the one place taken.
+    const held = http.request(`${bounded.url}/api/agent/v1/enrollments`, {
+      method: "POST",
+      agent: false,
+      headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+    });
+    const answered = new Promise<number>((resolve) => {
+      held.on("response", (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+      });
+      held.on("error", () => resolve(0));
+    });
+    held.write(body.slice(0, 10));
+    await eventually(async () => ((await value(bounded.ctx.metrics.enrollmentsInFlight)) === 1 ? true : undefined));
+
+    const refused = await bounded.agent("POST", "/enrollments", enrollmentBody(second, newSecret()));
+    expectError(refused, 429, "RATE_LIMITED", /enrollments in flight/);
+    expect(await value(bounded.ctx.metrics.requestsRefused, { reason: "enrollments-in-flight" })).toBe(1);
+    expect(await bounded.ctx.db.enrollmentRequest.count({ where: { deviceName: second } })).toBe(0);
+    const raw = await fetch(`${bounded.url}/api/agent/v1/enrollments`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(enrollmentBody(second, newSecret())) });
+    expect(raw.status).toBe(429);
+    const retryAfter = Number(raw.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThanOrEqual(5);
+    expect(retryAfter).toBeLessThanOrEqual(30);
+
+    // The first finished: taken, and the place is free again.
+    held.end(body.slice(10));
+    expect(await answered).toBe(201);
+    expect(await value(bounded.ctx.metrics.enrollmentsInFlight)).toBe(0);
+    expect((await bounded.agent("POST", "/enrollments", enrollmentBody(second, newSecret()))).status).toBe(201);
   });
 });

@@ -53,6 +53,21 @@ export interface WakePayload {
   at: number;
 }
 
+/** Requests of one kind inside the server at once, up to a limit. */
+class InFlight {
+  count = 0;
+  constructor(private readonly limit: number) {}
+  /** False, and nothing counted, at the limit. */
+  enter(): boolean {
+    if (this.count >= this.limit) return false;
+    this.count++;
+    return true;
+  }
+  leave(): void {
+    this.count--;
+  }
+}
+
 const HELD = Symbol("drover.heldPoll");
 type HeldResponse = ServerResponse & { [HELD]?: { closed(): void } };
 
@@ -217,14 +232,36 @@ export function createAgentApi(ctx: ServerContext) {
     poll.wake();
   }
 
+  /**
+   * Enrollments in flight: past DROVER_MAX_ENROLLMENTS_IN_FLIGHT a request is refused before its
+   * body is read. An enrollment is the agent API's dearest request (a transaction of several
+   * rows, the fleets' selectors, events): 10,000 agents starting at once otherwise queue behind
+   * each other past their own timeouts, retry, and fill the listen queue so that no one, an
+   * operator included, gets in.
+   */
+  const enrollments = new InFlight(ctx.env.DROVER_MAX_ENROLLMENTS_IN_FLIGHT);
+  ctx.metrics.watch("enrollmentsInFlight", () => enrollments.count);
   async function enroll(req: IncomingMessage, res: ServerResponse): Promise<number> {
-    const body = parse(EnrollmentRequestBody, await readJson(req));
-    perEnrollment.take(`name:${body.deviceName}`);
-    // Set by server/main.ts before any handler (forwarded headers only from trusted proxies).
-    const address = req.headers[CLIENT_ADDRESS_HEADER];
-    const created = await createEnrollment(ctx, body, typeof address === "string" ? address : undefined);
-    sendJson(res, 201, created);
-    return 201;
+    if (!enrollments.enter()) return refuse(req, res, "enrollments-in-flight", `the server has ${enrollments.count} enrollments in flight, its limit: retry later`);
+    try {
+      const body = parse(EnrollmentRequestBody, await readJson(req));
+      perEnrollment.take(`name:${body.deviceName}`);
+      // Set by server/main.ts before any handler (forwarded headers only from trusted proxies).
+      const address = req.headers[CLIENT_ADDRESS_HEADER];
+      const created = await createEnrollment(ctx, body, typeof address === "string" ? address : undefined);
+      sendJson(res, 201, created);
+      return 201;
+    } finally {
+      enrollments.leave();
+    }
+  }
+
+  /** 429 before the body is read, Retry-After spread like the held polls' refusals: a wall of agents told the same second comes back as one wall. */
+  function refuse(req: IncomingMessage, res: ServerResponse, reason: string, message: string): number {
+    ctx.metrics.requestsRefused.inc({ reason });
+    // The body is drained unread (handleAgentApi leaves the connection usable only for errors it catches).
+    req.resume();
+    return sendError(res, new AppError("RATE_LIMITED", message, 5 + Math.random() * 25), ctx.log);
   }
 
   async function enrollmentStatus(req: IncomingMessage, res: ServerResponse, url: URL, id: string): Promise<number> {
@@ -256,19 +293,13 @@ export function createAgentApi(ctx: ServerContext) {
    * agents time rather than the server memory. The agent waits Retry-After and sends its report
    * then; the sweep does not count the wait against the device (`noteHeartbeatShed`).
    */
-  let heartbeatsInFlight = 0;
-  ctx.metrics.watch("statusInFlight", () => heartbeatsInFlight);
+  const heartbeats = new InFlight(ctx.env.DROVER_MAX_HEARTBEATS_IN_FLIGHT);
+  ctx.metrics.watch("statusInFlight", () => heartbeats.count);
   async function status(req: IncomingMessage, res: ServerResponse): Promise<number> {
-    if (heartbeatsInFlight >= ctx.env.DROVER_MAX_HEARTBEATS_IN_FLIGHT) {
-      ctx.metrics.requestsRefused.inc({ reason: "heartbeats-in-flight" });
+    if (!heartbeats.enter()) {
       ctx.database.noteHeartbeatShed();
-      // Spread like the held polls' refusals: a wall of agents told the same second comes back as one wall.
-      const refused = new AppError("RATE_LIMITED", `the server has ${heartbeatsInFlight} status reports in flight, its limit: retry later`, 5 + Math.random() * 25);
-      // The body is drained unread (handleAgentApi leaves the connection usable only for errors it catches).
-      req.resume();
-      return sendError(res, refused, ctx.log);
+      return refuse(req, res, "heartbeats-in-flight", `the server has ${heartbeats.count} status reports in flight, its limit: retry later`);
     }
-    heartbeatsInFlight++;
     try {
       const device = await authenticateDevice(ctx, req);
       perDevice.take(device.id);
@@ -282,7 +313,7 @@ export function createAgentApi(ctx: ServerContext) {
       if (error instanceof ClientGone) return 499;
       throw error;
     } finally {
-      heartbeatsInFlight--;
+      heartbeats.leave();
     }
   }
 

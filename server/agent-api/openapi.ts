@@ -159,7 +159,7 @@ export function agentOpenApi(): Record<string, unknown> {
               409: "CONFLICT: the deviceName is already enrolled, or already pending with another secret",
               413: TOO_LARGE,
               415: NOT_JSON,
-              429: "RATE_LIMITED: requests for one deviceName past 2 a second (bursts of 10); or a request that would stay Pending while its address has DROVER_ENROLLMENT_PENDING_PER_ADDRESS (50) Pending or the server DROVER_ENROLLMENT_PENDING_MAX (5,000) (Retry-After: 60)",
+              429: "RATE_LIMITED: requests for one deviceName past 2 a second (bursts of 10); or the server already has DROVER_MAX_ENROLLMENTS_IN_FLIGHT (64) enrollments in flight, refused before the body is read (Retry-After 5–30 s); or a request that would stay Pending while its address has DROVER_ENROLLMENT_PENDING_PER_ADDRESS (50) Pending or the server DROVER_ENROLLMENT_PENDING_MAX (5,000) (Retry-After: 60)",
             }),
           },
         },
