@@ -55,6 +55,15 @@ const OTHER_FILES = 500;
  * 19,000 held polls (issue 22) with the database's files and a few operators besides.
  */
 export const MAX_CONNECTIONS = Math.max(100, Math.min(65_000, (openFilesLimit() ?? 19_500) - OTHER_FILES));
+/**
+ * The listen queue: connections the kernel completed that the server has not yet accepted.
+ * Node's default, 511, is a second's arrivals when thousands of agents reconnect at once (a
+ * restart, a ramp of 19,000: issue 22); past it the kernel drops their SYNs, each agent waits 1,
+ * 3, 7 s to try again, and those retries keep the queue full. The kernel caps this at
+ * `net.core.somaxconn` (4,096 by default since Linux 5.4).
+ */
+export const LISTEN_BACKLOG = 4_096;
+
 /** Past this many sockets, idle ones (never spoke, or kept alive between requests) are shed. */
 export const SHED_IDLE_AT = MAX_CONNECTIONS - Math.min(2_000, Math.floor(MAX_CONNECTIONS / 10));
 

@@ -36,7 +36,7 @@ import { DatabaseHealth } from "./database-health";
 import { TRPCError } from "@trpc/server";
 import { clientAddress, CLIENT_ADDRESS_HEADER, isHttps } from "./lib/client-address";
 import { installScript } from "./agent-dist/artifact";
-import { admit, applyDeadlines, HEADERS_TIMEOUT_MS, parseRequestUrl, TIMEOUT_CHECK_INTERVAL_MS, type DeadlineOptions } from "./front-door";
+import { admit, applyDeadlines, HEADERS_TIMEOUT_MS, LISTEN_BACKLOG, parseRequestUrl, TIMEOUT_CHECK_INTERVAL_MS, type DeadlineOptions } from "./front-door";
 import { readProxyCa, readTlsFiles, watchTlsFiles, type TlsMaterial } from "./tls/certificates";
 import { autoTlsMaterial, loadOrCreateCa } from "./tls/auto-ca";
 import type { DeviceCa } from "./devices/certificates";
@@ -365,7 +365,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(env.PORT, env.HOST, () => resolve());
+    // A listen queue of LISTEN_BACKLOG rather than Node's 511 (the kernel caps it at net.core.somaxconn).
+    server.listen({ port: env.PORT, host: env.HOST, backlog: LISTEN_BACKLOG }, () => resolve());
   });
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : env.PORT;

@@ -16,6 +16,8 @@ import type Database from "better-sqlite3";
 export class WriteGate {
   private open = 0;
   private waiting: (() => void)[] = [];
+  /** Transactions that asked to start while writes were waiting: they go after those writes. */
+  private behind: (() => void)[] = [];
 
   /** Whether a Prisma transaction is open (or about to be). */
   get held(): boolean {
@@ -31,10 +33,26 @@ export class WriteGate {
       this.open--;
       if (this.open === 0) {
         const waiting = this.waiting;
+        const behind = this.behind;
         this.waiting = [];
-        for (const run of waiting) setImmediate(run);
+        this.behind = [];
+        setImmediate(() => {
+          for (const run of waiting) run();
+          for (const start of behind) start();
+        });
       }
     };
+  }
+
+  /**
+   * `hold`, for a transaction about to start: after the writes already waiting for the gate, if
+   * any. Without this a stream of Prisma transactions (a fleet enrolling: each enrollment is one)
+   * keeps the gate held from one to the next, and the agent store's heartbeats wait for all of
+   * them, past their agents' patience.
+   */
+  async turn(): Promise<() => void> {
+    if (this.waiting.length > 0) await new Promise<void>((resolve) => this.behind.push(resolve));
+    return this.hold();
   }
 
   /** Runs `run` once no Prisma transaction is open (on a later turn of the event loop). */
@@ -58,7 +76,7 @@ export class GatedSQLite3 extends PrismaBetterSQLite3 {
     const start = adapter.startTransaction.bind(adapter);
     const gate = this.gate;
     adapter.startTransaction = async (isolationLevel) => {
-      const release = gate.hold();
+      const release = await gate.turn();
       try {
         const tx = await start(isolationLevel);
         const commit = tx.commit.bind(tx);

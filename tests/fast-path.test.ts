@@ -10,7 +10,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SqlAgentStore } from "../server/devices/agent-store-sql";
-import { FLUSH_BUDGET_MS, SqliteDriver } from "../server/devices/sqlite-driver";
+import { FLUSH_BUDGET_MS, MERGE_SPACING_MS, SqliteDriver } from "../server/devices/sqlite-driver";
 import { PgDriver } from "../server/devices/pg-driver";
 import pg from "pg";
 import { all, Batched, many, run } from "../server/devices/sql-driver";
@@ -270,6 +270,25 @@ describe.each(stores)("the agent store on %s", (name, makeStore) => {
     expect((await probe.store.deviceByTokenHash("t1-hash"))!.lastSeen).toEqual(seen);
   });
 
+  it("on SQLite, heartbeats that change nothing arriving turns apart just after a commit share the next one; a lone one is written at once", async () => {
+    if (name !== "SQLite") return;
+    const devices = await Promise.all(Array.from({ length: 3 }, (_, i) => newDevice(`sp${i}`)));
+    const at = new Date();
+    await new Promise((r) => setTimeout(r, MERGE_SPACING_MS + 5));
+    // Nothing committed lately: written at once, in a commit of its own.
+    const before = probe.transactions;
+    const t0 = performance.now();
+    await probe.store.touch(devices[0]!.id, "{}", at);
+    expect(performance.now() - t0).toBeLessThan(MERGE_SPACING_MS);
+    expect(probe.transactions).toBe(before + 1);
+    // Right after that commit, two more a turn apart: one commit for both, within the spacing.
+    const first = probe.store.touch(devices[1]!.id, "{}", at);
+    await new Promise((r) => setImmediate(r));
+    await Promise.all([first, probe.store.touch(devices[2]!.id, "{}", at)]);
+    expect(probe.transactions).toBe(before + 2);
+    expect((await db.device.findMany({ where: { name: { startsWith: "sp" } }, select: { lastSeen: true } })).every((d) => d.lastSeen?.getTime() === at.getTime())).toBe(true);
+  });
+
   it("the token lookups and LOST checks of one turn are one statement each on PostgreSQL, every caller answered with its own rows", async () => {
     const devices = await Promise.all(Array.from({ length: 20 }, (_, i) => newDevice(`r${i}`, `hash-${i}`)));
     const now = new Date();
@@ -433,6 +452,28 @@ describe("write gate", () => {
     await touched;
     expect(order).toEqual(["prisma", "fast"]);
     expect(await db.device.findUniqueOrThrow({ where: { id }, select: { agentVersion: true, reported: true } })).toEqual({ agentVersion: "prisma", reported: '{"from":"fast"}' });
+  });
+
+  it("a Prisma transaction asking to start while fast-path writes wait for the gate goes after them, not before", async () => {
+    const { id } = await db.device.create({ data: { name: "gate-3", platform: "linux-amd64", role: "worker", agentVersion: "t" } });
+    const order: string[] = [];
+    let touched: Promise<void> | undefined;
+    let next: Promise<void> | undefined;
+    await db.$transaction(async (tx) => {
+      await tx.device.findUniqueOrThrow({ where: { id } });
+      touched = fast.touch(id, '{"from":"fast"}', new Date()).then(() => void order.push("fast"));
+      await new Promise((r) => setTimeout(r, 20)); // the touch's group commit now waits for the gate
+      // Another transaction asks while the first is open and the touch waits: before this, it took
+      // the gate straight from the first, and a stream of them kept the touch waiting to the end.
+      next = db.$transaction(async (tx2) => {
+        await tx2.device.update({ where: { id }, data: { agentVersion: "second" } });
+        order.push("second");
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      order.push("first");
+    });
+    await Promise.all([touched, next]);
+    expect(order).toEqual(["first", "fast", "second"]);
   });
 
   it("lets the gate go when a Prisma transaction rolls back", async () => {
