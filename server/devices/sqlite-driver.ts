@@ -57,6 +57,8 @@ export class SqliteDriver implements SqlDriver {
     private readonly gate: WriteGate = new WriteGate(),
     /** How long one group commit may hold the event loop (tests counting transactions pass Infinity). */
     private readonly budgetMs = FLUSH_BUDGET_MS,
+    /** The least time between two group commits of merged rows alone. */
+    private readonly spacingMs = MERGE_SPACING_MS,
   ) {
     this.db = new Database(file);
     this.db.pragma("journal_mode = WAL");
@@ -111,7 +113,7 @@ export class SqliteDriver implements SqlDriver {
 
   /**
    * A flush in this turn's check phase; for merged rows alone (the heartbeats that change
-   * nothing), no sooner than MERGE_SPACING_MS after the last one. At rest with 10,000 agents a
+   * nothing), no sooner than `spacingMs` (MERGE_SPACING_MS) after the last one. At rest with 10,000 agents a
    * heartbeat arrives every 3 ms, and each was a commit of its own: 120 µs of COMMIT beside
    * its 60 µs UPDATE. Spaced, a commit takes several, and an agent waits a few ms more for
    * its answer. A lone heartbeat (nothing flushed lately) is written at once.
@@ -126,7 +128,7 @@ export class SqliteDriver implements SqlDriver {
       return;
     }
     if (this.armed === "later") return;
-    const wait = this.lastFlush + MERGE_SPACING_MS - performance.now();
+    const wait = this.lastFlush + this.spacingMs - performance.now();
     if (wait <= 0) return this.schedule(true);
     this.armed = "later";
     this.timer = setTimeout(this.fire, wait);
