@@ -548,8 +548,8 @@ async function readDecision(
   });
   if (issued) return { status, pending: false, ...credential };
   // The other ask's credential, the one now on the device.
-  const now = await ctx.db.enrollmentRequest.findUnique({ where: { id }, select: { credentialSealed: true } });
-  return { status, pending: false, ...(await givenAgain(ctx, id, secret, now?.credentialSealed ?? null)) };
+  const current = await ctx.db.enrollmentRequest.findUnique({ where: { id }, select: { credentialSealed: true } });
+  return { status, pending: false, ...(await givenAgain(ctx, id, secret, current?.credentialSealed ?? null)) };
 }
 
 /** The credential given out before, again, while its device has never been seen; else nothing. */
