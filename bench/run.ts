@@ -51,7 +51,7 @@
  * simulators of steps 1 and 4, e.g. 10 so that they do not take the server's share of the cores), BENCH_HEAP_SNAPSHOT (a folder: step 1's
  * server writes a heap snapshot there after its last reading),
  * BENCH_CONSOLE (1; 0 runs the server without the console, scripts/api-server.ts, and builds nothing: step 1 alone, where Next
- * cannot build), BENCH_TLS (1; 0 skips step 6), BENCH_TLS_AGENTS (BENCH_AGENTS: step 6's agents, each storm's),
+ * cannot build; step 0, the console in Chromium, is then skipped), BENCH_TLS (1; 0 skips step 6), BENCH_TLS_AGENTS (BENCH_AGENTS: step 6's agents, each storm's),
  * BENCH_STORM_SECONDS (300: a storm's longest wait), BENCH_TLS_ONLY (0; 1 runs step 6 alone),
  * BENCH_SERVER_PROF (a folder: the servers of steps 1–5 write their CPU profiles there at the end),
  * BENCH_TLS_PLAIN (1; 0 runs step 6's TLS half alone), BENCH_SIM_PROF (a folder: step 6's simulators
@@ -152,8 +152,13 @@ async function main() {
   // server's memory (a 10,000-step workflow, the console's pages, their garbage) is not the held
   // polls' (issue 22 item 4: it read as ≈ 11 MB per 1,000 more than step 6's fresh server).
   // BENCH_HELD_ONLY runs step 1 alone unless they are asked for (BENCH_GRAPH=1, BENCH_AGENT_FOOTPRINT=1).
-  const stepOn = (name: string) => (HELD_ONLY ? process.env[name] === "1" : process.env[name] !== "0");
-  let workflowGraph: GraphBenchReport | { skipped: string } = { skipped: "BENCH_GRAPH=0" };
+  // Step 0 renders the console in Chromium: without it (BENCH_CONSOLE=0) there is no page to sign in to.
+  const CONSOLE = process.env.BENCH_CONSOLE !== "0";
+  const stepOn = (name: string) => {
+    if (name === "BENCH_GRAPH" && !CONSOLE) return false;
+    return HELD_ONLY ? process.env[name] === "1" : process.env[name] !== "0";
+  };
+  let workflowGraph: GraphBenchReport | { skipped: string } = { skipped: CONSOLE ? "BENCH_GRAPH=0" : "BENCH_CONSOLE=0: no console to render it" };
   let agentFootprint: AgentFootprintReport | { skipped: string } = { skipped: "BENCH_AGENT_FOOTPRINT=0" };
   if (stepOn("BENCH_GRAPH") || stepOn("BENCH_AGENT_FOOTPRINT")) {
     const sidePort = PORT + 4;
