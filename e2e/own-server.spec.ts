@@ -84,8 +84,10 @@ test.beforeAll(async () => {
     .poll(async () => (await request("GET", `${base}/healthz`).catch(() => null))?.status ?? 0, { timeout: 110_000, intervals: [250, 500, 1000] })
     .toBe(200);
   // What an operator does: take /ca.pem and compare its fingerprint with the one the start printed.
-  const printed = /"caFingerprint":"([0-9a-f]{64})"/.exec(serverLog)?.[1];
-  expect(printed, serverLog.slice(0, 2000)).toBeTruthy();
+  // The line is logged once the server listens, so it may reach the pipe after /healthz answers.
+  const fingerprint = () => /"caFingerprint":"([0-9a-f]{64})"/.exec(serverLog)?.[1];
+  await expect.poll(fingerprint, { timeout: 10_000, message: serverLog.slice(0, 2000) }).toBeTruthy();
+  const printed = fingerprint();
   const pem = (await request("GET", `${base}/ca.pem`)).text;
   expect(createHash("sha256").update(new X509Certificate(pem).raw).digest("hex")).toBe(printed);
   ca = pem;
