@@ -124,10 +124,8 @@ function withArgs(st: Database.Statement) {
     get reader() {
       return st.reader;
     },
+    // Unbound, the adapter only runs BEGIN.
     run: (...args: unknown[]) => st.run(...args),
-    all: (...args: unknown[]) => st.all(...args),
-    get: (...args: unknown[]) => st.get(...args),
-    columns: () => st.columns(),
     bind: (args: unknown[]) => ({
       get reader() {
         return st.reader;

@@ -49,6 +49,9 @@ const FACT_COLUMNS = `"id", "name", "reported", "lastSeen", "renderedVersion", "
   "lifecycle", "decommissioning", "credentialRevokedAt",
   (SELECT f."templateVersion" FROM "Fleet" f WHERE f."name" = "Device"."owner") AS "fleetTemplateVersion"`;
 
+/** With the facts of a device authenticating, whether it holds NEW or RUNNING actions: most heartbeats then skip looking for lost ones. */
+const HOLDS_ACTIONS = `EXISTS (SELECT 1 FROM "Action" a WHERE a."deviceId" = "Device"."id" AND a."state" IN ('NEW', 'RUNNING')) AS "holdsActions"`;
+
 type RawDevice = Omit<DeviceWithCredential, "ownerFleet" | "lastSeen" | "decommissionRequestedAt" | "credentialRevokedAt" | "conflictPaused" | "holdsActions"> & {
   holdsActions?: unknown;
   lastSeen: unknown;
@@ -127,12 +130,9 @@ const VIEW = `"id", "kind", "args", "origin", "state", "output", "error", "creat
 
 /** The statements, written once (`many`: one row's, see sql-driver.ts). */
 const S = {
-  // With it, whether the device holds NEW or RUNNING actions: most heartbeats then skip looking for lost ones.
-  byToken: `SELECT ${FACT_COLUMNS}, EXISTS (SELECT 1 FROM "Action" a WHERE a."deviceId" = "Device"."id" AND a."state" IN ('NEW', 'RUNNING')) AS "holdsActions"
-    FROM "Device" WHERE "tokenHash" = ?`,
+  byToken: `SELECT ${FACT_COLUMNS}, ${HOLDS_ACTIONS} FROM "Device" WHERE "tokenHash" = ?`,
   // The same by a client certificate's fingerprint (issue 23): the current one or the one it renewed.
-  byCertificate: `SELECT ${FACT_COLUMNS}, "certFingerprint", "certPreviousFingerprint",
-      EXISTS (SELECT 1 FROM "Action" a WHERE a."deviceId" = "Device"."id" AND a."state" IN ('NEW', 'RUNNING')) AS "holdsActions"
+  byCertificate: `SELECT ${FACT_COLUMNS}, "certFingerprint", "certPreviousFingerprint", ${HOLDS_ACTIONS}
     FROM "Device" WHERE "certFingerprint" = ? OR "certPreviousFingerprint" = ?`,
   identity: `SELECT "id", "name", "credentialRevokedAt" IS NOT NULL AS "revoked" FROM "Device" WHERE "tokenHash" = ?`,
   byIdForUpdate: `SELECT ${FACT_COLUMNS} FROM "Device" WHERE "id" = ? FOR UPDATE`,
