@@ -130,6 +130,12 @@ describe("simulator command line", () => {
     expect(config.allowExec).toBeUndefined();
   });
 
+  it("reads --idle-sockets, unset by default (one per agent, at most 2048)", () => {
+    expect(parseSimulateArgs(["--server", "http://h:1", "--agents", "2", "--idle-sockets", "32"])).toMatchObject({ idleSockets: 32 });
+    expect(parseSimulateArgs(["--server", "http://h:1", "--agents", "2"])).toMatchObject({ idleSockets: undefined });
+    expect(() => parseSimulateArgs(["--server", "http://h:1", "--agents", "2", "--idle-sockets", "-1"])).toThrow(/--idle-sockets/);
+  });
+
   it("reads --allow-exec for simulated exec", () => {
     const config = parseSimulateArgs(["--server", "http://h:1", "--agents", "2", "--allow-exec", "uptime,/bin/true"]);
     if (config === "help") throw new Error("unexpected help");

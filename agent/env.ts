@@ -412,6 +412,8 @@ Options:
                          pin the server's CA by the SHA-256 of its certificate, as the agent
   --seed N               seed of the random choices, for repeatable runs
   --summary-seconds S    how often to print the one-line JSON summary (default: 5)
+  --idle-sockets N       keep-alive sockets kept open between requests, shared by the agents
+                         (node-http transport; default: one per agent, at most 2048)
   --log-level LEVEL      log level of the agents' own logs, on stderr (default: error)
   -h, --help             show this help`;
 
@@ -457,6 +459,7 @@ const SimulateArgs = z
     seed: z.coerce.number().int().optional(),
     summarySeconds: z.coerce.number().positive().default(5),
     transport: z.enum(["node-http", "fetch"]).default("node-http"),
+    idleSockets: z.coerce.number().int("must be a whole number").min(0).max(100_000).optional(),
     logLevel: LogLevel.default("error"),
     caFile: z
       .string()
@@ -504,6 +507,7 @@ export function parseSimulateArgs(argv: string[]): SimulateConfig | "help" {
     seed: { type: "string" },
     "summary-seconds": { type: "string" },
     transport: { type: "string" },
+    "idle-sockets": { type: "string" },
     "log-level": { type: "string" },
     "ca-file": { type: "string" },
     "ca-fingerprint": { type: "string" },
@@ -544,6 +548,7 @@ export function parseSimulateArgs(argv: string[]): SimulateConfig | "help" {
     stateDir: values["state-dir"],
     seed: values.seed,
     summarySeconds: values["summary-seconds"],
+    idleSockets: values["idle-sockets"],
     logLevel: values["log-level"],
   });
 }
@@ -566,6 +571,7 @@ const FLAG: Record<string, string> = {
   silentSeconds: "--silent-seconds",
   heartbeatJitter: "--heartbeat-jitter",
   summarySeconds: "--summary-seconds",
+  idleSockets: "--idle-sockets",
   enrollmentToken: "--enrollment-token",
   allowExec: "--allow-exec",
   realReboot: "--real-reboot",

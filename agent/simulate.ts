@@ -65,6 +65,7 @@ export async function main(argv: string[]): Promise<number> {
     ...(config.failApplyNodes ? { failApplyNodes: config.failApplyNodes } : {}),
     rate: config.rate,
     transport: config.transport,
+    ...(config.idleSockets === undefined ? {} : { idleSockets: config.idleSockets }),
     ...(config.caFile || config.caFingerprint ? { trust: { caFile: config.caFile, caFingerprint: config.caFingerprint } } : {}),
     ...(config.stateDir ? { stateDir: config.stateDir } : {}),
     ...(config.seed === undefined ? {} : { seed: config.seed }),

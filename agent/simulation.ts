@@ -89,6 +89,12 @@ export interface SimulationOptions {
    */
   transport?: "node-http" | "fetch";
   /**
+   * Keep-alive sockets kept open between requests, shared by the agents (node-http transport;
+   * default one per agent, at most 2048). Each is a file on the server too: the bench keeps the
+   * sum over its simulator processes within the server's socket budget.
+   */
+  idleSockets?: number;
+  /**
    * How an https server is trusted (server-trust.ts: a CA file, or a pin found in its chain), for
    * the node-http transport; unset, Node's trust store. The agents share one transport, and so
    * one keep-alive pool and one TLS session to resume after a restart (http-transport.ts).
@@ -339,7 +345,7 @@ export function startSimulation(options: SimulationOptions): SimulationHandle {
   // and the process may open ≈ 20,000 files.
   const transport =
     !options.fetch && options.transport !== "fetch"
-      ? createNodeHttpTransport({ maxFreeSockets: Math.min(options.agents, 2048), maxConnecting: MAX_CONNECTING, ...(options.trust ? { trust: new ServerTrust(options.trust) } : {}) })
+      ? createNodeHttpTransport({ maxFreeSockets: options.idleSockets ?? Math.min(options.agents, 2048), maxConnecting: MAX_CONNECTING, ...(options.trust ? { trust: new ServerTrust(options.trust) } : {}) })
       : null;
   const fetchImpl = options.fetch ?? transport?.fetch;
   const client = new ProtocolClient({

@@ -204,11 +204,14 @@ async function main() {
   // so that none passes its own open-file limit (a held poll and an idle keep-alive socket each).
   const simProcesses = Math.ceil(AGENTS / AGENTS_PER_PROCESS);
   const simulators: ChildProcess[] = [];
-  log(`starting ${AGENTS} simulated agents in ${simProcesses} process(es)`);
+  // Their kept-alive sockets between requests are files on the server too: together within what
+  // the server holds before it sheds idle sockets (17,500 of its 19,500: server/front-door.ts).
+  const idleSockets = Math.max(32, Math.min(2048, Math.floor((17_500 - AGENTS) / simProcesses)));
+  log(`starting ${AGENTS} simulated agents in ${simProcesses} process(es), ${idleSockets} idle sockets each`);
   for (let p = 0; p < simProcesses; p++) {
     const n = Math.min(AGENTS_PER_PROCESS, AGENTS - p * AGENTS_PER_PROCESS);
     const sim = spawn(...node(path.join(root, "agent", "simulate.ts"), "--server", URL_, "--agents", String(n), "--prefix", p === 0 ? "hold" : `hold${p}`, "--labels", "bench=true,group=hold",
-      "--degraded", "0", "--error", "0", "--restarts", "0", "--flap", "0", "--silent", "0", "--rate", String(RAMP_RATE / simProcesses), "--summary-seconds", "10", "--log-level", "error"), {
+      "--degraded", "0", "--error", "0", "--restarts", "0", "--flap", "0", "--silent", "0", "--rate", String(RAMP_RATE / simProcesses), "--summary-seconds", "10", "--idle-sockets", String(idleSockets), "--log-level", "error"), {
       cwd: root, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NODE_OPTIONS: "--max-old-space-size=4096" },
     });
     if (SIM_NICE) os.setPriority(sim.pid!, SIM_NICE);
@@ -217,6 +220,8 @@ async function main() {
   }
   const rampStart = Date.now();
   const rampCpu0 = cpuMs(serverPid);
+  const holding = [...simulators];
+  const simulatorsCpuMs = () => holding.reduce((sum, sim) => sum + (sim.exitCode === null ? cpuMs(sim.pid!) : 0), 0);
   let held = 0;
   for (;;) {
     checkDeadline();
@@ -231,6 +236,7 @@ async function main() {
   await sleep(3000);
   const heldMemory = await memoryReading(serverPid, metricsText);
   const heldCpu = cpuMs(serverPid);
+  const heldSimCpu = simulatorsCpuMs();
   const heldRss = heldMemory.rssMb;
   held = await metric("drover_held_polls");
   // What else a slow database keeps in memory at that moment (issue 22 item 4): heartbeats inside the server and queued writes.
@@ -249,6 +255,7 @@ async function main() {
   }
   const settledMemory = await memoryReading(serverPid, metricsText);
   const settledCpu = cpuMs(serverPid);
+  const settledSimCpu = simulatorsCpuMs();
   const settledHeld = await metric("drover_held_polls");
   const settledLoad = os.loadavg().map((l) => Number(l.toFixed(2)));
   const heapReclaims = await metric("drover_heap_reclaims_total");
@@ -275,6 +282,9 @@ async function main() {
     memory: { baseline: baselineMemory, held: heldMemory, settled: settledMemory },
     /** The server's CPU seconds from the first simulator's start to the first reading, and from there to the settled one. */
     serverCpuSeconds: { ramp: Number(((heldCpu - rampCpu0) / 1000).toFixed(1)), settle: Number(((settledCpu - heldCpu) / 1000).toFixed(1)) },
+    /** The same for the simulator processes together (what the devices cost this machine), and their idle sockets each. */
+    simulatorCpuSeconds: { ramp: Number((heldSimCpu / 1000).toFixed(1)), settle: Number(((settledSimCpu - heldSimCpu) / 1000).toFixed(1)) },
+    simulatorIdleSockets: idleSockets,
     serverOpenFiles: openFiles,
     statusInFlight,
     storeWritesQueued,

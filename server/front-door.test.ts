@@ -126,6 +126,41 @@ describe("deadlines", () => {
     }
   });
 
+  it("near the cap, a kept-alive socket is shed before one that connected a moment ago", async () => {
+    const tight = await startTestServer({}, { deadlines: { shedIdleAt: 6 } });
+    const port = Number(new URL(tight.url).port);
+    const open = async (): Promise<net.Socket> => {
+      const socket = net.connect(port, "127.0.0.1");
+      socket.on("error", () => undefined);
+      await new Promise((r) => socket.once("connect", r));
+      return socket;
+    };
+    const kept: net.Socket[] = [];
+    const fresh: net.Socket[] = [];
+    try {
+      // Three sockets kept alive after an answer each.
+      for (let i = 0; i < 3; i++) {
+        const socket = await open();
+        const answered = new Promise((r) => socket.once("data", r));
+        socket.write("GET /healthz HTTP/1.1\r\nHost: drover\r\n\r\n");
+        await answered;
+        kept.push(socket);
+      }
+      // New sockets that have not spoken yet (a burst's arrivals): each makes room, at the kept-alive ones' expense.
+      while (kept.some((socket) => !socket.closed) && fresh.length < 10) {
+        fresh.push(await open());
+        await new Promise((r) => setTimeout(r, 30));
+        // One arrival, one socket shed.
+        expect(kept.filter((socket) => socket.closed).length).toBeLessThanOrEqual(fresh.length);
+      }
+      expect(kept.every((socket) => socket.closed)).toBe(true);
+      expect(fresh.filter((socket) => socket.closed)).toHaveLength(0);
+    } finally {
+      for (const socket of [...kept, ...fresh]) socket.destroy();
+      await tight.close();
+    }
+  });
+
   it("a held long-poll outlives the request deadline: its request was received whole", async () => {
     const device = await enrollDevice(quick);
     const started = Date.now();

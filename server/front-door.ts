@@ -64,6 +64,9 @@ export const MAX_CONNECTIONS = Math.max(100, Math.min(65_000, (openFilesLimit() 
  */
 export const LISTEN_BACKLOG = 4_096;
 
+/** A socket that connected less than this long ago is shed only when no idle one is left (guardIdleSockets). */
+const FRESH_GRACE_MS = 1_000;
+
 /** Past this many sockets, idle ones (never spoke, or kept alive between requests) are shed. */
 export const SHED_IDLE_AT = MAX_CONNECTIONS - Math.min(2_000, Math.floor(MAX_CONNECTIONS / 10));
 
@@ -96,9 +99,16 @@ export function applyDeadlines(server: http.Server | https.Server, options: Dead
  * timed out, and one kept alive after an answer stays 75 s. Enough of either fills
  * `maxConnections` and every new client is refused. So a socket that has not sent a request
  * within the header deadline is closed, and once the server holds `shedAt` sockets, a new one
- * makes room by closing the oldest idle socket (one that never spoke, then one kept alive
- * between requests); sockets in the middle of a request, held long-polls included, are never
- * shed.
+ * makes room by closing the oldest idle socket: one that has not spoken for `FRESH_GRACE_MS`
+ * since it connected, then one kept alive between requests, then the oldest that has not spoken
+ * yet. Sockets in the middle of a request, held long-polls included, are never shed.
+ *
+ * A socket that connected a moment ago is a client about to send its request (libuv accepts a
+ * burst of connections in one go, and each "connection" event runs before any of them is read);
+ * a kept-alive socket costs its client a reconnect only. Each arrival sheds one socket: the
+ * count had waited for the victim's "close", a turn later, so one arrival past `shedAt` shed
+ * every idle and new socket there was (issue 22: at ≈ 17,500 sockets, with 19,000 agents,
+ * the bench's own probe could no longer get in).
  */
 function guardIdleSockets(server: http.Server | https.Server, firstRequestMs: number, shedAt: number): void {
   // Insertion order is age order: the first of each is its oldest. `fresh` keeps when each
@@ -108,10 +118,13 @@ function guardIdleSockets(server: http.Server | https.Server, firstRequestMs: nu
   const idle = new Set<Socket>();
   let open = 0;
   const shedOne = (): boolean => {
-    const victim = fresh.keys().next().value ?? idle.values().next().value;
+    const oldest = fresh.entries().next().value;
+    const silent = oldest && oldest[1] <= Date.now() - FRESH_GRACE_MS ? oldest[0] : undefined;
+    const victim = silent ?? idle.values().next().value ?? oldest?.[0];
     if (!victim) return false;
-    fresh.delete(victim);
-    idle.delete(victim);
+    // Counted out now: its "close" comes a turn later.
+    victim.off("close", onSocketClose);
+    onSocketClose.call(victim);
     victim.destroy();
     return true;
   };
