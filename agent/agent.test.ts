@@ -89,6 +89,19 @@ describe("enrollment", () => {
     expect(events()).toEqual(expect.arrayContaining(["enrolled", "approved"]));
   });
 
+  it("approved at once, takes the token from the request's answer: no decision to wait for", async () => {
+    server.autoApprove = true;
+    server.tokenWithApproval = true;
+    const store = new MemoryStateStore();
+    const { agent, events } = makeAgent(store);
+    void agent.start();
+    await eventually(() => (server.devices.get("worker-0")?.reports.length ?? 0) > 0, 5_000, "first heartbeat");
+    expect((await store.read("identity", IdentityDocument))?.token).toBe(server.device("worker-0").token);
+    expect(server.count("POST", /^\/enrollments$/)).toBe(1);
+    expect(server.count("GET", /^\/enrollments\//)).toBe(0);
+    expect(events()).toEqual(expect.arrayContaining(["approved"]));
+  });
+
   it("a restart while pending resumes waiting on the same request", async () => {
     const store = new MemoryStateStore();
     const first = makeAgent(store);

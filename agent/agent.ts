@@ -385,6 +385,13 @@ export class Agent {
             signal,
           );
           this.stats.enrollmentsRequested++;
+          // Approved at once (a rule or an auto-approving token): the answer carries the credential.
+          const approved = created.status === "Approved" ? this.approvedIdentity(created.enrollmentId, enrollment, created) : null;
+          if (approved) {
+            await this.saveIdentity(approved);
+            this.log.info({ event: "approved", enrollmentId: created.enrollmentId }, "enrollment approved at once; credential stored");
+            return approved;
+          }
           identity = { ...identity, enrollment: { ...enrollment, id: created.enrollmentId } };
           await this.saveIdentity(identity);
           retry.reset();
@@ -415,21 +422,8 @@ export class Agent {
         const decision = await client.getEnrollment(enrollment.id, enrollment.secret, this.timing.enrollWaitSeconds, signal);
         retry.reset();
         if (decision.status === "Approved") {
-          const credential =
-            decision.certificate !== undefined && enrollment.key
-              ? { key: enrollment.key, certificate: decision.certificate, certificateReceivedAt: isoTime(this.now()) }
-              : decision.token !== undefined
-                ? { token: decision.token }
-                : null;
-          if (!credential) return { kind: "token-lost", enrollmentId: enrollment.id };
-          const approved: IdentityDocument = {
-            version: 1,
-            deviceName: device.name,
-            enrollmentId: enrollment.id,
-            ...credential,
-            decommissioning: false,
-            decommissioned: false,
-          };
+          const approved = this.approvedIdentity(enrollment.id, enrollment, decision);
+          if (!approved) return { kind: "token-lost", enrollmentId: enrollment.id };
           await this.saveIdentity(approved);
           this.log.info({ event: "approved", enrollmentId: enrollment.id }, "enrollment approved; credential stored");
           return approved;
@@ -467,6 +461,18 @@ export class Agent {
       }
     }
     return { kind: "stopped" };
+  }
+
+  /** The identity an approval's answer gives (its certificate for our key, or its token); null when it carries neither. */
+  private approvedIdentity(enrollmentId: string, enrollment: { key?: string | undefined }, answer: { token?: string | undefined; certificate?: string | undefined }): IdentityDocument | null {
+    const credential =
+      answer.certificate !== undefined && enrollment.key
+        ? { key: enrollment.key, certificate: answer.certificate, certificateReceivedAt: isoTime(this.now()) }
+        : answer.token !== undefined
+          ? { token: answer.token }
+          : null;
+    if (!credential) return null;
+    return { version: 1, deviceName: this.options.identity.name, enrollmentId, ...credential, decommissioning: false, decommissioned: false };
   }
 
   // -------------------------------------------------------------------------------------

@@ -113,7 +113,9 @@ export const ENROLLMENT_STATUSES = ["Pending", "Approved", "Denied"] as const;
 export const EnrollmentStatus = z.enum(ENROLLMENT_STATUSES);
 export type EnrollmentStatus = z.infer<typeof EnrollmentStatus>;
 
-export const EnrollmentCreated = z.object({ enrollmentId: z.string(), status: EnrollmentStatus });
+/** `token` or `certificate`: a new request approved at once carries its credential (as the decision would). */
+export const EnrollmentCreated = z.object({ enrollmentId: z.string(), status: EnrollmentStatus, token: z.string().optional(), certificate: z.string().optional() });
+export type EnrollmentCreated = z.infer<typeof EnrollmentCreated>;
 export const EnrollmentDecision = z.object({ status: EnrollmentStatus, token: z.string().optional(), certificate: z.string().optional() });
 
 /** `POST /certificate` (issue 23): a new certificate for a new (or the same) key, before the current one ends. */

@@ -119,11 +119,12 @@ describe("enrollment", () => {
     expectError(await s.agent("POST", "/enrollments", enrollmentBody(d.name, newSecret())), 409, "CONFLICT", /already enrolled/);
     const again = await s.agent("POST", "/enrollments", enrollmentBody(d.name, d.secret));
     expect(again.status).toBe(201);
-    expect(again.body).toEqual({ enrollmentId: d.enrollmentId, status: "Approved" });
     // Asking again neither issues another token nor revokes the one the device has: before the
-    // device is seen it is that token again, after, none.
+    // device is seen it is that token again (the request's answer and the decision), after, none.
+    expect(again.body).toEqual({ enrollmentId: d.enrollmentId, status: "Approved", token: d.token });
     expect((await decisionOf(s, d.enrollmentId, d.secret)).body).toEqual({ status: "Approved", token: d.token });
     expect((await heartbeat(s, d)).status).toBe(200);
+    expect((await s.agent("POST", "/enrollments", enrollmentBody(d.name, d.secret))).body).toEqual({ enrollmentId: d.enrollmentId, status: "Approved" });
     expect((await decisionOf(s, d.enrollmentId, d.secret)).body).toEqual({ status: "Approved" });
   });
 
@@ -256,21 +257,42 @@ describe("auto-approve (DROVER_AUTO_APPROVE)", () => {
   ])("labels %j → %s", async (labels, expected) => {
     const name = uniqueName("auto");
     const secret = newSecret();
-    const created = await auto.agent<{ enrollmentId: string; status: string }>("POST", "/enrollments", enrollmentBody(name, secret, labels));
+    const created = await auto.agent<{ enrollmentId: string; status: string; token?: string }>("POST", "/enrollments", enrollmentBody(name, secret, labels));
     expect(created.status).toBe(201);
     expect(created.body.status).toBe(expected);
     const decision = await decisionOf(auto, created.body.enrollmentId, secret);
     expect(decision.body.status).toBe(expected);
     const devices = await auto.api("GET", `/devices/${name}`);
     if (expected === "Approved") {
-      expect(decision.body.token).toEqual(expect.any(String));
+      // Approved at once: the answer to the request carries the token; the decision gives the same one.
+      expect(created.body.token).toMatch(/^drvd/);
+      expect(decision.body.token).toBe(created.body.token);
       expect(devices.status).toBe(200);
       const approvedEvent = (await events(auto, "EnrollmentRequest", name)).find((e) => e.type === "EnrollmentApproved");
       expect(approvedEvent?.actor).toBe(`auto-approve:${AUTO_APPROVE}`);
     } else {
+      expect(created.body.token).toBeUndefined();
       expect(decision.body.token).toBeUndefined();
       expectError(devices, 404, "NOT_FOUND");
     }
+  });
+
+  it("approved at once, the request's answer carries a working token, the same again until the device is first seen", async () => {
+    const name = uniqueName("auto-token");
+    const secret = newSecret();
+    const ask = () => auto.agent<{ enrollmentId: string; status: string; token?: string }>("POST", "/enrollments", enrollmentBody(name, secret, { site: "lab", env: "dev" }));
+    const created = await ask();
+    expect(created.body).toEqual({ enrollmentId: expect.any(String), status: "Approved", token: expect.stringMatching(/^drvd/) });
+    // The row keeps it sealed, never in the clear.
+    const row = await auto.ctx.db.enrollmentRequest.findUniqueOrThrow({ where: { id: created.body.enrollmentId } });
+    expect(row.tokenIssuedAt).not.toBeNull();
+    expect(JSON.stringify(row)).not.toContain(created.body.token!);
+    // Its answer lost on the way: the same request again answers the same token.
+    expect((await ask()).body).toEqual(created.body);
+    expect((await auto.agent("POST", "/status", heartbeatBody(), { authorization: `Bearer ${created.body.token}` })).status).toBe(200);
+    // Seen: neither the request again nor the decision carries it any more.
+    expect((await ask()).body).toEqual({ enrollmentId: created.body.enrollmentId, status: "Approved" });
+    expect((await decisionOf(auto, created.body.enrollmentId, secret)).body).toEqual({ status: "Approved" });
   });
 });
 

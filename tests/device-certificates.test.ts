@@ -22,18 +22,21 @@ let s: TestServer;
 let refusing: TestServer;
 /** Certificates of 15 s, so that a real agent renews within a test (past two thirds: 10 s). */
 let shortLived: TestServer;
+/** Approves requests labelled auto=yes at once. */
+let auto: TestServer;
 
 beforeAll(async () => {
-  [s, refusing, shortLived] = await Promise.all([
+  [s, refusing, shortLived, auto] = await Promise.all([
     startTestServer({ DROVER_TLS: "auto" }),
     startTestServer({ DROVER_TLS: "auto", DROVER_DEVICE_TOKENS: "refuse" }),
     startTestServer({ DROVER_TLS: "auto", DROVER_DEVICE_CERT_SECONDS: "15", DROVER_HEARTBEAT_SECONDS: "2" }),
+    startTestServer({ DROVER_TLS: "auto", DROVER_AUTO_APPROVE: "auto=yes" }),
   ]);
 });
 
 afterAll(async () => {
   AgentProcess.killAll();
-  await Promise.all([s?.close(), refusing?.close(), shortLived?.close()]);
+  await Promise.all([s?.close(), refusing?.close(), shortLived?.close(), auto?.close()]);
 });
 
 interface Credential {
@@ -107,6 +110,28 @@ describe("devices identified by client certificates (DROVER_TLS=auto)", () => {
     // Seen: it arrived, and asking again gives nothing.
     expect((await decision(d.secret)).body).toEqual({ status: "Approved" });
     expect((await call(s, "GET", "/work?wait=0", d)).status).toBe(200);
+  });
+
+  it("approved at once, the request's answer carries the device's certificate, and it works", async () => {
+    const name = uniqueName("auto-cert");
+    const key = newDeviceKey();
+    const secret = newSecret();
+    const created = await call<{ enrollmentId: string; status: string; certificate?: string; token?: string }>(auto, "POST", "/enrollments", {}, {
+      ...enrollmentBody(name, secret, { auto: "yes" }),
+      csr: certificateRequest(key, "ignored-name"),
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body).toEqual({ enrollmentId: expect.any(String), status: "Approved", certificate: expect.stringContaining("BEGIN CERTIFICATE") });
+    const x = new X509Certificate(created.body.certificate!);
+    const stored = await auto.ctx.db.device.findUniqueOrThrow({ where: { name }, select: { id: true, certFingerprint: true, tokenHash: true } });
+    expect(x.subjectAltName).toBe(`URI:urn:drover:device:${stored.id}`);
+    expect(stored.certFingerprint).toBe(x.fingerprint256.replaceAll(":", "").toLowerCase());
+    expect(stored.tokenHash).toBeNull();
+    // The decision gives the same one until the device is seen.
+    const decision = await auto.agent<{ status: string; certificate?: string }>("GET", `/enrollments/${created.body.enrollmentId}`, undefined, { "x-enrollment-secret": secret });
+    expect(decision.body).toEqual({ status: "Approved", certificate: created.body.certificate });
+    const beat = await call(auto, "POST", "/status", { cert: created.body.certificate!, key }, heartbeatBody());
+    expect(beat.status, JSON.stringify(beat.body)).toBe(200);
   });
 
   it("renews over the current certificate: the new one works, and once it is used the old one is refused", async () => {

@@ -125,7 +125,7 @@ describe("the same enrollment sent several times at once, approved at once by a 
     // committed here at exactly that moment: inside the copy's look for the device.
     const name = uniqueName("twin");
     const body = EnrollmentRequestBody.parse(enrollmentBody(name, newSecret(), { twin: "auto" }));
-    let twin: { enrollmentId: string; status: string } | null = null;
+    let twin: { enrollmentId: string; status: string; token?: string } | null = null;
     const device = auto.ctx.db.device;
     const db = new Proxy(auto.ctx.db, {
       get(target, prop, receiver) {
@@ -143,7 +143,8 @@ describe("the same enrollment sent several times at once, approved at once by a 
       },
     });
     const copy = await createEnrollment({ ...auto.ctx, db }, body, "127.0.0.1");
-    expect(twin).toEqual({ enrollmentId: expect.any(String), status: "Approved" });
+    // Approved at once, with its token; the copy answers the same one.
+    expect(twin).toEqual({ enrollmentId: expect.any(String), status: "Approved", token: expect.stringMatching(/^drvd/) });
     expect(copy).toEqual(twin);
   });
 });

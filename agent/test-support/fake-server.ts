@@ -91,6 +91,8 @@ export class FakeServer {
   readonly requests: LoggedRequest[] = [];
   heartbeatSeconds = 1;
   autoApprove = false;
+  /** Approved at once, the request's answer carries the token (as Drover's server does since issue 22); else only the decision does. */
+  tokenWithApproval = false;
   /** Every (re-)request goes straight to Denied. */
   autoDeny = false;
   /** Caps `wait` of long-polls (tests keep them short). */
@@ -100,6 +102,13 @@ export class FakeServer {
   private waiters = new Map<string, Set<() => void>>();
   private workHeld = 0;
   private byToken = new Map<string, FakeDevice>();
+
+  private issueToken(device: FakeDevice): string {
+    device.tokenIssued = true;
+    device.token = `tok_${randomBytes(16).toString("hex")}`;
+    this.byToken.set(device.token, device);
+    return device.token;
+  }
 
   private constructor(
     private readonly server: http.Server,
@@ -316,6 +325,7 @@ export class FakeServer {
         actions: [],
       };
       this.devices.set(device.name, device);
+      if (device.status === "Approved" && this.tokenWithApproval) return send(201, { enrollmentId: device.enrollmentId, status: device.status, token: this.issueToken(device) });
       return send(201, { enrollmentId: device.enrollmentId, status: device.status });
     }
 
@@ -326,12 +336,7 @@ export class FakeServer {
       if (req.headers["x-enrollment-secret"] !== device.secret) return error(401, "wrong enrollment secret");
       const { wait } = WaitQuery.parse(Object.fromEntries(url.searchParams));
       await this.hold(device.name, wait, () => device.status !== "Pending", res);
-      if (device.status === "Approved" && !device.tokenIssued) {
-        device.tokenIssued = true;
-        device.token = `tok_${randomBytes(16).toString("hex")}`;
-        this.byToken.set(device.token, device);
-        return send(200, { status: "Approved", token: device.token });
-      }
+      if (device.status === "Approved" && !device.tokenIssued) return send(200, { status: "Approved", token: this.issueToken(device) });
       return send(200, { status: device.status });
     }
 

@@ -151,7 +151,7 @@ export function agentOpenApi(): Record<string, unknown> {
           security: [],
           requestBody: { required: true, content: jsonContent(EnrollmentRequestBody, "input") },
           responses: {
-            "201": { description: "The request, new or the same one again (same deviceName and secret): Pending, or Approved at once (an auto-approve rule or token), or its current status", content: jsonContent(EnrollmentCreated) },
+            "201": { description: "The request, new or the same one again (same deviceName and secret): Pending, or Approved at once (an auto-approve rule or token), or its current status. Approved and its device not yet seen, it carries the credential (token, or certificate for a request with a csr), as GET /enrollments/{id} would", content: jsonContent(EnrollmentCreated) },
             ...errors({
               400: `${INVALID_BODY}; or the labels with the enrollment token's would be more than 64; or the csr does not parse or its signature does not verify, the server has no CA to sign it (not DROVER_TLS=auto or proxy), or there is no csr while DROVER_DEVICE_TOKENS=refuse`,
               401: "UNAUTHENTICATED: an enrollmentToken the server does not know",

@@ -1,12 +1,14 @@
 /**
  * Enrollment (seed 003, DESIGN.md §2): a device asks to join; an operator or an auto-approve
- * rule decides; approval creates the Device, and its credential goes out once, on the
- * agent's next ask. Only hashes of the secret and the token are stored.
+ * rule decides; approval creates the Device, and its credential goes out on the agent's next
+ * ask (or in the answer to the request itself, when a rule or token approves it at once). Only
+ * hashes of the secret and the token are stored, and the credential sealed under the secret.
  */
+import { randomUUID } from "node:crypto";
 import { matchesSelector, type Labels } from "../../lib/label-selector";
 import { enrollmentMachine, type EnrollmentState } from "../../lib/enrollment-status";
 import { assertTransition } from "../../lib/state-machine";
-import type { EnrollmentDecision, EnrollmentRequestBody, SystemFacts } from "../../lib/protocol";
+import type { EnrollmentCreated, EnrollmentDecision, EnrollmentRequestBody, SystemFacts } from "../../lib/protocol";
 import type { ServerContext } from "../context";
 import type { Prisma, Tx } from "../db";
 import { locks, transaction, type TransactionOptions } from "../lib/transactions";
@@ -110,18 +112,40 @@ async function assertRoomForPending(ctx: ServerContext, db: Tx | ServerContext["
   }
 }
 
+/** The Device columns that hold a credential: a token's hash, or a certificate's (issue 23). */
+type CredentialColumns = { tokenHash: string } | ReturnType<typeof certificateColumns>;
+
+/**
+ * A new credential for a device: its certificate when the request has a csr and the server a CA
+ * to sign it, else a token. `device` is read only for a certificate (it names the device).
+ */
+async function newCredential(ctx: ServerContext, csr: string | null, device: () => Promise<{ id: string; name: string }>): Promise<{ credential: Credential; columns: CredentialColumns }> {
+  if (csr !== null && ctx.deviceCa) {
+    const certificate = await signDeviceCertificate(ctx, await device(), csr);
+    return { credential: { certificate: certificate.certPem }, columns: certificateColumns(certificate) };
+  }
+  const token = newToken(DEVICE_TOKEN_PREFIX);
+  return { credential: { token }, columns: { tokenHash: sha256(token) } };
+}
+
 /**
  * A device asks to join. `clientAddress` is who sent it (server/lib/client-address.ts), kept
  * on the request (the first address, with when) and counted against the pending limits, with
  * the host facts it sent (`system`) for the operator to check the machine. Sending the same
  * request again (same name and secret) answers its current state and is never refused; it
  * moves "last seen" (address and time) and the facts, never the first address.
+ *
+ * A new request approved at once (an auto-approve rule, an auto-approving token) is answered with
+ * its credential, issued in the same transaction: the agent needs no `GET /enrollments/{id}`
+ * (one request and one transaction fewer a device: a third of an enrollment's cost, issue 22).
+ * Sent again before the device is first seen, the same request answers the same credential, as
+ * the GET does (readDecision).
  */
 export async function createEnrollment(
   ctx: ServerContext,
   body: EnrollmentRequestBody,
   clientAddress?: string,
-): Promise<{ enrollmentId: string; status: EnrollmentState }> {
+): Promise<EnrollmentCreated> {
   try {
     return await createEnrollmentOnce(ctx, body, clientAddress);
   } catch (error) {
@@ -141,7 +165,7 @@ async function createEnrollmentOnce(
   ctx: ServerContext,
   body: EnrollmentRequestBody,
   clientAddress?: string,
-): Promise<{ enrollmentId: string; status: EnrollmentState }> {
+): Promise<EnrollmentCreated> {
   const secretHash = sha256(body.secret);
   // Issue 23: a CSR is checked before anything is written; without one, a server that refuses tokens has nothing to give.
   if (body.csr !== undefined) await checkCsr(ctx, body.csr);
@@ -167,7 +191,8 @@ async function createEnrollmentOnce(
         },
         select: { id: true },
       });
-      return { enrollmentId: existing.id, status: existing.status as EnrollmentState };
+      const given = existing.status === "Approved" && existing.tokenIssuedAt !== null ? await givenAgain(ctx, existing.id, body.secret, existing.credentialSealed) : {};
+      return { enrollmentId: existing.id, status: existing.status as EnrollmentState, ...given };
     }
     if (existing.status !== "Denied") {
       throw conflict(`device name "${body.deviceName}" is already ${existing.status === "Approved" ? "enrolled" : "pending with another secret"}`);
@@ -208,6 +233,10 @@ async function createEnrollmentOnce(
       : null;
   // Approved at once by a rule or a token, it never sits in the inbox: the pending limits do not apply.
   if (!approver) await assertRoomForPending(ctx, ctx.db, clientAddress);
+  // A new request approved at once: written decided, with its device and the device's credential.
+  const decidedNow = approver !== null && !existing;
+  const deviceId = randomUUID();
+  const issued = decidedNow ? await newCredential(ctx, body.csr ?? null, () => Promise.resolve({ id: deviceId, name: body.deviceName })) : null;
   // Approved at once, its writes are guarded by its own rows (the unique name, the token's use
   // counted in its UPDATE, the device it creates) and it settles the device's fleet against the
   // fleets' selectors (shared: such approvals run side by side). One left Pending counts the
@@ -224,21 +253,25 @@ async function createEnrollmentOnce(
     // A new request an auto-approve rule decides is written decided, in the same transaction:
     // no window where it is Pending (Pending → Approved, as its two events say).
     const now = ctx.now();
-    const decidedNow = approver && !existing;
     if (decidedNow) assertTransition(enrollmentMachine, "Pending", "Approved");
+    const decidedColumns =
+      decidedNow && approver && issued
+        ? { status: "Approved", decidedBy: approver.actor, decidedAt: now, reason: approver.reason, tokenIssuedAt: now, credentialSealed: sealCredential(body.secret, issued.credential) }
+        : {};
     const row = existing
       ? await tx.enrollmentRequest.update({ where: { id: existing.id, status: "Denied" }, data, select: { id: true } })
-      : await tx.enrollmentRequest.create({
-          data: { deviceName: body.deviceName, ...data, ...(decidedNow ? { status: "Approved", decidedBy: approver.actor, decidedAt: now, reason: approver.reason } : {}) },
-          select: { id: true },
-        });
+      : await tx.enrollmentRequest.create({ data: { deviceName: body.deviceName, ...data, ...decidedColumns }, select: { id: true } });
     const newEvents: NewEvent[] = [
       { objectKind: "EnrollmentRequest", objectName: body.deviceName, type: "EnrollmentRequested", reason: "Pending", actor, ...(grant ? { message: `with enrollment token "${grant.name}" (${grant.prefix}…)` } : {}) },
     ];
     if (approver) {
       const created: string[] = [];
       const facts = { id: row.id, deviceName: body.deviceName, ...data };
-      newEvents.push(...(decidedNow ? await decided(tx, facts, "Approved", approver.actor, approver.reason, created) : await decideOne(tx, facts, "Approved", approver.actor, approver.reason, now, created)));
+      newEvents.push(
+        ...(decidedNow && issued
+          ? await decided(tx, facts, "Approved", approver.actor, approver.reason, created, {}, { id: deviceId, columns: issued.columns })
+          : await decideOne(tx, facts, "Approved", approver.actor, approver.reason, now, created)),
+      );
       await joinFleets(tx, ctx, created, now, approver.actor, effects);
       return { row, events: [...(await recordEvents(tx, newEvents)), ...(await finishEffects(tx, effects, now, approver.actor))], effects };
     }
@@ -246,7 +279,7 @@ async function createEnrollmentOnce(
   }, options);
   afterCommit(ctx, effects, events);
   if (effects.fleets.size) await refreshFleetStatus(ctx, [...effects.fleets]);
-  return { enrollmentId: row.id, status: approver ? "Approved" : "Pending" };
+  return { enrollmentId: row.id, status: approver ? "Approved" : "Pending", ...issued?.credential };
 }
 
 type EnrollmentFacts = { id: string; deviceName: string; labels: string; platform: string; role: string; agentVersion: string; status: string };
@@ -393,7 +426,8 @@ async function decideOne(
 
 /**
  * What follows a request's move to its decision, in the same transaction: its events, and on
- * approval its device (with the labels requested and `added` over them).
+ * approval its device (with the labels requested and `added` over them; with `credential`, that
+ * id and credential, issued with the approval).
  */
 async function decided(
   tx: Tx,
@@ -403,6 +437,7 @@ async function decided(
   reason: string | undefined,
   created: string[],
   added: Labels = {},
+  credential?: { id: string; columns: CredentialColumns },
 ): Promise<NewEvent[]> {
   const hasAdded = decision === "Approved" && Object.keys(added).length > 0;
   const labels = decision === "Approved" ? approvalLabels(e, hasAdded ? added : {}) : {};
@@ -417,17 +452,23 @@ async function decided(
     },
   ];
   if (decision === "Approved") {
-    created.push(await createDevice(tx, e, labels));
+    created.push(await createDevice(tx, e, labels, credential));
     const message = hasAdded ? `labels added at approval: ${showLabels(added)}` : "";
     events.push({ objectKind: "Device", objectName: e.deviceName, type: "DeviceEnrolled", reason: "Enrolled", message, actor });
   }
   return events;
 }
 
-async function createDevice(tx: Tx, enrollment: { id: string; deviceName: string; platform: string; role: string; agentVersion: string }, labels: Labels): Promise<string> {
+async function createDevice(
+  tx: Tx,
+  enrollment: { id: string; deviceName: string; platform: string; role: string; agentVersion: string },
+  labels: Labels,
+  credential?: { id: string; columns: CredentialColumns },
+): Promise<string> {
   // Two statements: a nested create of the labels would insert them one by one and read the device back.
   const { id } = await tx.device.create({
     data: {
+      ...(credential ? { id: credential.id, ...credential.columns } : {}),
       name: enrollment.deviceName,
       platform: enrollment.platform,
       role: enrollment.role,
@@ -522,20 +563,12 @@ async function readDecision(
   if (row.tokenIssuedAt !== null) return { status, pending: false, ...(await givenAgain(ctx, id, secret, row.credentialSealed)) };
 
   const issuedAt = ctx.now();
-  let credential: Credential;
-  let deviceColumns: Prisma.DeviceUpdateInput;
-  if (row.csr !== null && ctx.deviceCa) {
-    // Issue 23: the device's certificate rather than a token (tokenIssuedAt marks either as given out).
+  // Issue 23: the device's certificate rather than a token (tokenIssuedAt marks either as given out).
+  const { credential, columns } = await newCredential(ctx, row.csr, async () => {
     const device = await ctx.db.device.findUnique({ where: { enrollmentId: id }, select: { id: true, name: true } });
     if (!device) throw notFound(`device of enrollment request "${id}"`);
-    const certificate = await signDeviceCertificate(ctx, device, row.csr);
-    credential = { certificate: certificate.certPem };
-    deviceColumns = certificateColumns(certificate);
-  } else {
-    const token = newToken(DEVICE_TOKEN_PREFIX);
-    credential = { token };
-    deviceColumns = { tokenHash: sha256(token) };
-  }
+    return device;
+  });
   // Both writes are guarded (`tokenIssuedAt IS NULL`, the device of this request): it may run beside others like it.
   const issued = await transaction(ctx.db, async (tx: Tx) => {
     const { count } = await tx.enrollmentRequest.updateMany({
@@ -543,7 +576,7 @@ async function readDecision(
       data: { tokenIssuedAt: issuedAt, credentialSealed: sealCredential(secret, credential) },
     });
     if (count !== 1) return false; // another ask of this agent issued it first
-    await tx.device.update({ where: { enrollmentId: id }, data: deviceColumns });
+    await tx.device.update({ where: { enrollmentId: id }, data: columns });
     return true;
   });
   if (issued) return { status, pending: false, ...credential };
