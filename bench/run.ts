@@ -54,8 +54,9 @@
  * cannot build; step 0, the console in Chromium, is then skipped), BENCH_TLS (1; 0 skips step 6), BENCH_TLS_AGENTS (BENCH_AGENTS: step 6's agents, each storm's),
  * BENCH_STORM_SECONDS (300: a storm's longest wait), BENCH_TLS_ONLY (0; 1 runs step 6 alone),
  * BENCH_SERVER_PROF (a folder: the servers of steps 1–5 write their CPU profiles there at the end),
- * BENCH_TLS_PLAIN (1; 0 runs step 6's TLS half alone), BENCH_SIM_PROF (a folder: step 6's simulators
- * write their CPU profiles there, stopped by SIGTERM at the end of each half).
+ * BENCH_TLS_PLAIN (1; 0 runs step 6's TLS half alone), BENCH_SIM_PROF (a folder: the simulators of
+ * steps 1 and 6 write their CPU profiles there, stopped by SIGTERM: step 1's at the end of the run,
+ * step 6's at the end of each half).
  * Step 6 at full size, alone, on a quiet machine (docs/architecture.md "Session 18: what TLS
  * costs" has it at 1,000 agents on a loaded one):
  *   BENCH_TLS_ONLY=1 BENCH_TLS_AGENTS=10000 npm run bench
@@ -210,8 +211,9 @@ async function main() {
   log(`starting ${AGENTS} simulated agents in ${simProcesses} process(es), ${idleSockets} idle sockets each`);
   for (let p = 0; p < simProcesses; p++) {
     const n = Math.min(AGENTS_PER_PROCESS, AGENTS - p * AGENTS_PER_PROCESS);
-    const sim = spawn(...node(path.join(root, "agent", "simulate.ts"), "--server", URL_, "--agents", String(n), "--prefix", p === 0 ? "hold" : `hold${p}`, "--labels", "bench=true,group=hold",
-      "--degraded", "0", "--error", "0", "--restarts", "0", "--flap", "0", "--silent", "0", "--rate", String(RAMP_RATE / simProcesses), "--summary-seconds", "10", "--idle-sockets", String(idleSockets), "--log-level", "error"), {
+    const [exe, args] = node(path.join(root, "agent", "simulate.ts"), "--server", URL_, "--agents", String(n), "--prefix", p === 0 ? "hold" : `hold${p}`, "--labels", "bench=true,group=hold",
+      "--degraded", "0", "--error", "0", "--restarts", "0", "--flap", "0", "--silent", "0", "--rate", String(RAMP_RATE / simProcesses), "--summary-seconds", "10", "--idle-sockets", String(idleSockets), "--log-level", "error");
+    const sim = spawn(exe, [...(process.env.BENCH_SIM_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_SIM_PROF}`] : []), ...args], {
       cwd: root, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NODE_OPTIONS: "--max-old-space-size=4096" },
     });
     if (SIM_NICE) os.setPriority(sim.pid!, SIM_NICE);
@@ -292,6 +294,8 @@ async function main() {
   };
   if (HELD_ONLY) {
     process.stdout.write(JSON.stringify({ database: benchDb, machine: machine(), ...heldPolls, rssMbPer1000HeldUnder: 15 }, null, 2) + "\n");
+    // Profiled, they are stopped so that they write their profiles (the run's exit would SIGKILL them).
+    if (process.env.BENCH_SIM_PROF) await Promise.all(holding.map((sim) => new Promise((r) => (sim.once("exit", r), sim.kill("SIGTERM"), setTimeout(r, 20_000)))));
     return;
   }
 
