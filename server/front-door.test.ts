@@ -96,7 +96,7 @@ describe("deadlines", () => {
   });
 
   it("near the connection cap, new sockets shed the oldest idle ones, never a held poll", async () => {
-    const tight = await startTestServer({}, { deadlines: { shedIdleAt: 6 } });
+    const tight = await startTestServer({}, { deadlines: { shedIdleAt: 6, shedNewAt: 6 } });
     const sockets: net.Socket[] = [];
     try {
       const device = await enrollDevice(tight);
@@ -126,7 +126,7 @@ describe("deadlines", () => {
     }
   });
 
-  it("near the cap, a kept-alive socket is shed before one that connected a moment ago", async () => {
+  it("past the idle threshold, a kept-alive socket is shed for a new one; a new one is never shed below the cap", async () => {
     const tight = await startTestServer({}, { deadlines: { shedIdleAt: 6 } });
     const port = Number(new URL(tight.url).port);
     const open = async (): Promise<net.Socket> => {
@@ -154,6 +154,9 @@ describe("deadlines", () => {
         expect(kept.filter((socket) => socket.closed).length).toBeLessThanOrEqual(fresh.length);
       }
       expect(kept.every((socket) => socket.closed)).toBe(true);
+      // None idle left: new sockets are taken as they come (below the cap), none shed.
+      for (let i = 0; i < 3; i++) fresh.push(await open());
+      await new Promise((r) => setTimeout(r, 100));
       expect(fresh.filter((socket) => socket.closed)).toHaveLength(0);
     } finally {
       for (const socket of [...kept, ...fresh]) socket.destroy();

@@ -64,7 +64,7 @@ export const MAX_CONNECTIONS = Math.max(100, Math.min(65_000, (openFilesLimit() 
  */
 export const LISTEN_BACKLOG = 4_096;
 
-/** A socket that connected less than this long ago is shed only when no idle one is left (guardIdleSockets). */
+/** A socket that connected less than this long ago is shed only just below the connection cap (guardIdleSockets). */
 const FRESH_GRACE_MS = 1_000;
 
 /** Past this many sockets, idle ones (never spoke, or kept alive between requests) are shed. */
@@ -75,6 +75,8 @@ export interface DeadlineOptions {
   requestTimeoutMs?: number;
   /** Tests use a small number to see shedding happen. */
   shedIdleAt?: number;
+  /** Past this many sockets, even one that connected a moment ago is shed (default: 100 below the connection cap). */
+  shedNewAt?: number;
 }
 
 /**
@@ -88,7 +90,7 @@ export function applyDeadlines(server: http.Server | https.Server, options: Dead
   // so they reuse it (the default 5 s makes them reconnect for nearly every heartbeat).
   server.keepAliveTimeout = 75_000;
   listener.maxConnections = MAX_CONNECTIONS;
-  guardIdleSockets(server, server.headersTimeout, options.shedIdleAt ?? SHED_IDLE_AT);
+  guardIdleSockets(server, server.headersTimeout, options.shedIdleAt ?? SHED_IDLE_AT, options.shedNewAt ?? MAX_CONNECTIONS - 100);
   // Past maxConnections Node drops the socket before "connection" (no shedding can help then):
   // count it, so a full server shows in /metrics rather than only as clients' resets.
   if (onDrop) listener.on("drop", onDrop);
@@ -100,17 +102,21 @@ export function applyDeadlines(server: http.Server | https.Server, options: Dead
  * `maxConnections` and every new client is refused. So a socket that has not sent a request
  * within the header deadline is closed, and once the server holds `shedAt` sockets, a new one
  * makes room by closing the oldest idle socket: one that has not spoken for `FRESH_GRACE_MS`
- * since it connected, then one kept alive between requests, then the oldest that has not spoken
- * yet. Sockets in the middle of a request, held long-polls included, are never shed.
+ * since it connected, else one kept alive between requests, and past `shedNewAt` (just below the
+ * connection cap) one that connected a moment ago. Sockets in the middle of a request, held
+ * long-polls included, are never shed.
  *
  * A socket that connected a moment ago is a client about to send its request (libuv accepts a
  * burst of connections in one go, and each "connection" event runs before any of them is read);
- * a kept-alive socket costs its client a reconnect only. Each arrival sheds one socket: the
- * count had waited for the victim's "close", a turn later, so one arrival past `shedAt` shed
- * every idle and new socket there was (issue 22: at ≈ 17,500 sockets, with 19,000 agents,
- * the bench's own probe could no longer get in).
+ * a kept-alive socket costs its client a reconnect only. Issue 22, at 19,000 agents: new
+ * sockets used to be shed too, the oldest first, so that once held polls alone passed `shedAt`
+ * every arrival closed the one before it, and the server held no more than ≈ 17,500 polls; and
+ * each arrival shed one socket only in name (the count waited for the victim's "close", a turn
+ * later), so one arrival past `shedAt` shed every idle and new socket there was. A server full of
+ * held polls now takes new sockets up to `shedNewAt` (a flood of silent sockets still recycles
+ * itself there rather than fill the cap for a header deadline).
  */
-function guardIdleSockets(server: http.Server | https.Server, firstRequestMs: number, shedAt: number): void {
+function guardIdleSockets(server: http.Server | https.Server, firstRequestMs: number, shedAt: number, shedNewAt: number): void {
   // Insertion order is age order: the first of each is its oldest. `fresh` keeps when each
   // arrived: one sweep a second closes those past the deadline, rather than a timer per socket
   // (issue 22: what every held poll's socket kept, a Timeout and its closures).
@@ -120,7 +126,7 @@ function guardIdleSockets(server: http.Server | https.Server, firstRequestMs: nu
   const shedOne = (): boolean => {
     const oldest = fresh.entries().next().value;
     const silent = oldest && oldest[1] <= Date.now() - FRESH_GRACE_MS ? oldest[0] : undefined;
-    const victim = silent ?? idle.values().next().value ?? oldest?.[0];
+    const victim = silent ?? idle.values().next().value ?? (open > shedNewAt ? oldest?.[0] : undefined);
     if (!victim) return false;
     // Counted out now: its "close" comes a turn later.
     victim.off("close", onSocketClose);
