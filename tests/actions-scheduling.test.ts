@@ -199,6 +199,21 @@ describe("what /work offers", () => {
 // ---------------------------------------------------------------------------------------
 
 describe("held polls", () => {
+  it("the controllers' tick yields to the event loop between its steps (what waits runs meanwhile, not after all of them)", async () => {
+    // On SQLite every query settles without I/O: without the yield, a tick ran whole in one chain
+    // of microtasks and nothing queued behind it (a request, a held poll's answer) ran until it ended.
+    let ended = false;
+    const turns: boolean[] = [];
+    const count = () => {
+      turns.push(ended);
+      if (!ended) setImmediate(count);
+    };
+    const tick = s.tick().then(() => (ended = true));
+    setImmediate(count);
+    await tick;
+    expect(turns.filter((afterEnd) => !afterEnd).length).toBeGreaterThanOrEqual(5);
+  });
+
   it("a held poll answers promptly when its action is approved", async () => {
     const d = await onlineDevice(s);
     const a = await createAction(s, d.name, "reboot");

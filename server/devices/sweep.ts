@@ -28,6 +28,10 @@ export async function sweepDisconnected(ctx: ServerContext, termStartedAt: Date 
       OR: [{ summary: { in: CONNECTED_SUMMARIES } }, { applicationSummary: { not: "Unknown" } }, { updatedStatus: "Updating" }],
     },
     select: deviceFactsSelect,
+    // The oldest first, by the lastSeen index. Without an order Prisma adds one by id for `take`,
+    // and SQLite then scanned every device in id order for the LIMIT: 6–10 ms of the event loop
+    // every tick with 10,000 devices, none of them stale (issue 22, wake and approve p99).
+    orderBy: { lastSeen: "asc" },
     take: 1000,
   });
   if (stale.length === 0) return 0;
