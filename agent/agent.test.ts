@@ -99,7 +99,7 @@ describe("enrollment", () => {
     expect((await store.read("identity", IdentityDocument))?.token).toBe(server.device("worker-0").token);
     expect(server.count("POST", /^\/enrollments$/)).toBe(1);
     expect(server.count("GET", /^\/enrollments\//)).toBe(0);
-    expect(events()).toEqual(expect.arrayContaining(["approved"]));
+    expect(events()).toEqual(expect.arrayContaining(["enrolled", "approved"]));
   });
 
   it("a restart while pending resumes waiting on the same request", async () => {

@@ -385,6 +385,7 @@ export class Agent {
             signal,
           );
           this.stats.enrollmentsRequested++;
+          this.log.info({ event: "enrolled", enrollmentId: created.enrollmentId, status: created.status }, "enrollment requested");
           // Approved at once (a rule or an auto-approving token): the answer carries the credential.
           const approved = created.status === "Approved" ? this.approvedIdentity(created.enrollmentId, enrollment, created) : null;
           if (approved) {
@@ -395,7 +396,6 @@ export class Agent {
           identity = { ...identity, enrollment: { ...enrollment, id: created.enrollmentId } };
           await this.saveIdentity(identity);
           retry.reset();
-          this.log.info({ event: "enrolled", enrollmentId: created.enrollmentId, status: created.status }, "enrollment requested");
         } catch (error) {
           if (this.stopped) break;
           if (error instanceof ProtocolError && error.status === 409) {
