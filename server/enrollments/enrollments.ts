@@ -233,10 +233,10 @@ async function createEnrollmentOnce(
       : null;
   // Approved at once by a rule or a token, it never sits in the inbox: the pending limits do not apply.
   if (!approver) await assertRoomForPending(ctx, ctx.db, clientAddress);
-  // A new request approved at once: written decided, with its device and the device's credential.
-  const decidedNow = approver !== null && !existing;
+  // A new request approved at once (and only such a one has `issued`): written decided, with its
+  // device and the device's credential.
   const deviceId = randomUUID();
-  const issued = decidedNow ? await newCredential(ctx, body.csr ?? null, () => Promise.resolve({ id: deviceId, name: body.deviceName })) : null;
+  const issued = approver && !existing ? await newCredential(ctx, body.csr ?? null, () => Promise.resolve({ id: deviceId, name: body.deviceName })) : null;
   // Approved at once, its writes are guarded by its own rows (the unique name, the token's use
   // counted in its UPDATE, the device it creates) and it settles the device's fleet against the
   // fleets' selectors (shared: such approvals run side by side). One left Pending counts the
@@ -253,9 +253,9 @@ async function createEnrollmentOnce(
     // A new request an auto-approve rule decides is written decided, in the same transaction:
     // no window where it is Pending (Pending → Approved, as its two events say).
     const now = ctx.now();
-    if (decidedNow) assertTransition(enrollmentMachine, "Pending", "Approved");
+    if (issued) assertTransition(enrollmentMachine, "Pending", "Approved");
     const decidedColumns =
-      decidedNow && approver && issued
+      approver && issued
         ? { status: "Approved", decidedBy: approver.actor, decidedAt: now, reason: approver.reason, tokenIssuedAt: now, credentialSealed: sealCredential(body.secret, issued.credential) }
         : {};
     const row = existing
@@ -268,7 +268,7 @@ async function createEnrollmentOnce(
       const created: string[] = [];
       const facts = { id: row.id, deviceName: body.deviceName, ...data };
       newEvents.push(
-        ...(decidedNow && issued
+        ...(issued
           ? await decided(tx, facts, "Approved", approver.actor, approver.reason, created, {}, { id: deviceId, columns: issued.columns })
           : await decideOne(tx, facts, "Approved", approver.actor, approver.reason, now, created)),
       );
