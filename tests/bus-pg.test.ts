@@ -10,7 +10,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDb, type Db } from "../server/db";
-import { PgBus, pack, MAX_PAYLOAD_BYTES } from "../server/bus-pg";
+import { PgBus, pack, compact, expandEvents, MAX_PAYLOAD_BYTES } from "../server/bus-pg";
 import { topics } from "../server/bus";
 import { eventSelect, type EventRow } from "../server/events/events";
 import { logger } from "../server/logger";
@@ -93,6 +93,45 @@ describe.runIf(testOnPostgres)("the PostgreSQL bus", () => {
     await eventually(() => got.length === messages.length, 10_000, "5,000 wakes on B");
     for (const off of offs) off();
     expect(got).toEqual(messages.map((_, i) => i));
+  });
+
+  it("a fleet change's burst travels compacted: its wakes as id lists, its events as columns; every one arrives whole, in order", async () => {
+    // As afterCommit publishes a change to 3,000 members: their wakes (one `at`), then two events each.
+    const at = Date.now();
+    const time = new Date(at - 5);
+    const ids = Array.from({ length: 3_000 }, (_, i) => `member-${i}-${"x".repeat(i % 7)}`);
+    const rows: EventRow[] = (await db.$transaction(
+      ids.flatMap((id, i) => [
+        db.event.create({ data: { time, objectKind: "Device", objectName: id, type: "SpecRendered", reason: "7", message: `renderedVersion 7: fleet f template version 2`, actor: "alice" }, select: eventSelect }),
+        db.event.create({ data: { time, objectKind: "Device", objectName: id, type: "UpdatedStatusChanged", reason: "OutOfDate", message: `UpToDate → OutOfDate ${i % 3 ? "" : "ünïcode \" quote"}`, actor: "alice" }, select: eventSelect }),
+      ]),
+    )) as EventRow[];
+    const wire = (r: EventRow) => [r.id, r.time.getTime(), r.objectKind, r.objectName, r.type, r.reason, r.message, r.actor];
+    const published = [...ids.map((id) => [topics.device(id), { at }]), ["fleet:f"], ...rows.map((r) => ["events", r])] as [string, unknown][];
+    // As the bus queues them (event rows in their positional form).
+    const messages = published.map(([topic, payload]) => (topic === "events" ? [topic, wire(payload as EventRow)] : payload === undefined ? [topic] : [topic, payload]));
+    const packed = pack("A ", compact(messages as never));
+    for (const p of packed) expect(Buffer.byteLength(p)).toBeLessThan(8_000);
+    // Compacted, 4× smaller than as they came at least (≈ 7× with a fleet change's longer messages).
+    expect(packed.length * 4).toBeLessThan(pack("A ", messages as never).length);
+    const back = packed.flatMap((p) => JSON.parse(p.slice(2)) as [string, ...unknown[]][]);
+    expect(back.filter((m) => m[0] === "@wake").flatMap((m) => m[2] as string[])).toEqual(ids);
+    expect(back.filter((m) => m[0] === "@events").flatMap((m) => expandEvents(m as never))).toEqual(rows);
+
+    // Over the bus: B's subscribers (on some devices only) get the wakes with their `at`, and every event row once, in order.
+    const woken: string[] = [];
+    const offs = ids.filter((_, i) => i % 2 === 0).map((id) => b.subscribe<{ at: number }>(topics.device(id), (p) => p.at === at && woken.push(id)));
+    const heard: EventRow[] = [];
+    const offEvents = b.subscribe<EventRow>("events", (e) => e.objectKind === "Device" && e.objectName.startsWith("member-") && heard.push(e));
+    try {
+      for (const [topic, payload] of published) a.publish(topic, payload);
+      await eventually(() => heard.length === rows.length && woken.length === 1_500, 10_000, "the burst on B");
+      expect(heard).toEqual(rows);
+      expect(woken).toEqual(ids.filter((_, i) => i % 2 === 0));
+    } finally {
+      for (const off of offs) off();
+      offEvents();
+    }
   });
 
   it("a killed connection is re-made; parked polls are woken and missed events delivered", async () => {
