@@ -23,7 +23,9 @@
  * - anything else: its JSON when it fits, else nothing (the subscriber is woken with no
  *   payload).
  * A run of wakes of one commit, and a run of event rows, travel compacted (`compact`, below):
- * a fleet change of 10,000 members is ≈ 125 payloads, not ≈ 520.
+ * a fleet change of 10,000 members is ≈ 125 payloads, not ≈ 520. A server older than this
+ * format skips them (no subscriber has their topic): in a rolling upgrade its polls hear such a
+ * burst at the end of their wait (≤ 60 s), and its console sees those events on reload.
  * Its own notifications come back to a server too (PostgreSQL delivers to every listener):
  * the server id at the start of the payload skips them before any parsing.
  *
