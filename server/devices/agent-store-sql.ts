@@ -5,7 +5,7 @@
  * generator: which statements, in which order, with which decisions and events, the same on
  * both databases; the driver runs it (SQLite: synchronously, in microseconds; PostgreSQL:
  * awaiting each statement, batching reads and heartbeats). Operator-side writes other than
- * action creation and request decisions stay on Prisma.
+ * action creation and decisions (of requests, and of actions by id) stay on Prisma.
  *
  * Values come back as each database gives them: dates as text (SQLite) or Date (PostgreSQL),
  * booleans as 0/1 or true/false; `date` and `yes` read either.
@@ -14,7 +14,7 @@ import type { DeviceFactsRow } from "./status";
 import type { EventRow, NewEvent } from "../events/events";
 import type { ActionReport, OfferedAction } from "../../lib/protocol";
 import { decideReport, type StoredAction } from "../actions/report";
-import { conflict } from "../errors";
+import { conflict, notFound } from "../errors";
 import { FINAL_ACTION_STATES } from "../../lib/action-status";
 import { DEFAULT_HEALTH_POLICY, POLICY_RANK_SQL } from "../../lib/health-policy";
 import type { IdempotencyRow } from "../idempotency/idempotency";
@@ -34,6 +34,7 @@ import {
   type NewRequestRow,
   type ReportOutcome,
   type RequestDecision,
+  type ActionsDecision,
   type SweepItem,
   type WorkFacts,
 } from "./agent-store";
@@ -172,6 +173,10 @@ const S = {
   decide: `UPDATE "Action" SET "state" = ?, "decision" = ?, "decidedBy" = ?, "decidedAt" = ?::timestamp, "decisionReason" = ?,
       "finishedAt" = COALESCE(?::timestamp, "finishedAt"), "updatedAt" = ?::timestamp
     WHERE "requestId" = ? AND "state" = 'PENDING_APPROVE' RETURNING "id", "deviceId"`,
+  decisionState: `SELECT "id", "state" FROM "Action" WHERE "id" = ? FOR UPDATE`,
+  decideAction: `UPDATE "Action" SET "state" = ?, "decision" = ?, "decidedBy" = ?, "decidedAt" = ?::timestamp, "decisionReason" = ?,
+      "finishedAt" = COALESCE(?::timestamp, "finishedAt"), "updatedAt" = ?::timestamp
+    WHERE "id" = ? AND "state" = 'PENDING_APPROVE' RETURNING "id", "deviceId"`,
   decideRow: `UPDATE "ActionRequest" SET "decision" = ?, "decidedBy" = ?, "decidedAt" = ?::timestamp, "decisionReason" = ? WHERE "id" = ?`,
   // The action as it is inside the write (locked against operator-side writes until commit),
   // whether its device is being decommissioned, and the columns of the report's answer, in one statement.
@@ -405,6 +410,30 @@ export class SqlAgentStore implements AgentStore {
       ]),
     );
     return yield* this.events(events, now);
+  }
+
+  /**
+   * Actions decided by id (an operator's approve or reject): their rows read and locked, each
+   * checked (missing: 404; not PENDING_APPROVE: 409), then one guarded UPDATE … RETURNING for
+   * all of them and one event each. What throws writes nothing (the write's own savepoint).
+   */
+  decideActions(d: ActionsDecision, now: Date): Promise<{ moved: { id: string; deviceId: string }[]; events: EventRow[] }> {
+    return this.driver.write(this.decideIds(d, now));
+  }
+  private *decideIds(d: ActionsDecision, now: Date): Op<{ moved: { id: string; deviceId: string }[]; events: EventRow[] }> {
+    const rows = yield* each<{ id: string; state: string }>(S.decisionState, d.ids.map((id) => [id]));
+    const missing = d.ids.filter((_, k) => rows[k]!.length === 0);
+    if (missing.length) throw notFound(`action ${missing.join(", ")}`);
+    for (const [r] of rows) {
+      if (r!.state !== "PENDING_APPROVE") throw conflict(`action ${r!.id} is ${r!.state}, not PENDING_APPROVE: it was already decided`);
+    }
+    const finishedAt = d.to === "CANCELLED" ? now : null;
+    const moved = yield* many<{ id: string; deviceId: string }>(S.decideAction, d.ids.map((id) => [d.to, d.decision, d.actor, now, d.reason, finishedAt, now, id]));
+    // Read and locked above, so only a database without row locks could get here: refused whole all the same.
+    if (moved.length !== d.ids.length) throw conflict(`${d.ids.length - moved.length} of the actions were decided concurrently`);
+    const order = new Map(d.ids.map((id, k) => [id, k]));
+    moved.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+    return { moved, events: yield* this.events(moved.map((m) => d.event(m.id)), now) };
   }
 
   /**

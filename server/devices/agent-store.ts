@@ -92,6 +92,15 @@ export interface SweepItem {
   events: NewEvent[];
 }
 
+export interface ActionsDecision {
+  ids: string[];
+  to: string;
+  decision: string;
+  actor: string;
+  reason: string | null;
+  event: (id: string) => NewEvent;
+}
+
 export interface RequestDecision {
   requestId: string;
   to: string;
@@ -168,6 +177,12 @@ export interface AgentStore {
    * with the request's idempotency key first (issue 22), whose duplicate fails the write whole.
    */
   insertActions(rows: NewActionRow[], events: NewEvent[], now: Date, request?: NewRequestRow, idempotency?: IdempotencyRow): Promise<EventRow[]>;
+  /**
+   * PENDING_APPROVE actions decided by id, all or none: each moved by a guarded UPDATE, with
+   * an event each. A missing one is 404, one not PENDING_APPROVE (or moved concurrently) 409,
+   * and then nothing is written.
+   */
+  decideActions(d: ActionsDecision, now: Date): Promise<{ moved: { id: string; deviceId: string }[]; events: EventRow[] }>;
   /** An action request decided as a unit: its PENDING_APPROVE actions moved, with their events. */
   decideRequest(d: RequestDecision, now: Date): Promise<{ moved: { id: string; deviceId: string }[]; events: EventRow[] }>;
   /**
