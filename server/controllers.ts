@@ -10,7 +10,6 @@
  */
 import type { ServerContext } from "./context";
 import { sweepDisconnected } from "./devices/sweep";
-import { deviceCounts } from "./devices/queries";
 import { wakeDevicesWithPendingActions } from "./actions/scheduling";
 import { expireActions } from "./actions/expiry";
 import { refreshFleetStatus, watchFleetStatus } from "./fleets/controller";
@@ -75,8 +74,6 @@ export function startControllers(ctx: ServerContext): Controllers {
       ctx.metrics.controllerLeader.set(leader ? 1 : 0);
       running?.stop();
       running = leader ? runControllers(ctx, election) : null;
-      // A follower does not count devices: only the leader's gauges are current.
-      if (!leader) ctx.metrics.devicesByStatus.reset();
     },
   });
   return {
@@ -137,16 +134,18 @@ function runControllers(ctx: ServerContext, leadership: Leadership | null): { st
         await step();
         await nextTurn();
       }
-      const counts = await deviceCounts(ctx);
-      ctx.metrics.devicesByStatus.reset();
-      for (const axis of ["summary", "updated", "applicationSummary", "lifecycle"] as const) {
-        for (const [status, n] of Object.entries(counts[axis])) ctx.metrics.devicesByStatus.set({ axis, status }, n);
-      }
     } catch (err) {
       // Unreachable: noted (and logged once) by the database's health; the sweep waits for it.
       if (!ctx.database.noteError(err) && !stopped) ctx.log.error({ err }, "sweep failed");
+    } finally {
+      // What the tick changed (or anything since the last count) shows at the next scrape.
+      counted = null;
     }
   };
+  // The device gauges: counted by the leader alone (a follower shows none), when /metrics is
+  // read, at most once a tick however often it is (a benchmark's probe reads it every 100 ms).
+  let counted: Promise<{ axis: string; value: string; n: number }[]> | null = null;
+  ctx.metrics.countDevicesWith(() => (counted ??= Promise.resolve(ctx.fast.statusCounts())));
   const timer = setInterval(() => void tick(), ctx.env.DROVER_SWEEP_SECONDS * 1000);
   timer.unref();
   const fleets = watchFleetStatus(ctx);
@@ -159,6 +158,7 @@ function runControllers(ctx: ServerContext, leadership: Leadership | null): { st
     tick: requested,
     stop() {
       stopped = true;
+      ctx.metrics.countDevicesWith(null);
       clearInterval(timer);
       fleets.stop();
       rollouts.stop();

@@ -12,6 +12,7 @@
  * waits that long at each scrape. The first is read here off the event loop (libuv's thread
  * pool); the others are left out (`drover_held_polls` and the connections say as much).
  */
+import type { MaybePromise } from "./devices/agent-store";
 import fs from "node:fs";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 
@@ -46,6 +47,8 @@ export function createMetrics() {
   let processText: { at: number; text: Promise<string> } | null = null;
   // What three gauges read at each scrape, set by their owners once they exist (`watch`).
   const sources = { statusInFlight: () => 0, enrollmentsInFlight: () => 0, storeWritesQueued: () => 0 };
+  /** Devices per status axis and value, counted when scraped; null where they are not counted (a follower). */
+  let deviceCounts: (() => MaybePromise<{ axis: string; value: string; n: number }[]>) | null = null;
   return {
     registry,
     contentType: registry.contentType,
@@ -146,7 +149,25 @@ export function createMetrics() {
       help: "Devices per status axis and value",
       labelNames: ["axis", "status"] as const,
       registers: [registry],
+      // Counted when scraped, by the controllers' leader alone (`countDevicesWith`): one pass over
+      // Device's status columns a scrape (every 15–60 s), not one every 2 s tick (issue 22).
+      async collect() {
+        if (!deviceCounts) return void this.reset();
+        let rows: { axis: string; value: string; n: number }[];
+        try {
+          rows = await deviceCounts();
+        } catch {
+          // The database unreachable (its health says so elsewhere): the last counts stay.
+          return;
+        }
+        this.reset();
+        for (const r of rows) this.set({ axis: r.axis, status: r.value }, r.n);
+      },
     }),
+    /** What the device gauges count with (the leader's controllers), or null: none here. */
+    countDevicesWith(count: typeof deviceCounts): void {
+      deviceCounts = count;
+    },
   };
 }
 export type Metrics = ReturnType<typeof createMetrics>;
