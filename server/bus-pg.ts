@@ -415,7 +415,7 @@ function fits(topic: string, wire: unknown): boolean {
 
 /*
  * Bursts, compacted (`compact`, before `pack`): a change to a fleet of 10,000 publishes 10,000
- * wakes and ≈ 20,000 events in one turn, ≈ 4.6 MB of payloads that every server (the sender
+ * wakes and ≈ 20,000 events in one turn, ≈ 4 MB of payloads that every server (the sender
  * too) receives and parses. Within a batch, in order:
  * - a run of device wakes with the same `at` (one commit's) is `["@wake", at, [id, …]]`;
  * - a run of event rows is `["@events", …]`: ids and times as differences from the one
@@ -436,7 +436,7 @@ type WakesMessage = [typeof WAKES, number, string[]];
 type EventsMessage = [typeof EVENTS, number, number[], number, number[], string[], number[][], number[]];
 /** Room kept in a payload beside a compact message (its own brackets, the sender's id). */
 const COMPACT_LIMIT = MAX_PAYLOAD_BYTES - 200;
-/** JSON bytes of a string beyond its UTF-16 length, at most (an escape is ≤ 6 bytes). */
+/** A string's bytes in JSON, its quotes and escapes counted. */
 const jsonBytes = (text: string) => Buffer.byteLength(JSON.stringify(text));
 
 const isWake = (m: Message): m is [string, { at: number }] =>

@@ -130,6 +130,10 @@ const ACTION_WORK = `("state" = 'PENDING_SCHEDULE' OR ("state" IN ('NEW', 'RUNNI
 const VIEW = `"id", "kind", "args", "origin", "state", "output", "error", "createdAt", "updatedAt"`;
 
 /** The statements, written once (`many`: one row's, see sql-driver.ts). */
+/** A decision's move of PENDING_APPROVE actions (by request, or by id), up to its WHERE. */
+const DECIDE = `UPDATE "Action" SET "state" = ?, "decision" = ?, "decidedBy" = ?, "decidedAt" = ?::timestamp, "decisionReason" = ?,
+    "finishedAt" = COALESCE(?::timestamp, "finishedAt"), "updatedAt" = ?::timestamp WHERE`;
+
 const S = {
   byToken: `SELECT ${FACT_COLUMNS}, ${HOLDS_ACTIONS} FROM "Device" WHERE "tokenHash" = ?`,
   // The same by a client certificate's fingerprint (issue 23): the current one or the one it renewed.
@@ -170,13 +174,9 @@ const S = {
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   insertActions: `INSERT INTO "Action" ("id", "deviceId", "kind", "args", "origin", "state", "requireApproval", "createdBy", "createdAt", "updatedAt", "expiresAt", "requestId", "rerunOf", "healthPolicy")
     VALUES (?, ?, ?, ?, ?, ?, ?::boolean, ?, ?::timestamp, ?::timestamp, ?::timestamp, ?, ?, ?)`,
-  decide: `UPDATE "Action" SET "state" = ?, "decision" = ?, "decidedBy" = ?, "decidedAt" = ?::timestamp, "decisionReason" = ?,
-      "finishedAt" = COALESCE(?::timestamp, "finishedAt"), "updatedAt" = ?::timestamp
-    WHERE "requestId" = ? AND "state" = 'PENDING_APPROVE' RETURNING "id", "deviceId"`,
+  decide: `${DECIDE} "requestId" = ? AND "state" = 'PENDING_APPROVE' RETURNING "id", "deviceId"`,
   decisionState: `SELECT "id", "state" FROM "Action" WHERE "id" = ? FOR UPDATE`,
-  decideAction: `UPDATE "Action" SET "state" = ?, "decision" = ?, "decidedBy" = ?, "decidedAt" = ?::timestamp, "decisionReason" = ?,
-      "finishedAt" = COALESCE(?::timestamp, "finishedAt"), "updatedAt" = ?::timestamp
-    WHERE "id" = ? AND "state" = 'PENDING_APPROVE' RETURNING "id", "deviceId"`,
+  decideAction: `${DECIDE} "id" = ? AND "state" = 'PENDING_APPROVE' RETURNING "id", "deviceId"`,
   decideRow: `UPDATE "ActionRequest" SET "decision" = ?, "decidedBy" = ?, "decidedAt" = ?::timestamp, "decisionReason" = ? WHERE "id" = ?`,
   // The action as it is inside the write (locked against operator-side writes until commit),
   // whether its device is being decommissioned, and the columns of the report's answer, in one statement.
