@@ -564,7 +564,7 @@ export function expandEvents([, firstId, idSteps, firstTime, timeSteps, strings,
       time += timeSteps[k - 1]!;
     }
     const [objectKind, type, reason, message, actor] = shapes[refs[2 * k]!]!.map((n) => strings[n]!);
-    rows.push({ id, time: new Date(time), objectKind: objectKind!, objectName: strings[refs[2 * k + 1]!]!, type: type!, reason: reason!, message: message!, actor: actor! });
+    rows.push(decode("events", [id, time, objectKind, strings[refs[2 * k + 1]!], type, reason, message, actor]) as EventRow);
   }
   return rows;
 }

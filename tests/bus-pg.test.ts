@@ -10,7 +10,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDb, type Db } from "../server/db";
-import { PgBus, pack, compact, expandEvents, MAX_PAYLOAD_BYTES } from "../server/bus-pg";
+import { PgBus, pack, compact, expandEvents, BUS_CHANNEL, MAX_PAYLOAD_BYTES } from "../server/bus-pg";
 import { topics } from "../server/bus";
 import { eventSelect, type EventRow } from "../server/events/events";
 import { logger } from "../server/logger";
@@ -126,14 +126,23 @@ describe.runIf(testOnPostgres)("the PostgreSQL bus", () => {
     const offs = ids.filter((_, i) => i % 2 === 0).map((id) => b.subscribe<{ at: number }>(topics.device(id), (p) => p.at === at && woken.push(id)));
     const heard: EventRow[] = [];
     const offEvents = b.subscribe<EventRow>("events", (e) => e.objectKind === "Device" && e.objectName.startsWith("member-") && heard.push(e));
+    // And what went over the wire: A's payloads, as a third listener hears them.
+    const listener = new pg.Client({ connectionString: database.url });
+    await listener.connect();
+    const onWire: string[] = [];
+    listener.on("notification", (n) => n.payload?.startsWith("A ") && onWire.push(n.payload));
+    await listener.query(`LISTEN ${BUS_CHANNEL}`);
     try {
       for (const [topic, payload] of published) a.publish(topic, payload);
       await eventually(() => heard.length === rows.length && woken.length === 1_500, 10_000, "the burst on B");
       expect(heard).toEqual(rows);
       expect(woken).toEqual(ids.filter((_, i) => i % 2 === 0));
+      expect(onWire.length).toBeLessThanOrEqual(packed.length);
+      expect(onWire.some((p) => p.includes('["@wake",')) && onWire.some((p) => p.includes('["@events",'))).toBe(true);
     } finally {
       for (const off of offs) off();
       offEvents();
+      await listener.end();
     }
   });
 
